@@ -1,0 +1,67 @@
+# devctl: everyone's entry points. `make run` builds and probes this machine;
+# `make test` is what CI runs.
+GO      ?= go
+BIN     := bin/devctl
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/devctl/devctl/internal/cmd/root.Version=$(VERSION)
+CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
+
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-accuracy clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
+
+run: build
+	./$(BIN) probe
+
+## test: formatting, vet, tidy, race-enabled tests and the cgo-free cross-builds.
+test: lint tidy-check unit cross
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+tidy-check:
+	@cp go.mod /tmp/devctl-go.mod.bak; cp go.sum /tmp/devctl-go.sum.bak; \
+	$(GO) mod tidy; \
+	if ! diff -q go.mod /tmp/devctl-go.mod.bak >/dev/null || ! diff -q go.sum /tmp/devctl-go.sum.bak >/dev/null; then \
+	  echo "go mod tidy changed go.mod/go.sum; commit the tidy result"; \
+	  cp /tmp/devctl-go.mod.bak go.mod; cp /tmp/devctl-go.sum.bak go.sum; exit 1; fi
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+cross:
+	@for p in $(CROSS); do \
+	  echo "cross-build $$p (CGO_ENABLED=0)"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/devctl || exit 1; \
+	done
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## fuzz: run every fuzz target briefly (FUZZTIME=10s by default).
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: bench-probe bench-recommend bench-doctor
+
+bench-probe: build
+	scripts/bench-probe.sh
+
+bench-recommend: build
+	scripts/bench-recommend.sh
+
+bench-doctor: build
+	scripts/bench-doctor.sh
+
+clean:
+	rm -rf bin

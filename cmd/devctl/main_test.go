@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/devctl/devctl/internal/cmd/root"
+	"github.com/devctl/devctl/internal/iostreams"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"devctl": func() { os.Exit(root.Main(os.Args[1:], iostreams.System(), os.LookupEnv)) },
+	})
+}
+
+// TestScripts runs the CLI as a user would: testdata/script/*.txtar. Each
+// script sees $FIXTURES, the repository's testdata directory.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		RequireExplicitExec: true,
+	})
+}

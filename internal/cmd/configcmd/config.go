@@ -1,0 +1,90 @@
+// Package configcmd is `devctl config`: inspect the effective settings.
+package configcmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/report"
+)
+
+// ShowOptions are `config show`'s flags.
+type ShowOptions struct {
+	Factory *cmdutil.Factory
+	Output  string
+}
+
+// NewCmdConfig builds `devctl config`.
+func NewCmdConfig(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Inspect devctl's configuration",
+	}
+	opts := &ShowOptions{Factory: f}
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective settings and where each came from",
+		Long: `Show prints every setting with its value and its source: the built-in default,
+the config file, a DEVCTL_* environment variable or a flag. Flags win over the
+environment, which wins over the file, which wins over the defaults.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return RunShow(opts)
+		},
+	}
+	show.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+// Setting is one row of `config show`.
+type Setting struct {
+	Key    string `json:"key" yaml:"key"`
+	Value  string `json:"value" yaml:"value"`
+	Source string `json:"source" yaml:"source"`
+}
+
+// Shown is the whole output.
+type Shown struct {
+	File     string    `json:"file" yaml:"file"`
+	Settings []Setting `json:"settings" yaml:"settings"`
+}
+
+// RunShow prints the configuration.
+func RunShow(opts *ShowOptions) error {
+	f := opts.Factory
+	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	out := Shown{File: cfg.File}
+	for _, k := range config.Keys {
+		out.Settings = append(out.Settings, Setting{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k]})
+	}
+	switch format {
+	case report.JSON:
+		return report.WriteJSON(f.IO.Out, out)
+	case report.YAML:
+		return report.WriteYAML(f.IO.Out, out)
+	}
+	file := out.File
+	if file == "" {
+		file = "(none)"
+	}
+	fmt.Fprintf(f.IO.Out, "Config file: %s\n", file)
+	rows := make([][]string, len(out.Settings))
+	for i, s := range out.Settings {
+		rows[i] = []string{s.Key, s.Value, s.Source}
+	}
+	return report.RenderTable(f.IO.Out, []string{"KEY", "VALUE", "SOURCE"}, rows)
+}

@@ -1,0 +1,74 @@
+// Package probe is the `devctl probe` command: what devices this machine
+// has and what each can do.
+package probe
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/report"
+)
+
+// Options are the probe command's flags and dependencies.
+type Options struct {
+	Factory *cmdutil.Factory
+	Output  string
+	Only    []string
+}
+
+// NewCmdProbe builds `devctl probe`. runF, when not nil, replaces the run
+// step (tests stop after flag parsing).
+func NewCmdProbe(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "probe",
+		Short: "Show the machine's compute devices and what each can do",
+		Long: `Probe detects CPUs, memory and accelerators (NVIDIA CUDA, AMD ROCm, Intel XPU,
+Google TPU, AWS Neuron, Apple MPS) and prints the capability report: a summary
+of the default device, every device with its memory and precisions, and any
+driver that failed or timed out.`,
+		Example: `  devctl probe
+  devctl probe -o json | jq .summary
+  devctl probe --only cpu,nvidia
+  devctl probe --sysroot testdata/hosts/dgx-a100`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml (table is plain when piped)")
+	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps")
+	return cmd
+}
+
+// Run probes and prints.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML)
+	if err != nil {
+		return err
+	}
+	rep, _, err := cmdutil.RunProbe(ctx, f, opts.Only)
+	if err != nil {
+		return err
+	}
+	return Print(f, rep, format)
+}
+
+// Print renders a report in the chosen format.
+func Print(f *cmdutil.Factory, rep *probe.Report, format report.Format) error {
+	switch format {
+	case report.JSON:
+		return report.WriteJSON(f.IO.Out, rep)
+	case report.YAML:
+		return report.WriteYAML(f.IO.Out, rep)
+	default:
+		return report.ProbeTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	}
+}

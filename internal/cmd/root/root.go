@@ -1,0 +1,191 @@
+// Package root assembles the devctl command tree and maps errors to exit
+// codes in one place.
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/devctl/devctl/internal/cmd/bench"
+	"github.com/devctl/devctl/internal/cmd/configcmd"
+	"github.com/devctl/devctl/internal/cmd/doctor"
+	probecmd "github.com/devctl/devctl/internal/cmd/probe"
+	"github.com/devctl/devctl/internal/cmd/recommend"
+	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/probe/nvidia"
+	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/snapshot"
+)
+
+// Version is set at build time with -ldflags "-X .../root.Version=...".
+var Version = "dev"
+
+// configKeyAnnotation marks flags that set a configuration key.
+const configKeyAnnotation = "devctl/config-key"
+
+// NewFactory builds the production factory for the given streams.
+func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) *cmdutil.Factory {
+	f := &cmdutil.Factory{
+		IO:        io,
+		Version:   Version,
+		Global:    &cmdutil.GlobalOptions{ConfigFlags: map[string]config.Flag{}},
+		Now:       time.Now,
+		LookupEnv: lookupEnv,
+	}
+	f.HostFunc = func() (*host.Host, error) {
+		g := f.Global
+		if g.From != "" {
+			if g.Sysroot != "" {
+				return nil, cmdutil.Usagef("--from and --sysroot cannot be used together: a snapshot is a whole machine")
+			}
+			h, err := snapshot.Open(g.From)
+			if err != nil {
+				return nil, fmt.Errorf("%w: --from %s: %v", cmdutil.ErrUsage, g.From, err)
+			}
+			return h, nil
+		}
+		opts := host.LocalOptions{Sysroot: g.Sysroot, CommandTimeout: g.Timeout}
+		if g.NvidiaSMI != "" {
+			opts.Programs = map[string]string{"nvidia-smi": g.NvidiaSMI}
+		}
+		if g.Sysroot == "" {
+			opts.NVML = nvidia.LocalNVML()
+		}
+		h, err := host.Local(opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", cmdutil.ErrUsage, err)
+		}
+		return h, nil
+	}
+	f.ConfigFunc = func() (*config.Config, error) {
+		return config.Load(config.LoadOptions{File: f.Global.Config, LookupEnv: f.LookupEnv, Flags: f.Global.ConfigFlags})
+	}
+	return f
+}
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	g := f.Global
+	cmd := &cobra.Command{
+		Use:   "devctl",
+		Short: "Know your ML compute devices: probe, recommend, doctor, bench",
+		Long: `devctl tells you what compute devices a machine has (NVIDIA CUDA, AMD ROCm,
+Intel XPU, Google TPU, AWS Neuron, Apple MPS, the CPU), what each can do, how to
+configure a framework for a model, how fast the devices really are, and what is
+wrong when things break.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.SetIn(f.IO.In)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.FlagError{Err: fmt.Errorf("%w (see 'devctl %s --help')", err, strings.TrimPrefix(c.CommandPath(), "devctl "))}
+	})
+
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&g.Sysroot, "sysroot", "", "read /proc, /sys and /dev under this directory instead of / (env DEVCTL_SYSROOT)")
+	pf.StringVar(&g.From, "from", "", "replay a snapshot file made by 'devctl snapshot'")
+	pf.StringVar(&g.Config, "config", "", "config file (default $XDG_CONFIG_HOME/devctl/config.yaml)")
+	pf.BoolVar(&g.NoColor, "no-color", false, "plain output without colours (also NO_COLOR)")
+	pf.DurationVar(&g.Timeout, "timeout", 5*time.Second, "deadline for each driver and program")
+	pf.StringVar(&g.NvidiaSMI, "nvidia-smi", "", "path of nvidia-smi for the fallback when NVML cannot load")
+	configFlag(pf, "precision", "device.precision", "precision: auto, fp32, fp16, bf16, 8bit, 4bit (env DEVCTL_PRECISION)")
+	configFlag(pf, "memory-strategy", "device.memory_strategy", "memory strategy: conservative, balanced, aggressive, custom (env DEVCTL_MEMORY_STRATEGY)")
+	configFlag(pf, "memory-fraction", "device.memory_fraction", "memory fraction in (0,1] for the custom strategy (env DEVCTL_MEMORY_FRACTION)")
+	configFlag(pf, "fallback", "device.fallback_enabled", "fall back to another device when the preferred one is missing: true or false (env DEVCTL_FALLBACK_ENABLED)")
+
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if g.NoColor {
+			f.IO.DisableColor()
+		}
+		if g.Sysroot == "" {
+			g.Sysroot = f.Getenv("DEVCTL_SYSROOT")
+		}
+		if g.Timeout <= 0 {
+			return cmdutil.Usagef("invalid --timeout %s: want a positive duration such as 5s or 500ms", g.Timeout)
+		}
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			if key, ok := fl.Annotations[configKeyAnnotation]; ok && fl.Changed {
+				g.ConfigFlags[key[0]] = config.Flag{Name: "--" + fl.Name, Value: fl.Value.String()}
+			}
+		})
+		return nil
+	}
+
+	probe := probecmd.NewCmdProbe(f, nil)
+	DeviceFlag(probe)
+	cmd.AddCommand(probe)
+	cmd.AddCommand(configcmd.NewCmdConfig(f, nil))
+	cmd.AddCommand(recommend.NewCmdRecommend(f, nil))
+	doc := doctor.NewCmdDoctor(f, nil)
+	DeviceFlag(doc)
+	cmd.AddCommand(doc)
+	cmd.AddCommand(bench.NewCmdBench(f, nil))
+	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
+	return cmd
+}
+
+// DeviceFlag adds --device as an override of device.preferred.
+func DeviceFlag(cmd *cobra.Command) {
+	configFlag(cmd.Flags(), "device", "device.preferred", "device to use: auto, cuda, rocm, mps, xla, xpu, neuron, cpu or an id such as cuda:1 (env DEVCTL_DEVICE)")
+}
+
+func configFlag(fs *pflag.FlagSet, name, key, usage string) {
+	fs.String(name, "", usage)
+	_ = fs.SetAnnotation(name, configKeyAnnotation, []string{key})
+}
+
+// Main runs devctl with args and returns the process exit code. It is the
+// only place that decides exit codes.
+func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
+	f := NewFactory(io, lookupEnv)
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	started := false
+	prev := cmd.PersistentPreRunE
+	cmd.PersistentPreRunE = func(c *cobra.Command, a []string) error {
+		started = true
+		return prev(c, a)
+	}
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	code := ExitCode(err)
+	if !started && code == cmdutil.ExitRuntime {
+		code = cmdutil.ExitUsage // cobra's own errors: unknown command, bad args
+	}
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) && ee.Msg == "" {
+		return code
+	}
+	fmt.Fprintf(io.ErrOut, "devctl: %s\n", strings.TrimSpace(err.Error()))
+	return code
+}
+
+// ExitCode maps an error to devctl's documented exit codes.
+func ExitCode(err error) int {
+	var ee *cmdutil.ExitError
+	switch {
+	case err == nil:
+		return cmdutil.ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, report.ErrUnknownFormat):
+		return cmdutil.ExitUsage
+	default:
+		return cmdutil.ExitRuntime
+	}
+}

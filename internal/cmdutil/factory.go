@@ -1,0 +1,64 @@
+// Package cmdutil holds what every command shares: the Factory of lazily
+// built dependencies, the global options and the error kinds that decide the
+// exit code.
+package cmdutil
+
+import (
+	"sync"
+	"time"
+
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/iostreams"
+)
+
+// GlobalOptions are the flags every command accepts.
+type GlobalOptions struct {
+	Sysroot   string
+	From      string
+	Config    string
+	NoColor   bool
+	Timeout   time.Duration
+	NvidiaSMI string
+	// ConfigFlags are config keys set by flags (--device, --precision, ...).
+	ConfigFlags map[string]config.Flag
+}
+
+// Factory builds what commands need, once, when they first ask.
+type Factory struct {
+	IO      *iostreams.IOStreams
+	Version string
+	Global  *GlobalOptions
+	Now     func() time.Time
+	// LookupEnv reads the process environment (tests inject a map).
+	LookupEnv func(string) (string, bool)
+
+	// HostFunc and ConfigFunc may be replaced by tests.
+	HostFunc   func() (*host.Host, error)
+	ConfigFunc func() (*config.Config, error)
+
+	hostOnce sync.Once
+	host     *host.Host
+	hostErr  error
+	cfgOnce  sync.Once
+	cfg      *config.Config
+	cfgErr   error
+}
+
+// Host returns the machine to describe (live, --sysroot or --from).
+func (f *Factory) Host() (*host.Host, error) {
+	f.hostOnce.Do(func() { f.host, f.hostErr = f.HostFunc() })
+	return f.host, f.hostErr
+}
+
+// Config returns the effective configuration.
+func (f *Factory) Config() (*config.Config, error) {
+	f.cfgOnce.Do(func() { f.cfg, f.cfgErr = f.ConfigFunc() })
+	return f.cfg, f.cfgErr
+}
+
+// Getenv reads one variable of the process environment.
+func (f *Factory) Getenv(name string) string {
+	v, _ := f.LookupEnv(name)
+	return v
+}

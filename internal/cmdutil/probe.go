@@ -1,0 +1,41 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/drivers"
+)
+
+// RunProbe runs the selected drivers against the factory's host with the
+// effective configuration. probe, recommend and doctor all start here.
+func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []probe.Outcome, error) {
+	ds, err := drivers.Select(only)
+	if err != nil {
+		return nil, nil, &FlagError{Err: err}
+	}
+	h, err := f.Host()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	d := cfg.Device
+	rep, outcomes, err := probe.Run(ctx, h, ds, probe.Options{
+		Timeout:          f.Global.Timeout,
+		Preferred:        d.Preferred,
+		PlatformPriority: d.PlatformPriority,
+		FallbackEnabled:  d.FallbackEnabled,
+		MemoryStrategy:   d.MemoryStrategy,
+		MemoryFraction:   d.MemoryFraction,
+		DevctlVersion:    f.Version,
+	})
+	if errors.Is(err, probe.ErrDeviceUnavailable) {
+		return rep, outcomes, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return rep, outcomes, err
+}

@@ -1,0 +1,355 @@
+// Package config loads devctl's layered settings: built-in defaults, a user
+// file, DEVCTL_* environment variables and flags, in rising order of
+// precedence. It validates every value and remembers where each came from.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+
+	"github.com/devctl/devctl/configs"
+)
+
+// ErrInvalid marks a bad user-supplied value; the CLI maps it to exit code 2.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Device is the device section of the configuration.
+type Device struct {
+	Preferred           string   `json:"preferred" yaml:"preferred"`
+	Precision           string   `json:"precision" yaml:"precision"`
+	FallbackEnabled     bool     `json:"fallback_enabled" yaml:"fallback_enabled"`
+	MemoryStrategy      string   `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction      float64  `json:"memory_fraction" yaml:"memory_fraction"`
+	PlatformPriority    []string `json:"platform_priority" yaml:"platform_priority"`
+	EnableOptimizations bool     `json:"enable_optimizations" yaml:"enable_optimizations"`
+}
+
+// Config is the effective configuration.
+type Config struct {
+	Device Device
+	// Sources maps each key ("device.preferred") to where its value came
+	// from: "default", "file <path>", "env DEVCTL_DEVICE" or "flag --device".
+	Sources map[string]string
+	// File is the user file that was read, or "".
+	File string
+}
+
+// Keys lists every configuration key, in display order.
+var Keys = []string{
+	"device.preferred", "device.precision", "device.fallback_enabled",
+	"device.memory_strategy", "device.memory_fraction",
+	"device.platform_priority", "device.enable_optimizations",
+}
+
+// EnvVars maps keys to the environment variables that set them.
+var EnvVars = map[string]string{
+	"device.preferred":        "DEVCTL_DEVICE",
+	"device.precision":        "DEVCTL_PRECISION",
+	"device.fallback_enabled": "DEVCTL_FALLBACK_ENABLED",
+	"device.memory_strategy":  "DEVCTL_MEMORY_STRATEGY",
+	"device.memory_fraction":  "DEVCTL_MEMORY_FRACTION",
+}
+
+// Accepted values.
+var (
+	Precisions = []string{"auto", "fp32", "fp16", "bf16", "8bit", "4bit"}
+	Strategies = []string{"conservative", "balanced", "aggressive", "custom"}
+	Preferred  = []string{"auto", "cuda", "rocm", "mps", "xla", "tpu", "xpu", "neuron", "cpu"}
+	backends   = []string{"cuda", "rocm", "mps", "xla", "tpu", "xpu", "neuron", "cpu"}
+)
+
+// StrategyFraction is the share of device memory each strategy uses.
+var StrategyFraction = map[string]float64{
+	"conservative": 0.60,
+	"balanced":     0.75,
+	"aggressive":   0.90,
+}
+
+// LoadOptions says where to look. Library code never reads the process
+// environment: the caller passes a lookup function.
+type LoadOptions struct {
+	// File is --config; empty means the XDG default, if it exists.
+	File string
+	// LookupEnv reads environment variables.
+	LookupEnv func(string) (string, bool)
+	// Flags are values given on the command line, by key, with the flag's
+	// name for messages.
+	Flags map[string]Flag
+}
+
+// Flag is one command-line override.
+type Flag struct {
+	Name  string // "--device"
+	Value string
+}
+
+// DefaultFile returns $XDG_CONFIG_HOME/devctl/config.yaml (or ~/.config/...).
+func DefaultFile(lookup func(string) (string, bool)) string {
+	if dir, ok := lookup("XDG_CONFIG_HOME"); ok && dir != "" {
+		return filepath.Join(dir, "devctl", "config.yaml")
+	}
+	if home, ok := lookup("HOME"); ok && home != "" {
+		return filepath.Join(home, ".config", "devctl", "config.yaml")
+	}
+	return ""
+}
+
+// Load builds the effective configuration.
+func Load(opts LoadOptions) (*Config, error) {
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err != nil {
+		return nil, fmt.Errorf("built-in defaults: %w", err)
+	}
+	cfg := &Config{Sources: map[string]string{}}
+	for _, k := range Keys {
+		cfg.Sources[k] = "default"
+	}
+
+	file, explicit := opts.File, opts.File != ""
+	if !explicit {
+		file = DefaultFile(lookup)
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		switch {
+		case err == nil:
+			keys, err := checkFile(file, data)
+			if err != nil {
+				return nil, err
+			}
+			if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+			}
+			cfg.File = file
+			for _, k := range keys {
+				cfg.Sources[k] = "file " + file
+			}
+		case explicit || !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, errors.Unwrap(err))
+		}
+	}
+	for _, k := range Keys {
+		name, ok := EnvVars[k]
+		if !ok {
+			continue
+		}
+		if val, set := lookup(name); set && strings.TrimSpace(val) != "" {
+			v.Set(k, strings.TrimSpace(val))
+			cfg.Sources[k] = "env " + name
+		}
+	}
+	for k, f := range opts.Flags {
+		v.Set(k, f.Value)
+		cfg.Sources[k] = "flag " + f.Name
+	}
+	if err := decode(v, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// checkFile parses a user file strictly: YAML errors carry the file and
+// line, and unknown keys are refused (a typo must not be silently ignored).
+func checkFile(file string, data []byte) ([]string, error) {
+	var root map[string]any
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var keys []string
+	for top, val := range root {
+		if top != "device" {
+			return nil, fmt.Errorf("%w: %s: unknown section %q (accepted: device)", ErrInvalid, file, top)
+		}
+		section, ok := val.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: device must be a mapping of settings", ErrInvalid, file)
+		}
+		for k := range section {
+			full := "device." + k
+			if !contains(Keys, full) {
+				return nil, fmt.Errorf("%w: %s: unknown key %q (accepted: %s)", ErrInvalid, file, full, strings.Join(Keys, ", "))
+			}
+			keys = append(keys, full)
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+func decode(v *viper.Viper, cfg *Config) error {
+	d := &cfg.Device
+	src := func(k string) string { return cfg.Sources[k] }
+	d.Preferred = strings.ToLower(strings.TrimSpace(v.GetString("device.preferred")))
+	if err := ValidatePreferred(d.Preferred); err != nil {
+		return fmt.Errorf("%w: device.preferred %q (from %s): %v", ErrInvalid, d.Preferred, src("device.preferred"), err)
+	}
+	d.Precision = strings.ToLower(strings.TrimSpace(v.GetString("device.precision")))
+	if !contains(Precisions, d.Precision) {
+		return fmt.Errorf("%w: device.precision %q (from %s): want one of %s", ErrInvalid, d.Precision, src("device.precision"), strings.Join(Precisions, ", "))
+	}
+	var err error
+	if d.FallbackEnabled, err = parseBool(v.Get("device.fallback_enabled")); err != nil {
+		return fmt.Errorf("%w: device.fallback_enabled %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.fallback_enabled")), src("device.fallback_enabled"))
+	}
+	if d.EnableOptimizations, err = parseBool(v.Get("device.enable_optimizations")); err != nil {
+		return fmt.Errorf("%w: device.enable_optimizations %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.enable_optimizations")), src("device.enable_optimizations"))
+	}
+	d.MemoryStrategy = strings.ToLower(strings.TrimSpace(v.GetString("device.memory_strategy")))
+	if !contains(Strategies, d.MemoryStrategy) {
+		return fmt.Errorf("%w: device.memory_strategy %q (from %s): want one of %s", ErrInvalid, d.MemoryStrategy, src("device.memory_strategy"), strings.Join(Strategies, ", "))
+	}
+	rawFrac := strings.TrimSpace(fmt.Sprint(v.Get("device.memory_fraction")))
+	frac, err := ParseFraction(rawFrac)
+	if err != nil {
+		return fmt.Errorf("%w: device.memory_fraction %q (from %s): %v", ErrInvalid, rawFrac, src("device.memory_fraction"), err)
+	}
+	d.MemoryFraction = frac
+	if err := resolveStrategy(d, cfg.Sources); err != nil {
+		return err
+	}
+	d.PlatformPriority = nil
+	for _, p := range v.GetStringSlice("device.platform_priority") {
+		for _, part := range strings.Split(p, ",") {
+			part = strings.ToLower(strings.TrimSpace(part))
+			if part == "" {
+				continue
+			}
+			if part == "tpu" {
+				part = "xla"
+			}
+			if !contains(backends, part) {
+				return fmt.Errorf("%w: device.platform_priority entry %q (from %s): want backends from %s", ErrInvalid, part, src("device.platform_priority"), strings.Join(backends, ", "))
+			}
+			d.PlatformPriority = append(d.PlatformPriority, part)
+		}
+	}
+	if len(d.PlatformPriority) == 0 {
+		return fmt.Errorf("%w: device.platform_priority is empty: list at least one backend (%s)", ErrInvalid, strings.Join(backends, ", "))
+	}
+	return nil
+}
+
+// resolveStrategy ties the strategy to the fraction. A named strategy fixes
+// the fraction. A fraction set at a higher layer than the strategy (a flag
+// over a file, say) wins and makes the strategy custom; a strategy set at a
+// higher layer wins over a fraction. Both set at the same layer and
+// disagreeing is an error.
+func resolveStrategy(d *Device, sources map[string]string) error {
+	if d.MemoryStrategy == "custom" {
+		return nil
+	}
+	want := StrategyFraction[d.MemoryStrategy]
+	fracRank, stratRank := layer(sources["device.memory_fraction"]), layer(sources["device.memory_strategy"])
+	switch {
+	case fracRank > stratRank:
+		d.MemoryStrategy = "custom"
+	case fracRank == stratRank && fracRank > 0 && d.MemoryFraction != want:
+		return fmt.Errorf("%w: device.memory_fraction %g conflicts with device.memory_strategy %s (%g), both from %s: set memory_strategy to custom to use your own fraction",
+			ErrInvalid, d.MemoryFraction, d.MemoryStrategy, want, sources["device.memory_strategy"])
+	default:
+		d.MemoryFraction = want
+	}
+	return nil
+}
+
+// layer ranks a source: default < file < env < flag.
+func layer(source string) int {
+	switch {
+	case strings.HasPrefix(source, "flag "):
+		return 3
+	case strings.HasPrefix(source, "env "):
+		return 2
+	case strings.HasPrefix(source, "file "):
+		return 1
+	}
+	return 0
+}
+
+// ParseFraction accepts a number in (0, 1].
+func ParseFraction(s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f != f {
+		return 0, errors.New("want a number greater than 0 and at most 1 (e.g. 0.75)")
+	}
+	if f <= 0 || f > 1 {
+		return 0, errors.New("out of range: want a number greater than 0 and at most 1 (e.g. 0.75)")
+	}
+	return f, nil
+}
+
+// ValidatePreferred accepts "auto", a backend or a device id "backend:N".
+func ValidatePreferred(p string) error {
+	if contains(Preferred, p) {
+		return nil
+	}
+	if b, idx, ok := strings.Cut(p, ":"); ok && contains(backends, b) && b != "cpu" {
+		if n, err := strconv.Atoi(idx); err == nil && n >= 0 && n < 1<<16 {
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s, or a device id such as cuda:0", strings.Join(Preferred, ", "))
+}
+
+func parseBool(v any) (bool, error) {
+	switch b := v.(type) {
+	case bool:
+		return b, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(b)) {
+		case "true", "1", "yes", "on":
+			return true, nil
+		case "false", "0", "no", "off":
+			return false, nil
+		}
+	case int:
+		if b == 0 || b == 1 {
+			return b == 1, nil
+		}
+	}
+	return false, errors.New("not a boolean")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Value returns a key's effective value as text, for `config show`.
+func (c *Config) Value(key string) string {
+	d := c.Device
+	switch key {
+	case "device.preferred":
+		return d.Preferred
+	case "device.precision":
+		return d.Precision
+	case "device.fallback_enabled":
+		return strconv.FormatBool(d.FallbackEnabled)
+	case "device.memory_strategy":
+		return d.MemoryStrategy
+	case "device.memory_fraction":
+		return strconv.FormatFloat(d.MemoryFraction, 'g', -1, 64)
+	case "device.platform_priority":
+		return strings.Join(d.PlatformPriority, ",")
+	case "device.enable_optimizations":
+		return strconv.FormatBool(d.EnableOptimizations)
+	}
+	return ""
+}

@@ -1,0 +1,5 @@
+//go:build !darwin
+
+package host
+
+type localSysctl = NoSysctl

@@ -1,0 +1,133 @@
+// Package probe discovers a machine's compute devices.
+//
+// Drivers (one per device family) each look at a Host and return devices;
+// Run executes them concurrently under a deadline and assembles the
+// capability report. The report types here are devctl's public JSON schema:
+// field names are stable and documented in the README.
+package probe
+
+// SchemaVersion is the version of the capability report's JSON schema.
+const SchemaVersion = 1
+
+// Report is what `devctl probe` prints.
+type Report struct {
+	SchemaVersion int            `json:"schema_version" yaml:"schema_version"`
+	DevctlVersion string         `json:"devctl_version" yaml:"devctl_version"`
+	Host          HostInfo       `json:"host" yaml:"host"`
+	Summary       Summary        `json:"summary" yaml:"summary"`
+	Devices       []Device       `json:"devices" yaml:"devices"`
+	Drivers       []DriverStatus `json:"drivers" yaml:"drivers"`
+	// Selection explains how the default device was chosen (fallbacks too).
+	Selection *Selection `json:"selection,omitempty" yaml:"selection,omitempty"`
+}
+
+// HostInfo describes the machine as a whole.
+type HostInfo struct {
+	OS            string   `json:"os" yaml:"os"`
+	Arch          string   `json:"arch" yaml:"arch"`
+	Kernel        *string  `json:"kernel" yaml:"kernel"`
+	Container     string   `json:"container" yaml:"container"`
+	MemoryTotalMB *int64   `json:"memory_total_mb" yaml:"memory_total_mb"`
+	MemoryLimitMB *int64   `json:"memory_limit_mb" yaml:"memory_limit_mb"`
+	CPUQuota      *float64 `json:"cpu_quota" yaml:"cpu_quota"`
+	// Extra host facts drivers found (swap, /dev/shm, ...), for doctor.
+	SwapTotalMB     *int64  `json:"swap_total_mb,omitempty" yaml:"swap_total_mb,omitempty"`
+	MemoryAvailMB   *int64  `json:"memory_available_mb,omitempty" yaml:"memory_available_mb,omitempty"`
+	ShmTotalMB      *int64  `json:"shm_total_mb,omitempty" yaml:"shm_total_mb,omitempty"`
+	NvidiaKernelMod *string `json:"nvidia_kernel_module,omitempty" yaml:"nvidia_kernel_module,omitempty"`
+}
+
+// Summary describes the default device, in the field names of the
+// device-manager designs devctl grew from. Unknown values are null.
+type Summary struct {
+	Backend                string   `json:"backend" yaml:"backend"`
+	DeviceType             string   `json:"device_type" yaml:"device_type"`
+	DeviceCount            int      `json:"device_count" yaml:"device_count"`
+	GPUCount               int      `json:"gpu_count" yaml:"gpu_count"`
+	DefaultDevice          string   `json:"default_device" yaml:"default_device"`
+	TotalMemoryMB          *int64   `json:"total_memory_mb" yaml:"total_memory_mb"`
+	MemoryGB               *float64 `json:"memory_gb" yaml:"memory_gb"`
+	ComputeCapability      *string  `json:"compute_capability" yaml:"compute_capability"`
+	CUDAVersion            *string  `json:"cuda_version" yaml:"cuda_version"`
+	DriverVersion          *string  `json:"driver_version" yaml:"driver_version"`
+	SupportsMixedPrecision bool     `json:"supports_mixed_precision" yaml:"supports_mixed_precision"`
+	SupportsDistributed    bool     `json:"supports_distributed" yaml:"supports_distributed"`
+	SupportsFP16           bool     `json:"supports_fp16" yaml:"supports_fp16"`
+	SupportsBF16           bool     `json:"supports_bf16" yaml:"supports_bf16"`
+	Supports8Bit           bool     `json:"supports_8bit" yaml:"supports_8bit"`
+	MemoryStrategy         string   `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction         float64  `json:"memory_fraction" yaml:"memory_fraction"`
+}
+
+// Device is one compute device. Pointer fields are null when unknown.
+type Device struct {
+	ID                string  `json:"id" yaml:"id"`
+	Index             int     `json:"index" yaml:"index"`
+	Backend           string  `json:"backend" yaml:"backend"`
+	DeviceType        string  `json:"device_type" yaml:"device_type"`
+	Vendor            string  `json:"vendor" yaml:"vendor"`
+	Name              string  `json:"name" yaml:"name"`
+	UUID              *string `json:"uuid" yaml:"uuid"`
+	PCIBusID          *string `json:"pci_bus_id" yaml:"pci_bus_id"`
+	TotalMemoryMB     *int64  `json:"total_memory_mb" yaml:"total_memory_mb"`
+	FreeMemoryMB      *int64  `json:"free_memory_mb" yaml:"free_memory_mb"`
+	ComputeCapability *string `json:"compute_capability" yaml:"compute_capability"`
+	Architecture      *string `json:"architecture" yaml:"architecture"`
+	SupportsFP16      bool    `json:"supports_fp16" yaml:"supports_fp16"`
+	SupportsBF16      bool    `json:"supports_bf16" yaml:"supports_bf16"`
+	Supports8Bit      bool    `json:"supports_8bit" yaml:"supports_8bit"`
+	SupportsFP8       bool    `json:"supports_fp8" yaml:"supports_fp8"`
+	// Framework hints (accelerators): how PyTorch and JAX name the device
+	// and which variable selects it.
+	PytorchDevice    string `json:"pytorch_device,omitempty" yaml:"pytorch_device,omitempty"`
+	JAXPlatform      string `json:"jax_platform,omitempty" yaml:"jax_platform,omitempty"`
+	VisibilityEnv    string `json:"visibility_env,omitempty" yaml:"visibility_env,omitempty"`
+	InferenceContext string `json:"inference_context,omitempty" yaml:"inference_context,omitempty"`
+
+	// CPU fields.
+	LogicalCPUs *int     `json:"logical_cpus,omitempty" yaml:"logical_cpus,omitempty"`
+	Cores       *int     `json:"cores,omitempty" yaml:"cores,omitempty"`
+	Sockets     *int     `json:"sockets,omitempty" yaml:"sockets,omitempty"`
+	MaxFreqMHz  *float64 `json:"max_frequency_mhz,omitempty" yaml:"max_frequency_mhz,omitempty"`
+	Features    []string `json:"features,omitempty" yaml:"features,omitempty"`
+
+	// Accelerator detail that differs by family; nil when not known.
+	Link  *PCIeLink      `json:"pcie_link,omitempty" yaml:"pcie_link,omitempty"`
+	Extra map[string]any `json:"extra,omitempty" yaml:"extra,omitempty"`
+}
+
+// PCIeLink is a device's PCI Express link, current against maximum.
+type PCIeLink struct {
+	GenCurrent   *int `json:"gen_current" yaml:"gen_current"`
+	GenMax       *int `json:"gen_max" yaml:"gen_max"`
+	WidthCurrent *int `json:"width_current" yaml:"width_current"`
+	WidthMax     *int `json:"width_max" yaml:"width_max"`
+}
+
+// Driver status values.
+const (
+	StatusOK      = "ok"
+	StatusAbsent  = "absent"
+	StatusError   = "error"
+	StatusTimeout = "timeout"
+)
+
+// DriverStatus records how one driver went.
+type DriverStatus struct {
+	Name       string `json:"name" yaml:"name"`
+	Status     string `json:"status" yaml:"status"`
+	Detail     string `json:"detail" yaml:"detail"`
+	Source     string `json:"source" yaml:"source"`
+	DurationMS int64  `json:"duration_ms" yaml:"duration_ms"`
+}
+
+// Selection explains the choice of default device.
+type Selection struct {
+	Requested string `json:"requested" yaml:"requested"`
+	Chosen    string `json:"chosen" yaml:"chosen"`
+	FellBack  bool   `json:"fell_back" yaml:"fell_back"`
+	Reason    string `json:"reason" yaml:"reason"`
+}
+
+// Ptr returns a pointer to v; report fields use pointers for "unknown".
+func Ptr[T any](v T) *T { return &v }

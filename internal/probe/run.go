@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/devctl/devctl/internal/host"
+)
+
+// Options controls a probe run.
+type Options struct {
+	// Timeout is each driver's deadline; zero means 5 s.
+	Timeout time.Duration
+	// Selection settings (from config).
+	Preferred        string   // auto, cuda, rocm, mps, xla, xpu, neuron, cpu
+	PlatformPriority []string // backends in order of preference
+	FallbackEnabled  bool
+	MemoryStrategy   string
+	MemoryFraction   float64
+	DevctlVersion    string
+}
+
+// DefaultPlatformPriority is the order used when config gives none:
+// dedicated accelerators first, the CPU last.
+var DefaultPlatformPriority = []string{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"}
+
+// ErrDeviceUnavailable is returned when the preferred device is not present
+// and fallback is disabled. It is a usage error (exit 2).
+var ErrDeviceUnavailable = errors.New("requested device is not available")
+
+// Outcome is one driver's result with its status, kept for later commands.
+type Outcome struct {
+	Status DriverStatus
+	Result Result
+	Err    error
+}
+
+// Run executes the drivers concurrently, each under its own deadline, and
+// builds the report. A driver that fails, panics or hangs becomes a
+// drivers[] entry and never blocks or crashes the report.
+func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Report, []Outcome, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	outcomes := make([]Outcome, len(drivers))
+	var wg sync.WaitGroup
+	for i, d := range drivers {
+		wg.Add(1)
+		go func(i int, d Driver) {
+			defer wg.Done()
+			outcomes[i] = runOne(ctx, h, d, timeout)
+		}(i, d)
+	}
+	wg.Wait()
+
+	rep := &Report{
+		SchemaVersion: SchemaVersion,
+		DevctlVersion: opts.DevctlVersion,
+		Host:          HostInfo{OS: h.OS, Arch: h.Arch, Container: "none"},
+		Devices:       []Device{},
+	}
+	var platforms []*Platform
+	for _, o := range outcomes {
+		rep.Drivers = append(rep.Drivers, o.Status)
+		if o.Status.Status != StatusOK {
+			continue
+		}
+		rep.Devices = append(rep.Devices, o.Result.Devices...)
+		if o.Result.Host != nil {
+			mergeHost(&rep.Host, o.Result.Host)
+		}
+		if o.Result.Platform != nil {
+			platforms = append(platforms, o.Result.Platform)
+		}
+	}
+	sortDevices(rep.Devices)
+	sel, err := Select(rep.Devices, opts)
+	if err != nil {
+		return rep, outcomes, err
+	}
+	rep.Selection = sel
+	rep.Summary = Summarize(rep.Devices, sel.Chosen, platforms, opts)
+	return rep, outcomes, nil
+}
+
+func runOne(ctx context.Context, h *host.Host, d Driver, timeout time.Duration) Outcome {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	type answer struct {
+		res Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- answer{err: fmt.Errorf("driver panicked: %v", r)}
+			}
+		}()
+		res, err := d.Probe(ctx, h)
+		ch <- answer{res, err}
+	}()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-ctx.Done():
+		a = answer{err: ctx.Err()}
+	}
+	st := DriverStatus{Name: d.Name(), Source: a.res.Source, DurationMS: time.Since(start).Milliseconds()}
+	switch {
+	case a.err == nil:
+		st.Status = StatusOK
+		st.Detail = a.res.Detail
+		if st.Detail == "" {
+			st.Detail = fmt.Sprintf("%d device(s)", len(a.res.Devices))
+		}
+	case errors.Is(a.err, ErrAbsent):
+		st.Status = StatusAbsent
+		st.Detail = trimAbsent(a.err.Error())
+	case errors.Is(a.err, context.DeadlineExceeded):
+		st.Status = StatusTimeout
+		st.Detail = fmt.Sprintf("no answer within %s", timeout)
+	default:
+		st.Status = StatusError
+		st.Detail = a.err.Error()
+	}
+	return Outcome{Status: st, Result: a.res, Err: a.err}
+}
+
+func trimAbsent(s string) string {
+	const suffix = ": " + "absent"
+	if len(s) > len(suffix) && s[len(s)-len(suffix):] == suffix {
+		return s[:len(s)-len(suffix)]
+	}
+	return s
+}
+
+func mergeHost(dst, src *HostInfo) {
+	if src.Kernel != nil {
+		dst.Kernel = src.Kernel
+	}
+	if src.Container != "" {
+		dst.Container = src.Container
+	}
+	if src.OS != "" {
+		dst.OS = src.OS
+	}
+	if src.Arch != "" {
+		dst.Arch = src.Arch
+	}
+	if src.MemoryTotalMB != nil {
+		dst.MemoryTotalMB = src.MemoryTotalMB
+	}
+	if src.MemoryLimitMB != nil {
+		dst.MemoryLimitMB = src.MemoryLimitMB
+	}
+	if src.CPUQuota != nil {
+		dst.CPUQuota = src.CPUQuota
+	}
+	if src.SwapTotalMB != nil {
+		dst.SwapTotalMB = src.SwapTotalMB
+	}
+	if src.MemoryAvailMB != nil {
+		dst.MemoryAvailMB = src.MemoryAvailMB
+	}
+	if src.ShmTotalMB != nil {
+		dst.ShmTotalMB = src.ShmTotalMB
+	}
+	if src.NvidiaKernelMod != nil {
+		dst.NvidiaKernelMod = src.NvidiaKernelMod
+	}
+}
+
+// backendRank orders devices in the report: accelerators by family, CPU last.
+var backendRank = map[string]int{"cuda": 0, "rocm": 1, "xla": 2, "neuron": 3, "xpu": 4, "mps": 5, "cpu": 9}
+
+func sortDevices(ds []Device) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		ri, rj := backendRank[ds[i].Backend], backendRank[ds[j].Backend]
+		if ri != rj {
+			return ri < rj
+		}
+		return ds[i].Index < ds[j].Index
+	})
+}

@@ -1,0 +1,23 @@
+// Package xla is the xla probe driver. (Placeholder being replaced.)
+package xla
+
+import (
+	"context"
+
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/probe"
+)
+
+// Driver probes xla.
+type Driver struct{}
+
+// New returns the driver.
+func New() *Driver { return &Driver{} }
+
+// Name implements probe.Driver.
+func (*Driver) Name() string { return "xla" }
+
+// Probe implements probe.Driver.
+func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
+	return probe.Result{}, probe.Absent("not implemented yet")
+}

@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/devctl/devctl/internal/probe"
+)
+
+// ProbeTable renders the capability report the way the device-manager
+// designs' print_device_info did: a summary block, a devices table and any
+// driver that did not answer "ok".
+func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
+	s := r.Summary
+	fmt.Fprintln(w, st.Title("devctl probe"))
+	kv := [][2]string{
+		{"Backend:", s.Backend},
+		{"Device Type:", s.DeviceType},
+		{"Device Count:", strconv.Itoa(s.DeviceCount)},
+		{"GPU Count:", strconv.Itoa(s.GPUCount)},
+		{"Memory Strategy:", s.MemoryStrategy},
+		{"Memory Fraction:", strconv.FormatFloat(s.MemoryFraction, 'g', -1, 64)},
+		{"Default Device:", s.DefaultDevice},
+		{"CUDA Version:", orNA(s.CUDAVersion)},
+		{"Compute Capability:", orNA(s.ComputeCapability)},
+	}
+	if s.DriverVersion != nil {
+		kv = append(kv, [2]string{"Driver Version:", *s.DriverVersion})
+	}
+	kv = append(kv, [2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, false)})
+	for _, p := range kv {
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), p[1])
+	}
+	if r.Selection != nil && r.Selection.FellBack {
+		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), r.Selection.Reason)
+	}
+	h := r.Host
+	fmt.Fprintf(w, "%s %s/%s, kernel %s, container %s, memory %s", st.Label(fmt.Sprintf("%-19s", "Host:")), h.OS, h.Arch, orNA(h.Kernel), h.Container, mb(h.MemoryTotalMB))
+	if h.MemoryLimitMB != nil {
+		fmt.Fprintf(w, " (limit %s)", mb(h.MemoryLimitMB))
+	}
+	if h.CPUQuota != nil {
+		fmt.Fprintf(w, ", cpu quota %g", *h.CPUQuota)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+
+	rows := make([][]string, 0, len(r.Devices))
+	for _, d := range r.Devices {
+		rows = append(rows, []string{
+			d.ID, d.Name, memory(d), orNA(d.ComputeCapability), orNA(d.Architecture),
+			precisions(d.SupportsFP16, d.SupportsBF16, d.Supports8Bit, d.SupportsFP8), link(d.Link),
+		})
+	}
+	if err := RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
+		return err
+	}
+	var bad []probe.DriverStatus
+	for _, d := range r.Drivers {
+		if d.Status != probe.StatusOK && d.Status != probe.StatusAbsent {
+			bad = append(bad, d)
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Warn("Drivers that did not answer:"))
+		for _, d := range bad {
+			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), d.Detail)
+		}
+	}
+	return nil
+}
+
+func orNA(p *string) string {
+	if p == nil || *p == "" {
+		return "N/A"
+	}
+	return *p
+}
+
+func mb(p *int64) string {
+	if p == nil {
+		return "N/A"
+	}
+	return FormatMiB(*p)
+}
+
+// FormatMiB prints a MiB count the way people read memory sizes.
+func FormatMiB(v int64) string {
+	if v >= 1024 {
+		return strconv.FormatFloat(float64(v)/1024, 'f', 1, 64) + " GiB"
+	}
+	return strconv.FormatInt(v, 10) + " MiB"
+}
+
+func memory(d probe.Device) string {
+	if d.TotalMemoryMB == nil {
+		return "N/A"
+	}
+	s := FormatMiB(*d.TotalMemoryMB)
+	if d.FreeMemoryMB != nil {
+		s += " (" + FormatMiB(*d.FreeMemoryMB) + " free)"
+	}
+	return s
+}
+
+func precisions(fp16, bf16, int8, fp8 bool) string {
+	out := []string{"fp32"}
+	if fp16 {
+		out = append(out, "fp16")
+	}
+	if bf16 {
+		out = append(out, "bf16")
+	}
+	if int8 {
+		out = append(out, "int8")
+	}
+	if fp8 {
+		out = append(out, "fp8")
+	}
+	return strings.Join(out, " ")
+}
+
+func link(l *probe.PCIeLink) string {
+	if l == nil {
+		return ""
+	}
+	n := func(p *int) string {
+		if p == nil {
+			return "?"
+		}
+		return strconv.Itoa(*p)
+	}
+	return fmt.Sprintf("gen%s x%s (max gen%s x%s)", n(l.GenCurrent), n(l.WidthCurrent), n(l.GenMax), n(l.WidthMax))
+}
