@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadDefaultsNeedNoFile(t *testing.T) {
+	cfg, err := Load(LoadOptions{LookupEnv: env(map[string]string{"XDG_CONFIG_HOME": t.TempDir()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Device{
+		Preferred: "auto", Precision: "auto", FallbackEnabled: true, MemoryStrategy: "balanced",
+		MemoryFraction: 0.75, PlatformPriority: []string{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"},
+		EnableOptimizations: true,
+	}
+	if diff := cmp.Diff(want, cfg.Device); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	for _, k := range Keys {
+		if cfg.Sources[k] != "default" {
+			t.Errorf("source of %s = %q, want default", k, cfg.Sources[k])
+		}
+	}
+}
+
+func TestLoadLayers(t *testing.T) {
+	file := writeFile(t, "device:\n  preferred: cuda\n  precision: bf16\n  memory_strategy: conservative\n  platform_priority: [tpu, cpu]\n")
+	tests := []struct {
+		name    string
+		env     map[string]string
+		flags   map[string]Flag
+		want    func(d Device) string // returns "" when as expected
+		sources map[string]string
+	}{
+		{
+			name: "the file overrides defaults",
+			want: func(d Device) string {
+				if d.Preferred != "cuda" || d.Precision != "bf16" || d.MemoryFraction != 0.6 || d.PlatformPriority[0] != "xla" {
+					return "file values not applied"
+				}
+				return ""
+			},
+			sources: map[string]string{"device.precision": "file " + file},
+		},
+		{
+			name: "the environment overrides the file",
+			env:  map[string]string{"DEVCTL_PRECISION": "fp16", "DEVCTL_FALLBACK_ENABLED": "no"},
+			want: func(d Device) string {
+				if d.Precision != "fp16" || d.FallbackEnabled {
+					return "env not applied"
+				}
+				return ""
+			},
+			sources: map[string]string{"device.precision": "env DEVCTL_PRECISION"},
+		},
+		{
+			name:  "flags override the environment",
+			env:   map[string]string{"DEVCTL_PRECISION": "fp16"},
+			flags: map[string]Flag{"device.precision": {Name: "--precision", Value: "fp32"}},
+			want: func(d Device) string {
+				if d.Precision != "fp32" {
+					return "flag not applied"
+				}
+				return ""
+			},
+			sources: map[string]string{"device.precision": "flag --precision"},
+		},
+		{
+			name:  "a fraction from a higher layer than the strategy makes it custom",
+			flags: map[string]Flag{"device.memory_fraction": {Name: "--memory-fraction", Value: "0.5"}},
+			want: func(d Device) string {
+				if d.MemoryStrategy != "custom" || d.MemoryFraction != 0.5 {
+					return "fraction did not win"
+				}
+				return ""
+			},
+		},
+		{
+			name: "a strategy from a higher layer fixes the fraction",
+			env:  map[string]string{"DEVCTL_MEMORY_STRATEGY": "aggressive"},
+			want: func(d Device) string {
+				if d.MemoryStrategy != "aggressive" || d.MemoryFraction != 0.9 {
+					return "strategy did not win"
+				}
+				return ""
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(LoadOptions{File: file, LookupEnv: env(tt.env), Flags: tt.flags})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.want(cfg.Device); msg != "" {
+				t.Errorf("%s: %+v", msg, cfg.Device)
+			}
+			for k, v := range tt.sources {
+				if cfg.Sources[k] != v {
+					t.Errorf("source of %s = %q, want %q", k, cfg.Sources[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		want string
+	}{
+		{name: "a fraction above one", env: map[string]string{"DEVCTL_MEMORY_FRACTION": "1.5"}, want: `device.memory_fraction "1.5" (from env DEVCTL_MEMORY_FRACTION): out of range`},
+		{name: "a fraction of zero", env: map[string]string{"DEVCTL_MEMORY_FRACTION": "0"}, want: "out of range"},
+		{name: "a fraction that is not a number", env: map[string]string{"DEVCTL_MEMORY_FRACTION": "NaN"}, want: "want a number greater than 0"},
+		{name: "an unknown strategy", env: map[string]string{"DEVCTL_MEMORY_STRATEGY": "yolo"}, want: "want one of conservative, balanced, aggressive, custom"},
+		{name: "an unknown precision", env: map[string]string{"DEVCTL_PRECISION": "fp64"}, want: "want one of auto, fp32, fp16, bf16, 8bit, 4bit"},
+		{name: "an unknown device", env: map[string]string{"DEVCTL_DEVICE": "gpu"}, want: `device.preferred "gpu"`},
+		{name: "a cpu index", env: map[string]string{"DEVCTL_DEVICE": "cpu:0"}, want: `device.preferred "cpu:0"`},
+		{name: "a fallback that is not a boolean", env: map[string]string{"DEVCTL_FALLBACK_ENABLED": "maybe"}, want: "want true or false"},
+		{name: "malformed YAML names the line", file: "device:\n  precision: bf16\n   x: [\n", want: "line 3"},
+		{name: "an unknown key", file: "device:\n  prefered: cuda\n", want: `unknown key "device.prefered"`},
+		{name: "an unknown section", file: "devices:\n  preferred: cuda\n", want: `unknown section "devices"`},
+		{name: "a priority with an unknown backend", file: "device:\n  platform_priority: [cuda, gpu]\n", want: `platform_priority entry "gpu"`},
+		{name: "a fraction and strategy that disagree in one file", file: "device:\n  memory_strategy: balanced\n  memory_fraction: 0.5\n", want: "conflicts with device.memory_strategy balanced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := LoadOptions{LookupEnv: env(tt.env)}
+			if tt.file != "" {
+				opts.File = writeFile(t, tt.file)
+			} else {
+				opts.File = writeFile(t, "device: {}\n")
+			}
+			_, err := Load(opts)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadMissingExplicitFileIsAnError(t *testing.T) {
+	_, err := Load(LoadOptions{File: filepath.Join(t.TempDir(), "nope.yaml")})
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzLoadFile(f *testing.F) {
+	f.Add([]byte("device:\n  preferred: cuda\n"))
+	f.Add([]byte("device: [1, 2]\n"))
+	f.Add([]byte("device:\n  memory_fraction: .5\n  memory_strategy: custom\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(LoadOptions{File: p})
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error without ErrInvalid: %v", err)
+			}
+			return
+		}
+		if f := cfg.Device.MemoryFraction; f <= 0 || f > 1 {
+			t.Fatalf("accepted fraction %v", f)
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/host"
+)
+
+// fakeDriver answers with a fixed result, error, panic or hang.
+type fakeDriver struct {
+	name  string
+	res   Result
+	err   error
+	panic bool
+	hang  bool
+}
+
+func (d fakeDriver) Name() string { return d.name }
+
+func (d fakeDriver) Probe(ctx context.Context, _ *host.Host) (Result, error) {
+	if d.panic {
+		var m map[string]int
+		m["boom"]++ // a nil-map write: a real bug in a driver
+	}
+	if d.hang {
+		time.Sleep(10 * time.Second) // ignores ctx, like a wedged NVML call
+	}
+	return d.res, d.err
+}
+
+func gpu(i int, mem int64) Device {
+	return Device{ID: "cuda:" + string(rune('0'+i)), Index: i, Backend: "cuda", DeviceType: "gpu", Name: "A100", TotalMemoryMB: Ptr(mem), SupportsBF16: true, SupportsFP16: true}
+}
+
+func cpuDev() Device {
+	return Device{ID: "cpu", Backend: "cpu", DeviceType: "cpu", Name: "Xeon"}
+}
+
+func TestRunReportsEveryDriverOutcome(t *testing.T) {
+	drivers := []Driver{
+		fakeDriver{name: "cpu", res: Result{Devices: []Device{cpuDev()}, Source: "procfs"}},
+		fakeDriver{name: "rocm", err: Absent("no /sys/class/kfd")},
+		fakeDriver{name: "xpu", err: errors.New("reading /sys/bus/pci: permission denied")},
+		fakeDriver{name: "mps", panic: true},
+		fakeDriver{name: "nvidia", hang: true},
+	}
+	start := time.Now()
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux", Arch: "amd64"}, drivers, Options{Timeout: 100 * time.Millisecond, FallbackEnabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("a hanging driver blocked the report for %s", took)
+	}
+	got := map[string]string{}
+	for _, d := range rep.Drivers {
+		got[d.Name] = d.Status + ": " + d.Detail
+	}
+	want := map[string]string{
+		"cpu":    "ok: 1 device(s)",
+		"rocm":   "absent: no /sys/class/kfd",
+		"xpu":    "error: reading /sys/bus/pci: permission denied",
+		"mps":    "error: driver panicked: assignment to entry in nil map",
+		"nvidia": "timeout: no answer within 100ms",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("driver statuses (-want +got)\n%s", diff)
+	}
+	if len(rep.Devices) != 1 || rep.Summary.DefaultDevice != "cpu" {
+		t.Errorf("devices %v, default %q", rep.Devices, rep.Summary.DefaultDevice)
+	}
+}
+
+func TestRunMergesHostFactsAndPlatform(t *testing.T) {
+	drivers := []Driver{
+		fakeDriver{name: "memory", res: Result{Host: &HostInfo{MemoryTotalMB: Ptr(int64(64000))}}},
+		fakeDriver{name: "system", res: Result{Host: &HostInfo{Kernel: Ptr("6.1.0"), Container: "docker"}}},
+		fakeDriver{name: "nvidia", res: Result{
+			Devices:  []Device{gpu(1, 40960), gpu(0, 40960)},
+			Platform: &Platform{Backend: "cuda", DriverVersion: Ptr("550.90.07"), RuntimeVersion: Ptr("12.4")},
+		}},
+		fakeDriver{name: "cpu", res: Result{Devices: []Device{cpuDev()}}},
+	}
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux", Arch: "amd64"}, drivers, Options{MemoryStrategy: "balanced", MemoryFraction: 0.75})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *rep.Host.MemoryTotalMB != 64000 || *rep.Host.Kernel != "6.1.0" || rep.Host.Container != "docker" {
+		t.Errorf("host facts not merged: %+v", rep.Host)
+	}
+	var ids []string
+	for _, d := range rep.Devices {
+		ids = append(ids, d.ID)
+	}
+	if diff := cmp.Diff([]string{"cuda:0", "cuda:1", "cpu"}, ids); diff != "" {
+		t.Errorf("device order (-want +got)\n%s", diff)
+	}
+	s := rep.Summary
+	want := Summary{
+		Backend: "cuda", DeviceType: "gpu", DeviceCount: 2, GPUCount: 2, DefaultDevice: "cuda:0",
+		TotalMemoryMB: Ptr(int64(40960)), MemoryGB: Ptr(40.0), CUDAVersion: Ptr("12.4"), DriverVersion: Ptr("550.90.07"),
+		SupportsMixedPrecision: true, SupportsDistributed: true, SupportsFP16: true, SupportsBF16: true,
+		MemoryStrategy: "balanced", MemoryFraction: 0.75,
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("summary (-want +got)\n%s", diff)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	devs := []Device{gpu(0, 1), gpu(1, 1), cpuDev()}
+	tests := []struct {
+		name     string
+		opts     Options
+		chosen   string
+		fellBack bool
+		wantErr  bool
+	}{
+		{name: "auto takes the first backend of the priority list", opts: Options{Preferred: "auto"}, chosen: "cuda:0"},
+		{name: "a device id picks that device", opts: Options{Preferred: "cuda:1"}, chosen: "cuda:1"},
+		{name: "a custom priority puts the CPU first", opts: Options{PlatformPriority: []string{"cpu", "cuda"}}, chosen: "cpu"},
+		{name: "a missing device without fallback is an error", opts: Options{Preferred: "mps"}, wantErr: true},
+		{name: "a missing device with fallback falls back by priority", opts: Options{Preferred: "tpu", FallbackEnabled: true}, chosen: "cuda:0", fellBack: true},
+		{name: "a missing index is not silently another index", opts: Options{Preferred: "cuda:7"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, err := Select(devs, tt.opts)
+			if tt.wantErr {
+				if !errors.Is(err, ErrDeviceUnavailable) {
+					t.Fatalf("err = %v, want ErrDeviceUnavailable", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Chosen != tt.chosen || sel.FellBack != tt.fellBack {
+				t.Errorf("chose %q (fell back %v), want %q (%v)", sel.Chosen, sel.FellBack, tt.chosen, tt.fellBack)
+			}
+		})
+	}
+}

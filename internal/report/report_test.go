@@ -1,0 +1,76 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/probe"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got)\n%s", name, diff)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	if f, err := ParseFormat("", Table, Table, JSON); err != nil || f != Table {
+		t.Errorf("empty = %v, %v", f, err)
+	}
+	if f, err := ParseFormat("JSON", Table, Table, JSON); err != nil || f != JSON {
+		t.Errorf("JSON = %v, %v", f, err)
+	}
+	_, err := ParseFormat("xml", Table, Table, JSON, YAML)
+	if !errors.Is(err, ErrUnknownFormat) || err.Error() != `unknown output format "xml" for -o: want one of table, json, yaml` {
+		t.Errorf("xml: %v", err)
+	}
+}
+
+func TestProbeTableGolden(t *testing.T) {
+	p := probe.Ptr[int]
+	rep := &probe.Report{
+		Host: probe.HostInfo{OS: "linux", Arch: "amd64", Kernel: probe.Ptr("6.1.0-18-amd64"), Container: "none", MemoryTotalMB: probe.Ptr(int64(515703)), CPUQuota: probe.Ptr(16.0)},
+		Summary: probe.Summary{
+			Backend: "cuda", DeviceType: "gpu", DeviceCount: 2, GPUCount: 2, DefaultDevice: "cuda:0",
+			ComputeCapability: probe.Ptr("8.0"), CUDAVersion: probe.Ptr("12.4"), DriverVersion: probe.Ptr("550.90.07"),
+			SupportsFP16: true, SupportsBF16: true, Supports8Bit: true, MemoryStrategy: "balanced", MemoryFraction: 0.75,
+		},
+		Devices: []probe.Device{
+			{ID: "cuda:0", Name: "NVIDIA A100-SXM4-40GB", TotalMemoryMB: probe.Ptr(int64(40960)), FreeMemoryMB: probe.Ptr(int64(40326)), ComputeCapability: probe.Ptr("8.0"), Architecture: probe.Ptr("Ampere"), SupportsFP16: true, SupportsBF16: true, Supports8Bit: true, Link: &probe.PCIeLink{GenCurrent: p(4), GenMax: p(4), WidthCurrent: p(8), WidthMax: p(16)}},
+			{ID: "cuda:1", Name: "NVIDIA A100-SXM4-40GB", TotalMemoryMB: probe.Ptr(int64(40960)), ComputeCapability: probe.Ptr("8.0"), Architecture: probe.Ptr("Ampere"), SupportsFP16: true, SupportsBF16: true, Supports8Bit: true},
+			{ID: "cpu", Name: "AMD EPYC 7742 64-Core Processor", TotalMemoryMB: probe.Ptr(int64(515703))},
+		},
+		Drivers: []probe.DriverStatus{
+			{Name: "cpu", Status: "ok"}, {Name: "rocm", Status: "absent", Detail: "no /sys/class/kfd"},
+			{Name: "xpu", Status: "timeout", Detail: "no answer within 5s"},
+		},
+	}
+	var buf bytes.Buffer
+	if err := ProbeTable(&buf, rep, NewStyle(&buf, false)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "probe.golden", buf.Bytes())
+	if bytes.Contains(buf.Bytes(), []byte("\x1b[")) {
+		t.Error("plain output must carry no escape codes")
+	}
+}
