@@ -29,7 +29,9 @@ type Facts struct {
 	OSVersion string
 	// Generation is the family/generation string for other accelerators:
 	// ROCm gfx target ("gfx90a"), Intel family ("max", "arc", "flex",
-	// "battlemage"), TPU version ("v5e"), Neuron ("inf2", "trn1").
+	// "battlemage"), TPU version ("v2", "v3", "v4", "v5e", "v5p", "v6e",
+	// "7x"), Neuron ("inf1", "inf2", "trn1", "trn2"), MPS GPU maker
+	// ("apple" or "amd").
 	Generation string
 }
 
@@ -85,9 +87,13 @@ var Rules = []Rule{
 		return hasFeature(f, "avx512_fp16") || (hasFeature(f, "fphp") && hasFeature(f, "asimdhp"))
 	}},
 
-	// Apple MPS, by macOS version.
+	// Apple MPS, by macOS version. Generation is "apple" (Apple silicon)
+	// or "amd" (an AMD GPU in an Intel Mac); bf16 on MPS needs both macOS 14
+	// and Apple silicon (pytorch#141864).
 	{"mps", FP16, "MPS runs fp16 on macOS >= 12.3", macOSAtLeast(12, 3)},
-	{"mps", BF16, "MPS supports bf16 from macOS 14 (Sonoma)", macOSAtLeast(14, 0)},
+	{"mps", BF16, "MPS supports bf16 from macOS 14 (Sonoma) on Apple silicon", func(f Facts) bool {
+		return versionAtLeast(f.OSVersion, 14, 0) && !strings.EqualFold(f.Generation, "amd")
+	}},
 
 	// Google TPU: the MXUs are bf16.
 	{"xla", BF16, "TPU matrix units are bf16-native", func(Facts) bool { return true }},
@@ -97,7 +103,7 @@ var Rules = []Rule{
 	// AMD ROCm, by gfx target.
 	{"rocm", FP16, "every ROCm-supported GPU runs fp16", func(Facts) bool { return true }},
 	{"rocm", BF16, "bf16 matrix cores on CDNA (gfx908 and newer) and RDNA3+", gfxBF16},
-	{"rocm", Int8, "int8 dot products on gfx906 and newer", gfxAtLeast906},
+	{"rocm", Int8, "int8 dot products on gfx906 and newer (not gfx1010, RDNA1 without dot4)", gfxInt8},
 	{"rocm", FP8, "fp8 on CDNA3 (gfx94x), CDNA4 (gfx950) and RDNA4 (gfx12)", func(f Facts) bool {
 		g := f.Generation
 		return strings.HasPrefix(g, "gfx94") || strings.HasPrefix(g, "gfx95") || strings.HasPrefix(g, "gfx12")
@@ -237,9 +243,12 @@ func gfxNumber(g string) (major int, step int, ok bool) {
 	return m, int(s), true
 }
 
-func gfxAtLeast906(f Facts) bool {
+func gfxInt8(f Facts) bool {
 	m, s, ok := gfxNumber(f.Generation)
 	if !ok {
+		return false
+	}
+	if m == 10 && s == 0x10 {
 		return false
 	}
 	return m > 9 || (m == 9 && s >= 0x06)
