@@ -1,0 +1,250 @@
+// Package history keeps the per-device record of how runs went, so that
+// `devctl doctor --history` can show it and `devctl recommend` can steer away
+// from a device whose recent runs mostly failed (the "operation history" of
+// the Apple-silicon device-manager design, made persistent).
+//
+// What is stored: only the time, the device backend, the error category and
+// the outcome. Never log text, paths or numbers from a log: the file lives in
+// the user's state directory and may be shared in bug reports.
+//
+// What counts as a success: `doctor --log` only ever sees failed runs, so its
+// outcomes are failures (or "unrelated" when the log names no device
+// problem). A success is recorded explicitly with
+// `devctl doctor --record-success --device <backend>`, meant for the end of a
+// job script (`python train.py && devctl doctor --record-success --device cuda
+// || devctl doctor --log train.log`). A clean `devctl doctor` run is NOT a
+// success: a machine that passes its checks can still fail a job, and
+// counting check runs would drown the job record.
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/devctl/devctl/internal/state"
+)
+
+// FileName is the history file inside the state directory.
+const FileName = "history.jsonl"
+
+// Outcomes a record can have.
+const (
+	// Success is a run the user reported as finished (--record-success).
+	Success = "success"
+	// Failure is a run whose log `doctor --log` classified as a device problem.
+	Failure = "failure"
+	// Unrelated is a failed run whose log named no device problem (category
+	// "unknown"); it counts neither for nor against the device.
+	Unrelated = "unrelated"
+)
+
+// Record is one run's outcome. Field names are stable: the file outlives
+// devctl versions.
+type Record struct {
+	Time time.Time `json:"time"`
+	// Device is a backend: cuda, rocm, mps, xla, xpu, neuron, cpu or any.
+	Device string `json:"device"`
+	// Category is the log category (out_of_memory, mps_unsupported_op, ...)
+	// for failures, "" for successes.
+	Category string `json:"category,omitempty"`
+	Outcome  string `json:"outcome"`
+}
+
+// Records are history entries, oldest first.
+type Records []Record
+
+// Path returns $XDG_STATE_HOME/devctl/history.jsonl (or ~/.local/state/...).
+func Path(lookupEnv func(string) (string, bool)) (string, error) {
+	dir, err := state.Dir(lookupEnv)
+	if err != nil {
+		return "", fmt.Errorf("history: %w", err)
+	}
+	return filepath.Join(dir, FileName), nil
+}
+
+// Load reads the history. A missing file is an empty history, not an error:
+// most machines have never recorded a run.
+func Load(lookupEnv func(string) (string, bool)) (Records, error) {
+	p, err := Path(lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	return LoadFile(p)
+}
+
+// LoadFile reads a history file at an explicit path.
+func LoadFile(path string) (Records, error) {
+	rs, err := state.Read[Record](path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Records{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading history %s: %w", path, err)
+	}
+	out := make(Records, 0, len(rs))
+	for _, r := range rs {
+		if r.Device == "" || !validOutcome(r.Outcome) {
+			continue // a damaged or foreign line must not skew the record
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Append records one outcome (bounded by state.MaxRecords).
+func Append(lookupEnv func(string) (string, bool), r Record) error {
+	p, err := Path(lookupEnv)
+	if err != nil {
+		return err
+	}
+	return AppendFile(p, r)
+}
+
+// AppendFile records one outcome in the file at path.
+func AppendFile(path string, r Record) error {
+	r.Device = NormalizeDevice(r.Device)
+	if r.Device == "" {
+		return errors.New("history record without a device")
+	}
+	if !validOutcome(r.Outcome) {
+		return fmt.Errorf("history record outcome %q: want %s, %s or %s", r.Outcome, Success, Failure, Unrelated)
+	}
+	if err := state.Append(path, r); err != nil {
+		return fmt.Errorf("writing history %s: %w", path, err)
+	}
+	return nil
+}
+
+func validOutcome(o string) bool { return o == Success || o == Failure || o == Unrelated }
+
+// NormalizeDevice maps what users and the classifier call a device onto the
+// backend key history is kept by: "cuda:1" -> "cuda", "tpu" -> "xla",
+// "GPU" stays unknown-cased -> "gpu".
+func NormalizeDevice(d string) string {
+	d = strings.ToLower(strings.TrimSpace(d))
+	if b, _, ok := strings.Cut(d, ":"); ok {
+		d = b
+	}
+	if d == "tpu" {
+		d = "xla"
+	}
+	return d
+}
+
+// Summary gives the record of one device: runs counts successes and
+// failures (unrelated logs are left out), failures the failed ones, and
+// lastCategory the category of the most recent failure ("" if none).
+func (rs Records) Summary(device string) (runs, failures int, lastCategory string) {
+	device = NormalizeDevice(device)
+	for _, r := range rs {
+		if r.Device != device {
+			continue
+		}
+		switch r.Outcome {
+		case Success:
+			runs++
+		case Failure:
+			runs++
+			failures++
+			lastCategory = r.Category
+		}
+	}
+	return runs, failures, lastCategory
+}
+
+// Recent returns the last n success/failure records of a device, oldest
+// first. The device-manager design judged a device by its last 5 runs.
+func (rs Records) Recent(device string, n int) Records {
+	device = NormalizeDevice(device)
+	var out Records
+	for i := len(rs) - 1; i >= 0 && len(out) < n; i-- {
+		r := rs[i]
+		if r.Device == device && (r.Outcome == Success || r.Outcome == Failure) {
+			out = append(out, r)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// MostlyFailing reports whether, among a device's last window runs, the
+// success rate is at most 0.8 — the design's threshold for falling back —
+// given at least minRuns runs (so one bad run does not condemn a device).
+// It also returns the most frequent failure category in that window.
+func (rs Records) MostlyFailing(device string, window, minRuns int) (bool, string) {
+	recent := rs.Recent(device, window)
+	if len(recent) == 0 || len(recent) < minRuns {
+		return false, ""
+	}
+	ok := 0
+	counts := map[string]int{}
+	for _, r := range recent {
+		if r.Outcome == Success {
+			ok++
+		} else {
+			counts[r.Category]++
+		}
+	}
+	top, best := "", 0
+	for c, n := range counts {
+		if n > best || (n == best && c < top) {
+			top, best = c, n
+		}
+	}
+	return float64(ok)/float64(len(recent)) <= 0.8, top
+}
+
+// DeviceSummary is one device's line in `doctor --history`.
+type DeviceSummary struct {
+	Device       string         `json:"device"`
+	Runs         int            `json:"runs"`
+	Successes    int            `json:"successes"`
+	Failures     int            `json:"failures"`
+	Unrelated    int            `json:"unrelated"`
+	LastCategory string         `json:"last_category,omitempty"`
+	LastTime     time.Time      `json:"last_time"`
+	Categories   map[string]int `json:"categories,omitempty"`
+}
+
+// Summaries gives every device's record, sorted by device name.
+func (rs Records) Summaries() []DeviceSummary {
+	by := map[string]*DeviceSummary{}
+	for _, r := range rs {
+		s := by[r.Device]
+		if s == nil {
+			s = &DeviceSummary{Device: r.Device}
+			by[r.Device] = s
+		}
+		switch r.Outcome {
+		case Success:
+			s.Runs++
+			s.Successes++
+		case Failure:
+			s.Runs++
+			s.Failures++
+			s.LastCategory = r.Category
+			if s.Categories == nil {
+				s.Categories = map[string]int{}
+			}
+			s.Categories[r.Category]++
+		case Unrelated:
+			s.Unrelated++
+		}
+		if r.Time.After(s.LastTime) {
+			s.LastTime = r.Time
+		}
+	}
+	out := make([]DeviceSummary, 0, len(by))
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
+	return out
+}

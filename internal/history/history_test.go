@@ -1,0 +1,156 @@
+package history
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(dir string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return dir, true
+		}
+		return "", false
+	}
+}
+
+func TestAppendAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	lookup := env(dir)
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	in := []Record{
+		{Time: t0, Device: "mps", Category: "mps_unsupported_op", Outcome: Failure},
+		{Time: t0.Add(time.Minute), Device: "MPS", Outcome: Success},
+		{Time: t0.Add(2 * time.Minute), Device: "cuda:1", Category: "out_of_memory", Outcome: Failure},
+		{Time: t0.Add(3 * time.Minute), Device: "cuda", Category: "unknown", Outcome: Unrelated},
+	}
+	for _, r := range in {
+		if err := Append(lookup, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Load(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Records{
+		{Time: t0, Device: "mps", Category: "mps_unsupported_op", Outcome: Failure},
+		{Time: t0.Add(time.Minute), Device: "mps", Outcome: Success},
+		{Time: t0.Add(2 * time.Minute), Device: "cuda", Category: "out_of_memory", Outcome: Failure},
+		{Time: t0.Add(3 * time.Minute), Device: "cuda", Category: "unknown", Outcome: Unrelated},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Load (-want +got):\n%s", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "devctl", FileName)); err != nil {
+		t.Errorf("history file not where documented: %v", err)
+	}
+}
+
+func TestLoadMissingFileIsEmpty(t *testing.T) {
+	got, err := Load(env(t.TempDir()))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Load on a fresh state dir = %v, %v; want empty, nil", got, err)
+	}
+}
+
+func TestLoadSkipsDamagedLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	data := `{"time":"2025-01-01T00:00:00Z","device":"mps","category":"out_of_memory","outcome":"failure"}
+not json
+{"time":"2025-01-01T00:00:00Z","device":"","outcome":"failure"}
+{"time":"2025-01-01T00:00:00Z","device":"mps","outcome":"maybe"}
+`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Errorf("LoadFile kept %d records, want 1: %+v", len(got), got)
+	}
+}
+
+func TestAppendRefusesBadRecords(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	for name, r := range map[string]Record{
+		"a record without a device is refused": {Outcome: Failure},
+		"an unknown outcome is refused":        {Device: "cpu", Outcome: "meh"},
+	} {
+		if err := AppendFile(p, r); err == nil {
+			t.Errorf("%s: AppendFile(%+v) succeeded", name, r)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	rs := Records{
+		{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"},
+		{Device: "mps", Outcome: Success},
+		{Device: "mps", Outcome: Failure, Category: "out_of_memory"},
+		{Device: "mps", Outcome: Unrelated, Category: "unknown"},
+		{Device: "cuda", Outcome: Success},
+	}
+	tests := []struct {
+		name, device   string
+		runs, failures int
+		lastCategory   string
+	}{
+		{"failures and successes count as runs, unrelated logs do not", "mps", 3, 2, "out_of_memory"},
+		{"a device id is reduced to its backend", "cuda:0", 1, 0, ""},
+		{"a device never seen has no runs", "xla", 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs, failures, last := rs.Summary(tt.device)
+			if runs != tt.runs || failures != tt.failures || last != tt.lastCategory {
+				t.Errorf("Summary(%q) = %d, %d, %q; want %d, %d, %q", tt.device, runs, failures, last, tt.runs, tt.failures, tt.lastCategory)
+			}
+		})
+	}
+}
+
+func TestMostlyFailing(t *testing.T) {
+	f := Record{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"}
+	s := Record{Device: "mps", Outcome: Success}
+	tests := []struct {
+		name    string
+		rs      Records
+		want    bool
+		wantCat string
+	}{
+		{"four failures in the last five runs is mostly failing", Records{s, s, s, f, f, s, f, f}, true, "mps_unsupported_op"},
+		{"five successes in the last five runs is healthy", Records{f, f, f, s, s, s, s, s}, false, ""},
+		{"fewer runs than the minimum never condemns a device", Records{f}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cat := tt.rs.MostlyFailing("mps", 5, 3)
+			if got != tt.want || cat != tt.wantCat {
+				t.Errorf("MostlyFailing = %v, %q; want %v, %q", got, cat, tt.want, tt.wantCat)
+			}
+		})
+	}
+}
+
+func TestSummaries(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	rs := Records{
+		{Time: t0, Device: "mps", Outcome: Failure, Category: "out_of_memory"},
+		{Time: t0.Add(time.Hour), Device: "cpu", Outcome: Success},
+		{Time: t0.Add(2 * time.Hour), Device: "mps", Outcome: Unrelated, Category: "unknown"},
+	}
+	want := []DeviceSummary{
+		{Device: "cpu", Runs: 1, Successes: 1, LastTime: t0.Add(time.Hour)},
+		{Device: "mps", Runs: 1, Failures: 1, Unrelated: 1, LastCategory: "out_of_memory", LastTime: t0.Add(2 * time.Hour), Categories: map[string]int{"out_of_memory": 1}},
+	}
+	if d := cmp.Diff(want, rs.Summaries()); d != "" {
+		t.Errorf("Summaries (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,493 @@
+package oomsim
+
+import (
+	"fmt"
+	"math"
+)
+
+// GiB and MiB are binary units; every figure devctl compares is in bytes.
+const (
+	MiB = int64(1) << 20
+	GiB = int64(1) << 30
+)
+
+// Overhead is the runtime memory a backend takes before the model's first
+// tensor: the CUDA context, kernels, allocator slack.
+type Overhead struct {
+	Bytes  int64
+	Source string
+}
+
+// Overheads are documented constants per backend. They matter for small
+// devices; none of the published formulas includes them.
+var Overheads = map[string]Overhead{
+	"cuda":   {1343 * MiB, "CUDA context + PyTorch kernels: 1,343 MB measured on a V100 (transformers docs, model_memory_anatomy.md); 0.3-1.3 GiB is typical, lazy module loading needs less"},
+	"rocm":   {1343 * MiB, "assumed equal to CUDA's measured 1,343 MB (HIP runtime + PyTorch kernels); no ROCm measurement found"},
+	"xpu":    {1 * GiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
+	"neuron": {1 * GiB, "assumed 1 GiB (Neuron runtime scratch); not measured"},
+	"xla":    {0, "none added: the TPU HBM figure is what the XLA runtime reports as usable"},
+	"mps":    {0, "none added: the budget is Metal's recommendedMaxWorkingSetSize, which already leaves room for the system"},
+	"cpu":    {512 * MiB, "assumed 512 MiB: Python interpreter + PyTorch import (0.3-0.5 GiB RSS)"},
+}
+
+// BytesPerElement is the storage of one value in a dense dtype.
+func BytesPerElement(precision string) float64 {
+	switch precision {
+	case FP32:
+		return 4
+	case FP16, BF16:
+		return 2
+	case Int8:
+		return 1
+	case Int4:
+		return 0.5
+	}
+	return 4
+}
+
+// computeBytes is the dtype activations and the KV cache use: fp32 plans
+// compute in fp32, everything else (16-bit, and 8/4-bit weights, which
+// bitsandbytes dequantises to a 16-bit compute dtype) in 16 bits.
+func computeBytes(precision string) float64 {
+	if precision == FP32 || precision == "" {
+		return 4
+	}
+	return 2
+}
+
+// AssumeArch guesses a GPT-like shape for a bare parameter count, so that
+// activations and KV cache are not silently zero. With x = ∛(P/49152) it
+// takes L = ⌊x⌋ layers and hidden h = 64·⌊x⌋ (12·L·h² ≈ P at GPT-2/GPT-3's
+// aspect ratio h ≈ 64·L, 64-wide heads). Both grow with P, so estimates stay
+// monotone in the parameter count. The result is marked Assumed and the
+// output says so.
+func AssumeArch(params int64) *Arch {
+	x := int(math.Floor(math.Cbrt(float64(params) / 49152)))
+	if x < 1 {
+		x = 1
+	}
+	h := 64 * x
+	return &Arch{Layers: x, KVLayers: x, Hidden: h, Heads: x, KVHeads: x, HeadDim: 64, FFN: 4 * h, Assumed: true}
+}
+
+// WeightBytes is the memory of n parameters stored at a precision, with the
+// quantisation constants 8-bit and 4-bit formats carry:
+//   - LLM.int8 (bitsandbytes): 1 byte per weight plus one fp32 scale per
+//     output row (4/in_features bytes per weight);
+//   - NF4 with double quantisation (QLoRA §3): 4 bits, an 8-bit absmax per
+//     block of 64 and an fp32 constant per 256 blocks ≈ 0.5159 B/param.
+//
+// Only nn.Linear weights are quantised; the rest (embeddings, norms, the LM
+// head) stays 16-bit, which is why small models compress poorly.
+func WeightBytes(m Model, n int64, precision string) int64 {
+	switch precision {
+	case FP32:
+		return sat(4 * float64(n))
+	case FP16, BF16:
+		return sat(2 * float64(n))
+	case Int8, Int4:
+	default:
+		return sat(4 * float64(n))
+	}
+	keep := unquantized(m, n)
+	q := float64(n - keep)
+	var qb float64
+	if precision == Int8 {
+		in := 4096.0
+		if m.Arch != nil && m.Arch.Hidden > 0 {
+			in = float64(m.Arch.Hidden)
+		}
+		qb = q + 4*math.Ceil(q/in)
+	} else {
+		qb = math.Ceil(q/2) + math.Ceil(q/64) + 4*math.Ceil(q/(64*256))
+	}
+	return sat(qb + 2*float64(keep))
+}
+
+func unquantized(m Model, n int64) int64 {
+	keep := m.UnquantizedParams
+	if keep == 0 && m.Arch != nil && !m.Arch.Assumed {
+		keep = int64(m.Arch.Vocab)*int64(m.Arch.Hidden) + m.HeadParams
+	}
+	if keep > n {
+		keep = n
+	}
+	if keep < 0 {
+		keep = 0
+	}
+	return keep
+}
+
+// LoRAParams is the trainable adapter size: rank r on the four attention
+// projections of every block (PEFT's usual q,k,v,o targets), r·(in+out)
+// per matrix. Without a shape it is 0.5% of the model.
+func LoRAParams(m Model, rank int) int64 {
+	if rank <= 0 {
+		rank = 16
+	}
+	a := m.Arch
+	if a == nil || a.Hidden == 0 {
+		return m.Params / 200
+	}
+	h, q, kv := int64(a.Hidden), int64(a.Heads*a.HeadDim), int64(a.KVHeads*a.HeadDim)
+	if q == 0 {
+		q = h
+	}
+	if kv == 0 {
+		kv = q
+	}
+	perLayer := (h + q) + 2*(h+kv) + (q + h)
+	return int64(rank) * perLayer * int64(a.Layers)
+}
+
+// optimizerBytesPerParam is the optimizer state per trainable parameter
+// (EleutherAI "Transformer Math 101"): AdamW keeps fp32 momentum and
+// variance (8), bitsandbytes 8-bit AdamW 2, SGD with momentum 4, Adafactor
+// factored second moments plus momentum ≈ 4 (HF perf docs: "slightly more
+// than 4 bytes"). Mixed precision adds an fp32 master copy (4).
+func optimizerBytesPerParam(opt string, mixed bool) float64 {
+	var b float64
+	switch opt {
+	case AdamW8bit:
+		b = 2
+	case SGD, Adafactor:
+		b = 4
+	default:
+		b = 8
+	}
+	if mixed {
+		b += 4
+	}
+	return b
+}
+
+// Activations is the memory kept for the backward pass (training) or the
+// working set of a forward pass (inference), from the shape.
+//
+// Training uses Korthikanti et al. (arXiv:2205.05198) per layer, 16-bit:
+// none s·b·h·(34 + 5·a·s/h); selective s·b·h·34; full 2·s·b·h per layer
+// plus one layer recomputed at a time. fp32 doubles it. Embeddings and the
+// loss are not in the formula.
+//
+// Inference keeps one layer's intermediates (2h + 2·ffn values per token)
+// and fp32 logits (vocab per token).
+func Activations(a *Arch, mode string, precision string, recompute string, batch, seq int) int64 {
+	if a == nil || a.Hidden == 0 || a.Layers == 0 {
+		return 0
+	}
+	s, b, h, L := float64(seq), float64(batch), float64(a.Hidden), float64(a.Layers)
+	heads := float64(a.Heads)
+	if heads == 0 {
+		heads = h / 64
+	}
+	scale := computeBytes(precision) / 2
+	if mode == Inference {
+		per := (2*h + 2*float64(a.FFN)) * computeBytes(precision)
+		return sat(s * b * (per + 4*float64(a.Vocab)))
+	}
+	layer := s*b*h*34 + 5*heads*s*s*b
+	switch recompute {
+	case RecomputeSelective:
+		return sat(L * s * b * h * 34 * scale)
+	case RecomputeFull:
+		return sat((L*2*s*b*h + layer) * scale)
+	}
+	return sat(L * layer * scale)
+}
+
+// KVCache is 2 × layers × kv_heads × head_dim × tokens × batch × bytes.
+func KVCache(a *Arch, precision string, batch, seq int) int64 {
+	if a == nil || a.KVLayers == 0 {
+		return 0
+	}
+	kv, hd := a.KVHeads, a.HeadDim
+	if kv == 0 {
+		kv = a.Heads
+	}
+	if hd == 0 && a.Heads > 0 {
+		hd = a.Hidden / a.Heads
+	}
+	return sat(2 * float64(a.KVLayers) * float64(kv) * float64(hd) * float64(seq) * float64(batch) * computeBytes(precision))
+}
+
+// Estimate computes the memory of a plan on one device under its
+// convention. ErrNotApplicable means the convention has no figure for it.
+func Estimate(p Plan) (Breakdown, error) {
+	p = withDefaults(p)
+	if err := p.Validate(); err != nil {
+		return Breakdown{}, err
+	}
+	var b Breakdown
+	var err error
+	switch p.Convention {
+	case Accelerate:
+		b, err = accelerate(p)
+	case DeepSpeed:
+		b, err = deepspeed(p)
+	default:
+		b, err = eleutherai(p)
+	}
+	if err != nil {
+		return Breakdown{}, err
+	}
+	b.Convention = p.Convention
+	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+
+	a := p.Model.Arch
+	mb, seq := p.micro(), p.SeqLen
+	b.ActivationsBytes = Activations(a, p.Mode, p.Precision, p.Recompute, mb, seq)
+	if p.Mode == Inference {
+		if a == nil {
+			// EleutherAI: inference needs about 1.2 × the weights.
+			b.ActivationsBytes = b.WeightsBytes / 5
+			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
+		}
+		b.KVCacheBytes = KVCache(a, p.Precision, mb, seq)
+		if p.Sharding == ShardZeRO3 && p.devices() > 1 {
+			b.KVCacheBytes /= int64(p.devices())
+		}
+	} else if a == nil {
+		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
+	}
+	if a != nil && a.Assumed {
+		b.Notes = append(b.Notes, fmt.Sprintf("shape assumed from the parameter count (%d layers, hidden %d); give --model or --model-config for exact activations", a.Layers, a.Hidden))
+	}
+	backend := p.Backend
+	if p.OnCPU {
+		backend = "cpu"
+	}
+	if o, ok := Overheads[backend]; ok {
+		b.OverheadBytes, b.OverheadSource = o.Bytes, o.Source
+	}
+	b.TotalBytes = add(b.ModelStatesBytes, b.ActivationsBytes, b.KVCacheBytes, b.OverheadBytes)
+	return b, nil
+}
+
+func withDefaults(p Plan) Plan {
+	if p.Mode == "" {
+		p.Mode = Inference
+	}
+	if p.Precision == "" {
+		p.Precision = FP32
+	}
+	if p.Mode == QLoRA {
+		p.Precision = Int4
+	}
+	if p.Optimizer == "" {
+		p.Optimizer = AdamW
+	}
+	if p.Recompute == "" {
+		p.Recompute = RecomputeNone
+	}
+	if p.Sharding == "" {
+		p.Sharding = ShardNone
+	}
+	if p.Offload == "" {
+		p.Offload = "none"
+	}
+	if p.Convention == "" {
+		p.Convention = EleutherAI
+	}
+	if p.BatchSize <= 0 {
+		p.BatchSize = 1
+	}
+	if p.SeqLen <= 0 {
+		p.SeqLen = 2048
+	}
+	if p.Devices <= 0 {
+		p.Devices = 1
+	}
+	if p.LoRARank <= 0 {
+		p.LoRARank = 16
+	}
+	return p
+}
+
+// WithDefaults returns the plan with every empty field set to the value
+// Estimate uses, so callers can show what was assumed.
+func WithDefaults(p Plan) Plan { return withDefaults(p) }
+
+func eleutherai(p Plan) (Breakdown, error) {
+	m := p.Model
+	var b Breakdown
+	n := float64(p.devices())
+	mixed := p.Precision != FP32
+	switch p.Mode {
+	case Inference:
+		b.WeightsBytes = WeightBytes(m, m.Params, p.Precision)
+		if p.Sharding == ShardZeRO3 && n > 1 {
+			b.WeightsBytes = sat(float64(b.WeightsBytes) / n)
+		}
+		if p.Offload == "cpu" {
+			b.HostBytes = b.WeightsBytes
+			b.WeightsBytes = largestLayerBytes(m, p.Precision)
+			b.Notes = append(b.Notes, "weights offloaded to the host; one layer at a time on the device (accelerate device_map offload)")
+		}
+		return b, nil
+	case Training:
+		if p.Precision == Int8 || p.Precision == Int4 {
+			return b, fmt.Errorf("%w: full training needs fp32, fp16 or bf16 weights; use --mode lora or qlora for 8-bit/4-bit", ErrNotApplicable)
+		}
+		wb := BytesPerElement(p.Precision)
+		P := float64(m.Params)
+		w, g, o := P*wb, P*wb, P*optimizerBytesPerParam(p.Optimizer, mixed)
+		switch p.Sharding {
+		case ShardZeRO2:
+			g, o = g/n, o/n
+		case ShardZeRO3:
+			w, g, o = w/n, g/n, o/n
+		}
+		if p.Offload == "cpu" {
+			b.HostBytes = sat(o)
+			o = 0
+			if p.OffloadParams && p.Sharding == ShardZeRO3 {
+				b.HostBytes = add(b.HostBytes, sat(w))
+				w = float64(largestLayerBytes(m, p.Precision))
+			}
+		}
+		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = sat(w), sat(g), sat(o)
+		return b, nil
+	default: // LoRA, QLoRA
+		base := WeightBytes(m, m.Params, p.Precision)
+		t := float64(LoRAParams(m, p.LoRARank))
+		// Adapters train in fp32: weight 4 + gradient 4 + optimizer state.
+		b.WeightsBytes = add(base, sat(4*t))
+		b.GradientsBytes = sat(4 * t)
+		b.OptimizerBytes = sat(t * optimizerBytesPerParam(p.Optimizer, false))
+		if p.Sharding == ShardZeRO3 && n > 1 {
+			b.WeightsBytes = sat(float64(b.WeightsBytes) / n)
+		}
+		if p.Offload == "cpu" {
+			b.HostBytes, b.OptimizerBytes = b.OptimizerBytes, 0
+		}
+		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on q,k,v,o), fp32 with %s state", p.Mode, int64(t), p.LoRARank, p.Optimizer))
+		return b, nil
+	}
+}
+
+// largestLayerBytes is one block's weights, what offloading keeps resident.
+func largestLayerBytes(m Model, precision string) int64 {
+	ll := m.LargestLayerParams
+	if ll == 0 {
+		ll = LargestLayer(m)
+	}
+	return sat(float64(ll) * BytesPerElement(precision))
+}
+
+// LargestLayer estimates DeepSpeed's "largest layer": the biggest single
+// module by its own parameters, usually the embedding or an MLP matrix.
+func LargestLayer(m Model) int64 {
+	if m.LargestLayerParams > 0 {
+		return m.LargestLayerParams
+	}
+	a := m.Arch
+	if a == nil || a.Hidden == 0 {
+		return m.Params / 50
+	}
+	h := int64(a.Hidden)
+	ll := int64(a.Vocab) * h
+	if x := h * int64(a.FFN); x > ll {
+		ll = x
+	}
+	if x := h * int64(a.Heads*a.HeadDim); x > ll {
+		ll = x
+	}
+	return ll
+}
+
+// accelerate reproduces `accelerate estimate-memory`: the base model
+// (AutoModel: no untied LM head) counted in fp32 with its buffers, divided
+// by 2 for float16/bfloat16, 4 for int8, 8 for int4; "Training using Adam"
+// is the per-stage peak (4× fp32 size for float32, 2× for 16-bit, N/A for
+// int8/int4), not a sum.
+func accelerate(p Plan) (Breakdown, error) {
+	m := p.Model
+	var b Breakdown
+	base := m.Params - m.HeadParams
+	fp32 := 4*base + m.BufferBytes
+	div := int64(1)
+	switch p.Precision {
+	case FP16, BF16:
+		div = 2
+	case Int8:
+		div = 4
+	case Int4:
+		div = 8
+	}
+	size := fp32 / div
+	if m.LargestLayerParams > 0 {
+		b.LargestLayerBytes = 4 * m.LargestLayerParams / div
+	}
+	switch p.Mode {
+	case Inference:
+		b.WeightsBytes = size
+		b.Notes = append(b.Notes, "accelerate counts the base model (no untied LM head) and its buffers; it adds no activations (its docs suggest up to 20% more for inference)")
+	case Training:
+		switch p.Precision {
+		case FP32:
+			b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = size, size, 2*size
+		case FP16, BF16:
+			b.WeightsBytes, b.OptimizerBytes = size, 2*fp32-size
+			b.Notes = append(b.Notes, "accelerate prints the per-stage peak (2× the fp32 size for mixed precision); everything above the 16-bit weights is shown as optimizer")
+		default:
+			return b, fmt.Errorf("%w: accelerate prints N/A for training at %s", ErrNotApplicable, p.Precision)
+		}
+	default:
+		return b, fmt.Errorf("%w: accelerate has no LoRA/QLoRA figure; use --convention eleutherai", ErrNotApplicable)
+	}
+	return b, nil
+}
+
+// deepspeed reproduces DeepSpeed's estimate_zero2_model_states_mem_needs
+// and estimate_zero3_model_states_mem_needs (one node, G = devices,
+// additional_buffer_factor 1.5, zero_init=1). ZeRO-2 without offload uses
+// the current 2P + 18P/G (PR #5099, June 2024); ZeRO2Legacy gives the older
+// 4P + 16P/G that the DeepSpeed docs example still prints.
+func deepspeed(p Plan) (Breakdown, error) {
+	var b Breakdown
+	if p.Mode != Training {
+		return b, fmt.Errorf("%w: DeepSpeed's ZeRO estimators cover full training (--mode training)", ErrNotApplicable)
+	}
+	P, G := float64(p.Model.Params), float64(p.devices())
+	LL := float64(LargestLayer(p.Model))
+	const abf = 1.5
+	stage := p.ZeROStage
+	if stage == 0 {
+		stage = 2
+		if p.Sharding == ShardZeRO3 {
+			stage = 3
+		}
+	}
+	off := p.Offload == "cpu"
+	if stage == 3 {
+		switch {
+		case off && p.OffloadParams:
+			b.WeightsBytes, b.GradientsBytes = sat(2*LL), sat(2*LL)
+			b.HostBytes = sat(18 * P * abf)
+		case off:
+			b.WeightsBytes, b.GradientsBytes = sat(2*LL+2*P/G), sat(2*LL)
+			b.HostBytes = sat(16 * P * abf)
+		default:
+			b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = sat(2*LL+2*P/G), sat(2*LL+4*P/G), sat(12*P/G)
+			b.HostBytes = sat(4 * LL * G * abf)
+		}
+		b.Notes = append(b.Notes, "DeepSpeed ZeRO-3 estimator: model states only (fp16 params and grads of the gathered largest layer, sharded fp32 states)")
+	} else {
+		switch {
+		case off:
+			b.WeightsBytes = sat(2 * P)
+			b.HostBytes = sat(P * math.Max(4*G, 16) * abf)
+		case p.ZeRO2Legacy:
+			b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = sat(2*P), sat(2*P+4*P/G), sat(12*P/G)
+			b.HostBytes = sat(4 * P * G * abf)
+		default:
+			b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = sat(2*P), sat(6*P/G), sat(12*P/G)
+			b.HostBytes = sat(4 * P * G * abf)
+		}
+		b.Notes = append(b.Notes, "DeepSpeed ZeRO-2 estimator: GPU = 2P + 18P/G since PR #5099 (June 2024; 4P + 16P/G before, as the docs example still prints)")
+	}
+	if p.Optimizer != AdamW {
+		b.Notes = append(b.Notes, "DeepSpeed's estimators assume Adam; the optimizer choice is not reflected")
+	}
+	return b, nil
+}

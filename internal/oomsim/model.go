@@ -1,0 +1,260 @@
+package oomsim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Modes of use.
+const (
+	Inference = "inference"
+	Training  = "training"
+	LoRA      = "lora"
+	QLoRA     = "qlora"
+)
+
+// Precisions, spelled as in config (device.precision) and capability.
+const (
+	FP32 = "fp32"
+	FP16 = "fp16"
+	BF16 = "bf16"
+	Int8 = "8bit"
+	Int4 = "4bit"
+)
+
+// Optimizers.
+const (
+	AdamW     = "adamw"
+	AdamW8bit = "adamw-8bit"
+	SGD       = "sgd"
+	Adafactor = "adafactor"
+)
+
+// Recomputation (activation checkpointing) levels.
+const (
+	RecomputeNone      = "none"
+	RecomputeSelective = "selective"
+	RecomputeFull      = "full"
+)
+
+// Sharding of model states over data-parallel devices.
+const (
+	ShardNone  = "none"
+	ShardZeRO2 = "zero2" // gradients and optimizer states sharded
+	ShardZeRO3 = "zero3" // parameters too (FSDP FULL_SHARD)
+)
+
+// Conventions name the accounting a Breakdown follows.
+const (
+	EleutherAI = "eleutherai"
+	Accelerate = "accelerate"
+	DeepSpeed  = "deepspeed"
+)
+
+// Accepted values, for validation messages.
+var (
+	Modes       = []string{Inference, Training, LoRA, QLoRA}
+	Precisions  = []string{FP32, FP16, BF16, Int8, Int4}
+	Optimizers  = []string{AdamW, AdamW8bit, SGD, Adafactor}
+	Recomputes  = []string{RecomputeNone, RecomputeSelective, RecomputeFull}
+	Conventions = []string{EleutherAI, Accelerate, DeepSpeed}
+	Offloads    = []string{"none", "cpu"}
+)
+
+// ErrNotApplicable marks a plan a convention has no figure for (accelerate's
+// "N/A" for 8-bit training, DeepSpeed's estimators for inference). Callers
+// turn it into a usage error.
+var ErrNotApplicable = errors.New("not covered by this convention")
+
+// Arch is the shape of a transformer. Activation and KV-cache terms need it.
+type Arch struct {
+	// Layers is the number of blocks that keep activations for the backward
+	// pass (encoder plus decoder blocks).
+	Layers int `json:"layers"`
+	// KVLayers is the number of attention blocks that keep a KV cache while
+	// generating: decoder self-attention (and cross-attention for
+	// encoder-decoders). 0 for encoders such as BERT or ViT.
+	KVLayers     int `json:"kv_layers"`
+	Hidden       int `json:"hidden"`
+	Heads        int `json:"heads"`
+	KVHeads      int `json:"kv_heads"`
+	HeadDim      int `json:"head_dim"`
+	FFN          int `json:"ffn"`
+	Vocab        int `json:"vocab"`
+	MaxPositions int `json:"max_positions,omitempty"`
+	// Assumed is true when the shape was guessed from the parameter count.
+	Assumed bool `json:"assumed,omitempty"`
+}
+
+// Model is what the estimator knows about a model.
+type Model struct {
+	Name   string `json:"name"`
+	Family string `json:"family,omitempty"`
+	// Params is the exact parameter count of the model as trained or served
+	// (with its LM head).
+	Params int64 `json:"params"`
+	// HeadParams is the untied output head, which accelerate's AutoModel
+	// (the base model) leaves out. 0 when tied or absent.
+	HeadParams int64 `json:"head_params,omitempty"`
+	// UnquantizedParams stay 16-bit when weights are quantised: bitsandbytes
+	// replaces nn.Linear layers only, so embeddings, norms and the LM head
+	// keep their dtype. 0 means "estimate from the shape".
+	UnquantizedParams int64 `json:"unquantized_params,omitempty"`
+	// BufferBytes are non-parameter tensors accelerate counts (BERT's int64
+	// position_ids and token_type_ids, rotary inv_freq).
+	BufferBytes int64 `json:"buffer_bytes,omitempty"`
+	// LargestLayerParams is DeepSpeed's "largest layer" (the biggest module
+	// by its own parameters), used by ZeRO-3.
+	LargestLayerParams int64 `json:"largest_layer_params,omitempty"`
+	// Arch is nil for models that are not transformers (ResNet).
+	Arch *Arch `json:"arch,omitempty"`
+}
+
+// Plan is one way to run a model. Zero values take documented defaults.
+type Plan struct {
+	Model     Model  `json:"-"`
+	Mode      string `json:"mode"`
+	Precision string `json:"precision"`
+	// BatchSize is the batch per device step the user wants (the global
+	// batch divided by data-parallel devices). The ladder keeps it.
+	BatchSize int `json:"batch_size"`
+	// MicroBatch is what runs at once; BatchSize/MicroBatch steps are
+	// accumulated. 0 means BatchSize.
+	MicroBatch int    `json:"micro_batch_size"`
+	SeqLen     int    `json:"seq_len"`
+	Optimizer  string `json:"optimizer,omitempty"`
+	Recompute  string `json:"recompute"`
+	// Sharding of model states over Devices (eleutherai convention).
+	Sharding string `json:"sharding"`
+	// ZeROStage selects the DeepSpeed estimator (2 or 3).
+	ZeROStage int `json:"zero_stage,omitempty"`
+	Devices   int `json:"devices"`
+	// Offload "cpu" moves optimizer states to host memory (ZeRO-Offload).
+	Offload string `json:"offload"`
+	// OffloadParams also moves parameters to the host (ZeRO-3 only).
+	OffloadParams bool   `json:"offload_params,omitempty"`
+	Convention    string `json:"convention"`
+	// LoRARank is the adapter rank for lora/qlora (default 16).
+	LoRARank int `json:"lora_rank,omitempty"`
+	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
+	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
+	ZeRO2Legacy bool `json:"-"`
+	// Backend decides the runtime overhead (cuda, rocm, xla, mps, cpu, ...).
+	Backend string `json:"backend"`
+	// OnCPU is set by the ladder's last rung: run on the host instead.
+	OnCPU bool `json:"on_cpu,omitempty"`
+}
+
+// GradAccum is the number of micro-batches accumulated per step.
+func (p Plan) GradAccum() int {
+	mb := p.micro()
+	if mb <= 0 {
+		return 1
+	}
+	return (p.batch() + mb - 1) / mb
+}
+
+func (p Plan) batch() int {
+	if p.BatchSize <= 0 {
+		return 1
+	}
+	return p.BatchSize
+}
+
+func (p Plan) micro() int {
+	if p.MicroBatch <= 0 || p.MicroBatch > p.batch() {
+		return p.batch()
+	}
+	return p.MicroBatch
+}
+
+func (p Plan) devices() int {
+	if p.Devices <= 0 {
+		return 1
+	}
+	return p.Devices
+}
+
+// Breakdown is the memory a plan needs on one device, in bytes.
+type Breakdown struct {
+	WeightsBytes     int64 `json:"weights_bytes"`
+	GradientsBytes   int64 `json:"gradients_bytes"`
+	OptimizerBytes   int64 `json:"optimizer_bytes"`
+	ActivationsBytes int64 `json:"activations_bytes"`
+	KVCacheBytes     int64 `json:"kv_cache_bytes"`
+	OverheadBytes    int64 `json:"overhead_bytes"`
+	TotalBytes       int64 `json:"total_bytes"`
+	// ModelStatesBytes = weights + gradients + optimizer: the figure the
+	// convention itself publishes (accelerate's table, DeepSpeed's
+	// estimator), before devctl adds activations, KV cache and overhead.
+	ModelStatesBytes int64 `json:"model_states_bytes"`
+	// HostBytes is host (CPU) memory the plan needs for offloaded state.
+	HostBytes int64 `json:"host_bytes,omitempty"`
+	// LargestLayerBytes is accelerate's "Largest Layer" when known.
+	LargestLayerBytes int64    `json:"largest_layer_bytes,omitempty"`
+	Convention        string   `json:"convention"`
+	OverheadSource    string   `json:"overhead_source,omitempty"`
+	Notes             []string `json:"notes,omitempty"`
+}
+
+// Validate checks a plan's enumerations and ranges. It is pure, so the CLI
+// reports bad input before anything runs.
+func (p Plan) Validate() error {
+	if p.Model.Params <= 0 {
+		return fmt.Errorf("model %q has no parameter count", p.Model.Name)
+	}
+	for _, c := range []struct {
+		name, v string
+		ok      []string
+	}{
+		{"mode", p.Mode, Modes},
+		{"precision", p.Precision, Precisions},
+		{"optimizer", p.Optimizer, Optimizers},
+		{"recompute", p.Recompute, Recomputes},
+		{"convention", p.Convention, Conventions},
+		{"offload", p.Offload, Offloads},
+		{"sharding", p.Sharding, []string{ShardNone, ShardZeRO2, ShardZeRO3}},
+	} {
+		if c.v != "" && !in(c.ok, c.v) {
+			return fmt.Errorf("%s %q: want one of %v", c.name, c.v, c.ok)
+		}
+	}
+	if p.BatchSize < 0 || p.BatchSize > 1<<20 || p.MicroBatch < 0 || p.SeqLen < 0 || p.SeqLen > 1<<24 || p.Devices < 0 || p.Devices > 1<<16 {
+		return errors.New("batch size, sequence length or device count out of range")
+	}
+	return nil
+}
+
+func in(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sat converts a float byte count to int64, saturating instead of
+// overflowing: a silly plan gets "too big", never a negative number.
+func sat(f float64) int64 {
+	switch {
+	case f != f || f < 0:
+		return 0
+	case f >= math.MaxInt64/2:
+		return math.MaxInt64 / 2
+	}
+	return int64(math.Ceil(f))
+}
+
+// add sums byte counts without overflowing.
+func add(xs ...int64) int64 {
+	var t int64
+	for _, x := range xs {
+		if x > math.MaxInt64/2-t {
+			return math.MaxInt64 / 2
+		}
+		t += x
+	}
+	return t
+}

@@ -1,0 +1,159 @@
+package oomsim
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/devctl/devctl/internal/capability"
+)
+
+func total(t *testing.T, p Plan) int64 {
+	t.Helper()
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatalf("%+v: %v", p, err)
+	}
+	return b.TotalBytes
+}
+
+var propModes = []string{Inference, Training, LoRA}
+
+// More parameters, a bigger batch or a longer sequence never needs less
+// memory, for every mode, precision and recomputation level.
+func TestMemoryIsMonotone(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	arch := &Arch{Layers: 24, KVLayers: 24, Hidden: 1024, Heads: 16, KVHeads: 16, HeadDim: 64, FFN: 4096, Vocab: 50257}
+	for i := 0; i < 2000; i++ {
+		mode := propModes[r.IntN(len(propModes))]
+		prec := []string{FP32, FP16, BF16}[r.IntN(3)]
+		if mode != Training && r.IntN(2) == 0 {
+			prec = []string{Int8, Int4}[r.IntN(2)]
+		}
+		rc := Recomputes[r.IntN(len(Recomputes))]
+		params := int64(r.IntN(1e11)) + 1000
+		batch, seq := r.IntN(64)+1, r.IntN(8192)+1
+		withArch := r.IntN(2) == 0
+		mk := func(params int64, batch, seq int) Plan {
+			m := Model{Params: params}
+			if withArch {
+				m.Arch = arch
+			} else {
+				m.Arch = AssumeArch(params)
+			}
+			return Plan{Model: m, Mode: mode, Precision: prec, Recompute: rc, BatchSize: batch, SeqLen: seq, Backend: "cuda"}
+		}
+		base := total(t, mk(params, batch, seq))
+		if withArch { // the shape is fixed, so only the count grows
+			if got := total(t, mk(params+int64(r.IntN(1e9))+1, batch, seq)); got < base {
+				t.Fatalf("more params needed less memory: %d < %d (%s %s)", got, base, mode, prec)
+			}
+		}
+		if got := total(t, mk(params, batch+r.IntN(16)+1, seq)); got < base {
+			t.Fatalf("bigger batch needed less memory: %d < %d (%s %s)", got, base, mode, prec)
+		}
+		if got := total(t, mk(params, batch, seq+r.IntN(4096)+1)); got < base {
+			t.Fatalf("longer sequence needed less memory: %d < %d (%s %s)", got, base, mode, prec)
+		}
+	}
+}
+
+// For a bare parameter count the assumed shape changes with the count;
+// memory must still grow with it.
+func TestMemoryIsMonotoneInBareParams(t *testing.T) {
+	for _, mode := range propModes {
+		prev := int64(0)
+		for p := int64(100_000); p < 2e12; p = p*21/20 + 1 {
+			got := total(t, Plan{Model: Model{Params: p, Arch: AssumeArch(p)}, Mode: mode, Precision: BF16, SeqLen: 2048, Backend: "cuda"})
+			if got < prev {
+				t.Fatalf("%s: %d params need %d bytes, fewer than the previous count's %d", mode, p, got, prev)
+			}
+			prev = got
+		}
+	}
+}
+
+// A lower precision never needs more memory than a higher one.
+func TestLowerPrecisionNeverNeedsMore(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	order := []string{FP32, BF16, Int8, Int4}
+	for i := 0; i < 2000; i++ {
+		params := int64(r.IntN(1e11)) + 1000
+		m := Model{Params: params, Arch: AssumeArch(params)}
+		if r.IntN(2) == 0 {
+			m.Arch = &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256}
+			m.HeadParams = 128256 * 4096
+		}
+		mode := propModes[r.IntN(len(propModes))]
+		batch, seq := r.IntN(16)+1, r.IntN(4096)+1
+		prev := int64(-1)
+		for _, prec := range order {
+			if mode == Training && (prec == Int8 || prec == Int4) {
+				continue
+			}
+			got := total(t, Plan{Model: m, Mode: mode, Precision: prec, BatchSize: batch, SeqLen: seq, Backend: "cuda"})
+			if prev >= 0 && got > prev {
+				t.Fatalf("%s at %s needs %d bytes, more than the higher precision's %d", mode, prec, got, prev)
+			}
+			prev = got
+		}
+	}
+}
+
+func TestLadderFindsAFittingPlanForLlama2FullFineTune(t *testing.T) {
+	m := Model{Name: "llama-2-7b", Params: 6_738_415_616, HeadParams: 131_072_000,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000}}
+	a100 := Device{Name: "a100-80gb", Backend: "cuda", BudgetBytes: GiB * 7915 / 100 * 9 / 10, Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "8.0"})}
+	tr, err := Ladder(Plan{Model: m, Mode: Training, Precision: BF16, BatchSize: 8, SeqLen: 2048}, a100, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Start.Fits || !tr.Fits {
+		t.Fatalf("start fits %v, end fits %v; want a plan that does not fit made to fit", tr.Start.Fits, tr.Fits)
+	}
+	var actions []string
+	for _, s := range tr.Steps {
+		actions = append(actions, s.Action)
+		if s.Memory.TotalBytes <= 0 {
+			t.Errorf("step %q has no total", s.Action)
+		}
+	}
+	if actions[0] != "recompute activations" {
+		t.Errorf("first step = %q, want activation recomputation (precision is already bf16)", actions[0])
+	}
+	if tr.Final.BatchSize != 8 {
+		t.Errorf("global batch changed to %d", tr.Final.BatchSize)
+	}
+	last := tr.Steps[len(tr.Steps)-1]
+	if !last.Fits || last.Memory.TotalBytes > a100.BudgetBytes {
+		t.Errorf("last step %q does not fit: %d > %d", last.Action, last.Memory.TotalBytes, a100.BudgetBytes)
+	}
+	for _, s := range tr.Steps[:len(tr.Steps)-1] {
+		if s.Fits {
+			t.Errorf("ladder went on after %q fitted", s.Action)
+		}
+	}
+}
+
+func TestLadderQuantisesInferenceOnlyWhenTheDeviceCan(t *testing.T) {
+	m := Model{Name: "llama-3-8b", Params: 8_030_261_248, HeadParams: 525_336_576,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256}}
+	t4 := Device{Name: "t4", Backend: "cuda", BudgetBytes: GiB * 1475 / 100, Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "7.5"})}
+	tr, err := Ladder(Plan{Model: m, Mode: Inference, Precision: FP16, SeqLen: 2048}, t4, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Fits || tr.Final.Precision != Int8 {
+		t.Errorf("final precision %s fits %v, want 8bit that fits", tr.Final.Precision, tr.Fits)
+	}
+	tpu := Device{Name: "tpu-v4", Backend: "xla", BudgetBytes: 2 * GiB, Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "xla", Generation: "v4"})}
+	tr, err = Ladder(Plan{Model: m, Mode: Inference, Precision: BF16, SeqLen: 2048}, tpu, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Fits || tr.Final.Precision == Int8 || tr.Final.Precision == Int4 {
+		t.Errorf("TPU v4 has no int8 rule, yet the ladder ended at %s (fits %v)", tr.Final.Precision, tr.Fits)
+	}
+}

@@ -1,0 +1,323 @@
+package recommend
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/devctl/devctl/internal/oomsim"
+)
+
+// SupportedFamilies are the model_type values ParseHFConfig counts exactly.
+var SupportedFamilies = []string{"llama", "mistral", "qwen2", "gpt2", "bert", "t5"}
+
+// ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
+var ErrUnsupportedFamily = errors.New("unsupported model family")
+
+// hfConfig holds the config.json fields the counters read. Pointers tell
+// "absent" from zero.
+type hfConfig struct {
+	NameOrPath string `json:"_name_or_path"`
+	ModelType  string `json:"model_type"`
+
+	HiddenSize            *int64 `json:"hidden_size"`
+	NumHiddenLayers       *int64 `json:"num_hidden_layers"`
+	NumAttentionHeads     *int64 `json:"num_attention_heads"`
+	NumKeyValueHeads      *int64 `json:"num_key_value_heads"`
+	HeadDim               *int64 `json:"head_dim"`
+	IntermediateSize      *int64 `json:"intermediate_size"`
+	VocabSize             *int64 `json:"vocab_size"`
+	MaxPositionEmbeddings *int64 `json:"max_position_embeddings"`
+	TieWordEmbeddings     *bool  `json:"tie_word_embeddings"`
+	AttentionBias         *bool  `json:"attention_bias"`
+	MLPBias               *bool  `json:"mlp_bias"`
+
+	// GPT-2
+	NEmbd      *int64 `json:"n_embd"`
+	NLayer     *int64 `json:"n_layer"`
+	NHead      *int64 `json:"n_head"`
+	NInner     *int64 `json:"n_inner"`
+	NPositions *int64 `json:"n_positions"`
+
+	// BERT
+	TypeVocabSize *int64 `json:"type_vocab_size"`
+
+	// T5
+	DModel                      *int64 `json:"d_model"`
+	DKV                         *int64 `json:"d_kv"`
+	DFF                         *int64 `json:"d_ff"`
+	NumLayers                   *int64 `json:"num_layers"`
+	NumDecoderLayers            *int64 `json:"num_decoder_layers"`
+	NumHeads                    *int64 `json:"num_heads"`
+	FeedForwardProj             string `json:"feed_forward_proj"`
+	RelativeAttentionNumBuckets *int64 `json:"relative_attention_num_buckets"`
+}
+
+// maxDim bounds every dimension so products stay well inside int64.
+const maxDim = 1 << 22
+
+// ParseHFConfig reads a Hugging Face config.json and counts the model's
+// parameters exactly for the llama, mistral, qwen2 (GQA, tied or untied
+// embeddings, qkv bias), gpt2, bert and t5 families. It returns the shape
+// for activation and KV-cache estimates. Counts are of the model as
+// trained: XForCausalLM for decoders, BertModel (with pooler) for BERT,
+// T5ForConditionalGeneration for T5; HeadParams is an untied LM head.
+func ParseHFConfig(data []byte) (oomsim.Model, error) {
+	var c hfConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&c); err != nil {
+		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)
+	}
+	family := strings.ToLower(strings.TrimSpace(c.ModelType))
+	var m oomsim.Model
+	var err error
+	switch family {
+	case "llama", "mistral", "qwen2":
+		m, err = countDecoder(c, family)
+	case "gpt2":
+		m, err = countGPT2(c)
+	case "bert":
+		m, err = countBERT(c)
+	case "t5":
+		m, err = countT5(c)
+	case "":
+		return oomsim.Model{}, fmt.Errorf("%w: config.json has no model_type (supported: %s)", ErrUnsupportedFamily, strings.Join(SupportedFamilies, ", "))
+	default:
+		return oomsim.Model{}, fmt.Errorf("%w %q (supported: %s; use --model-params for others)", ErrUnsupportedFamily, c.ModelType, strings.Join(SupportedFamilies, ", "))
+	}
+	if err != nil {
+		return oomsim.Model{}, fmt.Errorf("%s config.json: %w", family, err)
+	}
+	m.Family = family
+	m.Name = c.NameOrPath
+	m.LargestLayerParams = oomsim.LargestLayer(m)
+	return m, nil
+}
+
+// need reads a required dimension and checks its range.
+func need(name string, v *int64) (int64, error) {
+	if v == nil {
+		return 0, fmt.Errorf("missing %s", name)
+	}
+	if *v <= 0 || *v > maxDim {
+		return 0, fmt.Errorf("%s = %d is out of range (1..%d)", name, *v, maxDim)
+	}
+	return *v, nil
+}
+
+func opt(name string, v *int64, def int64) (int64, error) {
+	if v == nil {
+		return def, nil
+	}
+	return need(name, v)
+}
+
+func flag(v *bool, def bool) bool {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
+	var m oomsim.Model
+	h, err := need("hidden_size", c.HiddenSize)
+	if err != nil {
+		return m, err
+	}
+	L, err := need("num_hidden_layers", c.NumHiddenLayers)
+	if err != nil {
+		return m, err
+	}
+	nh, err := need("num_attention_heads", c.NumAttentionHeads)
+	if err != nil {
+		return m, err
+	}
+	kv, err := opt("num_key_value_heads", c.NumKeyValueHeads, nh)
+	if err != nil {
+		return m, err
+	}
+	hd, err := opt("head_dim", c.HeadDim, h/nh)
+	if err != nil {
+		return m, err
+	}
+	ffn, err := need("intermediate_size", c.IntermediateSize)
+	if err != nil {
+		return m, err
+	}
+	V, err := need("vocab_size", c.VocabSize)
+	if err != nil {
+		return m, err
+	}
+	maxPos, _ := opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
+	if nh%kv != 0 {
+		return m, fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d", nh, kv)
+	}
+	qkvBias := flag(c.AttentionBias, false)
+	oBias := qkvBias
+	if family == "qwen2" { // Qwen2 always has q/k/v biases and no o_proj bias.
+		qkvBias, oBias = true, false
+	}
+	mlpBias := flag(c.MLPBias, false)
+	tied := flag(c.TieWordEmbeddings, false)
+
+	q, k := nh*hd, kv*hd
+	linear := h*q + 2*h*k + q*h + 3*h*ffn
+	perLayer := linear + 2*h // two RMSNorms
+	if qkvBias {
+		perLayer += q + 2*k
+	}
+	if oBias {
+		perLayer += h
+	}
+	if mlpBias {
+		perLayer += 2*ffn + h
+	}
+	m.Params = V*h + L*perLayer + h
+	if !tied {
+		m.HeadParams = V * h
+		m.Params += m.HeadParams
+	}
+	m.UnquantizedParams = m.Params - L*linear
+	m.BufferBytes = hd / 2 * 4 // rotary inv_freq, fp32
+	m.Arch = &oomsim.Arch{Layers: int(L), KVLayers: int(L), Hidden: int(h), Heads: int(nh), KVHeads: int(kv),
+		HeadDim: int(hd), FFN: int(ffn), Vocab: int(V), MaxPositions: int(maxPos)}
+	return m, nil
+}
+
+// countGPT2 counts GPT2LMHeadModel (its head is tied to wte).
+func countGPT2(c hfConfig) (oomsim.Model, error) {
+	var m oomsim.Model
+	h, err := need("n_embd", c.NEmbd)
+	if err != nil {
+		return m, err
+	}
+	L, err := need("n_layer", c.NLayer)
+	if err != nil {
+		return m, err
+	}
+	nh, err := need("n_head", c.NHead)
+	if err != nil {
+		return m, err
+	}
+	inner, err := opt("n_inner", c.NInner, 4*h)
+	if err != nil {
+		return m, err
+	}
+	V, err := need("vocab_size", c.VocabSize)
+	if err != nil {
+		return m, err
+	}
+	P, err := need("n_positions", c.NPositions)
+	if err != nil {
+		return m, err
+	}
+	linear := h*3*h + h*h + h*inner + inner*h
+	perLayer := linear + 3*h + h + inner + h + 4*h // biases + two LayerNorms
+	m.Params = V*h + P*h + L*perLayer + 2*h
+	m.UnquantizedParams = m.Params - L*linear
+	m.Arch = &oomsim.Arch{Layers: int(L), KVLayers: int(L), Hidden: int(h), Heads: int(nh), KVHeads: int(nh),
+		HeadDim: int(h / nh), FFN: int(inner), Vocab: int(V), MaxPositions: int(P)}
+	return m, nil
+}
+
+// countBERT counts BertModel with its pooler (what AutoModel builds and
+// KerasHub and accelerate report).
+func countBERT(c hfConfig) (oomsim.Model, error) {
+	var m oomsim.Model
+	h, err := need("hidden_size", c.HiddenSize)
+	if err != nil {
+		return m, err
+	}
+	L, err := need("num_hidden_layers", c.NumHiddenLayers)
+	if err != nil {
+		return m, err
+	}
+	nh, err := need("num_attention_heads", c.NumAttentionHeads)
+	if err != nil {
+		return m, err
+	}
+	ffn, err := need("intermediate_size", c.IntermediateSize)
+	if err != nil {
+		return m, err
+	}
+	V, err := need("vocab_size", c.VocabSize)
+	if err != nil {
+		return m, err
+	}
+	P, err := opt("max_position_embeddings", c.MaxPositionEmbeddings, 512)
+	if err != nil {
+		return m, err
+	}
+	T, err := opt("type_vocab_size", c.TypeVocabSize, 2)
+	if err != nil {
+		return m, err
+	}
+	linear := 4*h*h + h*ffn + ffn*h
+	perLayer := linear + 4*h + ffn + h + 4*h // biases + two LayerNorms
+	m.Params = V*h + P*h + T*h + 2*h + L*perLayer + h*h + h
+	m.UnquantizedParams = m.Params - L*linear
+	m.BufferBytes = 2 * P * 8 // int64 position_ids and token_type_ids
+	m.Arch = &oomsim.Arch{Layers: int(L), Hidden: int(h), Heads: int(nh), KVHeads: int(nh), HeadDim: int(h / nh),
+		FFN: int(ffn), Vocab: int(V), MaxPositions: int(P)}
+	return m, nil
+}
+
+// countT5 counts T5ForConditionalGeneration: the shared embedding once,
+// encoder and decoder stacks (relative position bias in each stack's first
+// block), and an LM head when untied (T5 v1.1, T0).
+func countT5(c hfConfig) (oomsim.Model, error) {
+	var m oomsim.Model
+	d, err := need("d_model", c.DModel)
+	if err != nil {
+		return m, err
+	}
+	dkv, err := need("d_kv", c.DKV)
+	if err != nil {
+		return m, err
+	}
+	dff, err := need("d_ff", c.DFF)
+	if err != nil {
+		return m, err
+	}
+	enc, err := need("num_layers", c.NumLayers)
+	if err != nil {
+		return m, err
+	}
+	dec, err := opt("num_decoder_layers", c.NumDecoderLayers, enc)
+	if err != nil {
+		return m, err
+	}
+	nh, err := need("num_heads", c.NumHeads)
+	if err != nil {
+		return m, err
+	}
+	V, err := need("vocab_size", c.VocabSize)
+	if err != nil {
+		return m, err
+	}
+	buckets, err := opt("relative_attention_num_buckets", c.RelativeAttentionNumBuckets, 32)
+	if err != nil {
+		return m, err
+	}
+	inner := nh * dkv
+	attn := 4 * d * inner
+	ffMats := int64(2)
+	if strings.HasPrefix(strings.ToLower(c.FeedForwardProj), "gated") {
+		ffMats = 3
+	}
+	ff := ffMats * d * dff
+	encLayer := attn + ff + 2*d
+	decLayer := 2*attn + ff + 3*d
+	m.Params = V*d + enc*encLayer + buckets*nh + d + dec*decLayer + buckets*nh + d
+	if !flag(c.TieWordEmbeddings, true) {
+		m.HeadParams = V * d
+		m.Params += m.HeadParams
+	}
+	m.UnquantizedParams = m.Params - enc*(attn+ff) - dec*(2*attn+ff)
+	m.Arch = &oomsim.Arch{Layers: int(enc + dec), KVLayers: int(2 * dec), Hidden: int(d), Heads: int(nh), KVHeads: int(nh),
+		HeadDim: int(dkv), FFN: int(dff), Vocab: int(V), MaxPositions: 512}
+	return m, nil
+}

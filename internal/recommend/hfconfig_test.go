@@ -1,0 +1,198 @@
+package recommend
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/oomsim"
+)
+
+func readModel(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Exact counts from memory.md §5 (KerasHub presets, DeepSpeed docs).
+func TestParseHFConfigCountsExactly(t *testing.T) {
+	cases := []struct {
+		name     string
+		file     string
+		params   int64
+		head     int64
+		kvHeads  int
+		kvLayers int
+	}{
+		{"Llama-2-7B with an untied head has 6,738,415,616 parameters", "llama-2-7b.config.json", 6_738_415_616, 131_072_000, 32, 32},
+		{"Qwen2.5-0.5B with GQA, qkv bias and tied embeddings has 494,032,768", "qwen2.5-0.5b.config.json", 494_032_768, 0, 2, 24},
+		{"bert-base-uncased (BertModel with pooler) has 109,482,240", "bert-base-uncased.config.json", 109_482_240, 0, 12, 0},
+		{"t5-small has 60,506,624", "t5-small.config.json", 60_506_624, 0, 8, 12},
+		{"gpt2 has 124,439,808", "gpt2.config.json", 124_439_808, 0, 12, 12},
+		{"T0_3B base is DeepSpeed's 2783M plus an untied head", "T0_3B.synthetic.config.json", 2_783_959_040 + 65_798_144, 65_798_144, 32, 48},
+		{"Meta-Llama-3-8B with 8 KV heads has 8,030,261,248", "llama-3-8b.synthetic.config.json", 8_030_261_248, 525_336_576, 8, 32},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ParseHFConfig(readModel(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []int64{m.Params, m.HeadParams, int64(m.Arch.KVHeads), int64(m.Arch.KVLayers)}
+			want := []int64{c.params, c.head, int64(c.kvHeads), int64(c.kvLayers)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("params, head, kv heads, kv layers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// accelerate counts bert's buffers: 8,192 bytes (memory.md §1).
+func TestParseHFConfigBertBuffers(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "bert-base-uncased.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BufferBytes != 8192 {
+		t.Errorf("buffers = %d, want 8192", m.BufferBytes)
+	}
+}
+
+func TestParseHFConfigRejects(t *testing.T) {
+	cases := []struct {
+		name, data, want string
+	}{
+		{"an unknown family names the supported ones", `{"model_type": "falcon"}`, "llama, mistral, qwen2, gpt2, bert, t5"},
+		{"no model_type", `{"hidden_size": 1}`, "no model_type"},
+		{"truncated JSON", `{"model_type": "llama", "hidden_size": 4096,`, "not a valid config.json"},
+		{"a missing dimension is named", `{"model_type": "llama", "hidden_size": 4096}`, "missing num_hidden_layers"},
+		{"a negative dimension", `{"model_type": "gpt2", "n_embd": -1}`, "n_embd = -1 is out of range"},
+		{"KV heads that do not divide the heads", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":3,"intermediate_size":8,"vocab_size":10}`, "not a multiple"},
+		{"not an object", `[1,2]`, "not a valid config.json"},
+		{"a string where a number belongs", `{"model_type":"bert","hidden_size":"768"}`, "not a valid config.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseHFConfig([]byte(c.data))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want it to mention %q", err, c.want)
+			}
+		})
+	}
+	if _, err := ParseHFConfig([]byte(`{"model_type": "falcon"}`)); !errors.Is(err, ErrUnsupportedFamily) {
+		t.Errorf("unknown family: err = %v, want ErrUnsupportedFamily", err)
+	}
+}
+
+func FuzzParseHFConfig(f *testing.F) {
+	for _, name := range []string{"llama-2-7b.config.json", "qwen2.5-0.5b.config.json", "bert-base-uncased.config.json", "t5-small.config.json", "gpt2.config.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"model_type":"t5","d_model":4194304,"d_kv":4194304,"d_ff":4194304,"num_layers":4194304,"num_heads":4194304,"vocab_size":4194304}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseHFConfig(data)
+		if err != nil {
+			return
+		}
+		if m.Params <= 0 || m.Arch == nil {
+			t.Fatalf("accepted config with params %d arch %v", m.Params, m.Arch)
+		}
+		if _, err := oomsim.Estimate(oomsim.Plan{Model: m, Mode: oomsim.Training, Precision: oomsim.BF16, SeqLen: 4096, BatchSize: 8}); err != nil {
+			t.Fatalf("estimate: %v", err)
+		}
+	})
+}
+
+// The catalogue's counts agree with the config.json counter wherever both
+// exist, and every entry loads.
+func TestCatalogueMatchesCounter(t *testing.T) {
+	models, err := LoadModels(configs.ModelsYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(models) < 17 {
+		t.Errorf("catalogue has %d models, want at least 17", len(models))
+	}
+	files := map[string]string{"llama-2-7b": "llama-2-7b.config.json", "qwen2.5-0.5b": "qwen2.5-0.5b.config.json",
+		"bert-base-uncased": "bert-base-uncased.config.json", "t5-small": "t5-small.config.json", "gpt2": "gpt2.config.json",
+		"llama-3-8b": "llama-3-8b.synthetic.config.json"}
+	for name, file := range files {
+		cm, err := FindModel(models, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseHFConfig(readModel(t, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Params != m.Params || cm.HeadParams != m.HeadParams {
+			t.Errorf("%s: catalogue %d (+head %d), counter %d (+head %d)", name, cm.Params, cm.HeadParams, m.Params, m.HeadParams)
+		}
+	}
+	// Counts the catalogue marks COMPUTED, recounted from config values.
+	computed := map[string]string{
+		"llama-2-13b":        `{"model_type":"llama","hidden_size":5120,"num_hidden_layers":40,"num_attention_heads":40,"intermediate_size":13824,"vocab_size":32000}`,
+		"llama-2-70b":        `{"model_type":"llama","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":32000}`,
+		"llama-3-70b":        `{"model_type":"llama","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256}`,
+		"mistral-7b":         `{"model_type":"mistral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000}`,
+		"bert-large-uncased": `{"model_type":"bert","hidden_size":1024,"num_hidden_layers":24,"num_attention_heads":16,"intermediate_size":4096,"vocab_size":30522}`,
+		"t5-3b":              `{"model_type":"t5","d_model":1024,"d_kv":128,"d_ff":16384,"num_layers":24,"num_heads":32,"vocab_size":32128}`,
+		"gpt2-medium":        `{"model_type":"gpt2","n_embd":1024,"n_layer":24,"n_head":16,"vocab_size":50257,"n_positions":1024}`,
+	}
+	for name, cfg := range computed {
+		cm, err := FindModel(models, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseHFConfig([]byte(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Params != m.Params {
+			t.Errorf("%s: catalogue %d, counter %d", name, cm.Params, m.Params)
+		}
+	}
+}
+
+func TestFindModelSuggestsTheClosestName(t *testing.T) {
+	models, err := LoadModels(configs.ModelsYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = FindModel(models, "lama-2-7b")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "llama-2-7b"?`) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := FindModel(models, "Meta-Llama/Llama-2-7b-HF"); err != nil {
+		t.Errorf("a Hub id should resolve: %v", err)
+	}
+}
+
+func TestDeviceCatalogueLoads(t *testing.T) {
+	devs, err := LoadDevices(configs.DevicesYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"t4", "v100-16gb", "v100-32gb", "a10g", "l4", "l40s", "a6000", "a100-40gb", "a100-80gb", "h100-80gb", "h200",
+		"rtx-3090", "rtx-4090", "mi250x", "mi300x", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "apple-m2-max-32gb", "cpu-64gb"}
+	if diff := cmp.Diff(want, DeviceNames(devs)); diff != "" {
+		t.Errorf("device names (-want +got):\n%s", diff)
+	}
+	for _, d := range devs {
+		if d.Source == "" || d.UsableSource == "" {
+			t.Errorf("%s: every device needs a source and a usable_source", d.Name)
+		}
+	}
+}

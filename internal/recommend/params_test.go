@@ -1,0 +1,69 @@
+package recommend
+
+import (
+	"testing"
+)
+
+func TestParseParams(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"150M", 150_000_000, true},
+		{"7B", 7_000_000_000, true},
+		{"7b", 7_000_000_000, true},
+		{"1.3e9", 1_300_000_000, true},
+		{"350k", 350_000, true},
+		{"350K", 350_000, true},
+		{"6738415616", 6_738_415_616, true},
+		{"1.5T", 1_500_000_000_000, true},
+		{" 2.5m ", 2_500_000, true},
+		{"150MB", 0, false},
+		{"-5", 0, false},
+		{"0", 0, false},
+		{"abc", 0, false},
+		{"1e400", 0, false},
+		{"NaN", 0, false},
+		{"Inf", 0, false},
+		{"+Inf", 0, false},
+		{"0x1p3", 0, false},
+		{"", 0, false},
+		{"M", 0, false},
+		{"0.5", 0, false},
+		{"1e16", 0, false},
+		{"1_000", 0, false},
+		{"7 B", 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := ParseParams(c.in)
+			if (err == nil) != c.ok || got != c.want {
+				t.Errorf("ParseParams(%q) = %d, %v; want %d, ok=%v", c.in, got, err, c.want, c.ok)
+			}
+		})
+	}
+}
+
+func FuzzParseParams(f *testing.F) {
+	for _, s := range []string{"150M", "7B", "1.3e9", "350k", "6738415616", "1.5T", "150MB", "-5", "0", "abc", "1e400", "NaN", "Inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseParams(s)
+		if err != nil {
+			return
+		}
+		if n < 1 || n > MaxParams {
+			t.Fatalf("ParseParams(%q) = %d outside [1, MaxParams]", s, n)
+		}
+	})
+}
+
+func TestFormatParams(t *testing.T) {
+	for in, want := range map[int64]string{124_439_808: "124.44M", 6_738_415_616: "6.74B", 350_000: "350K", 7: "7", 1_500_000_000_000: "1.5T"} {
+		if got := FormatParams(in); got != want {
+			t.Errorf("FormatParams(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

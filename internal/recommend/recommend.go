@@ -1,0 +1,420 @@
+// Package recommend answers "will this model fit, in what precision, with
+// what settings, and what to do when it won't". It takes values (a model,
+// a target device, the effective settings) and returns a Result; it never
+// prints and never reads flags, config or the environment.
+package recommend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe"
+)
+
+// ErrContradiction marks a request the device or mode cannot honour
+// (--precision 4bit on a TPU, 8-bit weights for full training). The CLI
+// maps it to exit 2.
+var ErrContradiction = errors.New("contradictory request")
+
+// StrategyFraction mirrors config.StrategyFraction (kept here so the
+// library does not import config).
+var StrategyFraction = map[string]float64{"conservative": 0.60, "balanced": 0.75, "aggressive": 0.90}
+
+// Target is the device a recommendation is for.
+type Target struct {
+	Name      string `json:"name"`
+	Display   string `json:"display"`
+	Backend   string `json:"backend"`
+	Index     int    `json:"index"`
+	Catalogue bool   `json:"catalogue"`
+	// TotalBytes is the memory on the device; UsableBytes what a framework
+	// gets; FreeBytes what is free now (probed devices; 0 = unknown).
+	TotalBytes  int64  `json:"total_bytes"`
+	UsableBytes int64  `json:"usable_bytes"`
+	FreeBytes   int64  `json:"free_bytes,omitempty"`
+	UsableNote  string `json:"usable_source,omitempty"`
+	Shared      bool   `json:"shared"`
+	// Count is how many devices of this kind the plan may use.
+	Count     int                `json:"count"`
+	HostBytes int64              `json:"host_memory_bytes,omitempty"`
+	Support   capability.Support `json:"-"`
+	Backends  []string           `json:"-"`
+	Peak      *CatalogDevice     `json:"peak,omitempty"`
+}
+
+// SharedThreshold: a probed accelerator whose free memory is below this
+// share of its total is held by other processes.
+const SharedThreshold = 0.90
+
+// TargetFromCatalogue builds a target for planning without the hardware.
+func TargetFromCatalogue(d CatalogDevice, devices int) Target {
+	if devices < 1 {
+		devices = 1
+	}
+	peak := d
+	return Target{Name: d.Name, Display: d.Display, Backend: d.Backend, Catalogue: true,
+		TotalBytes: gibBytes(d.TotalGiB), UsableBytes: gibBytes(d.UsableGiB), UsableNote: d.UsableSource,
+		Count: devices, Support: capability.Evaluate(d.Facts()), Peak: &peak}
+}
+
+func gibBytes(g float64) int64 { return int64(math.Round(g * float64(oomsim.GiB))) }
+
+// TargetFromProbe builds a target from the probe report's chosen device
+// (report.Selection / Summary.DefaultDevice).
+func TargetFromProbe(rep *probe.Report) (Target, error) {
+	chosen := rep.Summary.DefaultDevice
+	if rep.Selection != nil && rep.Selection.Chosen != "" {
+		chosen = rep.Selection.Chosen
+	}
+	var dev *probe.Device
+	for i := range rep.Devices {
+		if rep.Devices[i].ID == chosen || (dev == nil && rep.Devices[i].Backend == chosen) {
+			dev = &rep.Devices[i]
+		}
+	}
+	host := hostBytes(rep.Host)
+	if dev == nil {
+		// No device at all: plan for the host.
+		if host == 0 {
+			return Target{}, errors.New("the probe found no device and no host memory size")
+		}
+		return Target{Name: "cpu", Display: "host CPU", Backend: "cpu", TotalBytes: host, UsableBytes: host,
+			UsableNote: "host memory (probe)", Count: 1, HostBytes: host,
+			Support: capability.Evaluate(capability.Facts{Backend: "cpu"})}, nil
+	}
+	t := Target{Name: dev.ID, Display: dev.Name, Backend: dev.Backend, Index: dev.Index, HostBytes: host}
+	facts := capability.Facts{Backend: dev.Backend, CPUFeatures: dev.Features}
+	if dev.ComputeCapability != nil {
+		facts.ComputeCapability = *dev.ComputeCapability
+	}
+	if dev.Architecture != nil {
+		facts.Generation = *dev.Architecture
+	}
+	ev := capability.Evaluate(facts)
+	// The probe's own answers win; 4-bit comes from the rules table.
+	t.Support = capability.Support{FP16: dev.SupportsFP16, BF16: dev.SupportsBF16, Int8: dev.Supports8Bit, FP8: dev.SupportsFP8, Int4: ev.Int4, Reasons: ev.Reasons}
+	if dev.Backend == "cpu" {
+		t.TotalBytes, t.UsableBytes, t.UsableNote = host, host, "host memory (probe: MemTotal, capped by the cgroup limit)"
+		if rep.Host.MemoryAvailMB != nil {
+			t.FreeBytes = *rep.Host.MemoryAvailMB * oomsim.MiB
+		}
+	} else {
+		if dev.TotalMemoryMB != nil {
+			t.TotalBytes = *dev.TotalMemoryMB * oomsim.MiB
+			t.UsableBytes = t.TotalBytes
+			t.UsableNote = "total reported by the driver (PyTorch may see slightly less)"
+		}
+		if dev.FreeMemoryMB != nil {
+			t.FreeBytes = *dev.FreeMemoryMB * oomsim.MiB
+			t.Shared = t.TotalBytes > 0 && float64(t.FreeBytes) < SharedThreshold*float64(t.TotalBytes)
+		}
+	}
+	for _, d := range rep.Devices {
+		if d.Backend == dev.Backend {
+			t.Count++
+		}
+	}
+	if t.UsableBytes <= 0 {
+		what := dev.ID + "'s memory size"
+		if dev.Backend == "cpu" {
+			what = "the host's memory size"
+		}
+		return Target{}, fmt.Errorf("the probe did not report %s; plan with a catalogued device (--device a100-80gb, --device cpu-64gb)", what)
+	}
+	return t, nil
+}
+
+func hostBytes(h probe.HostInfo) int64 {
+	var b int64
+	if h.MemoryTotalMB != nil {
+		b = *h.MemoryTotalMB * oomsim.MiB
+	}
+	if h.MemoryLimitMB != nil && *h.MemoryLimitMB > 0 && (b == 0 || *h.MemoryLimitMB*oomsim.MiB < b) {
+		b = *h.MemoryLimitMB * oomsim.MiB
+	}
+	return b
+}
+
+// Input is everything a recommendation depends on.
+type Input struct {
+	Model       oomsim.Model
+	ModelSource string // "catalogue", "config.json", "--model-params"
+	Mode        string
+	// Precision is "auto" or a precision name; PrecisionSource says where
+	// a non-auto value came from ("flag --precision", "env DEVCTL_PRECISION").
+	Precision       string
+	PrecisionSource string
+	BatchSize       int
+	SeqLen          int
+	Optimizer       string
+	Recompute       string
+	Convention      string
+	Offload         string
+	OffloadParams   bool
+	ZeROStage       int
+	Devices         int
+	// Strategy is "auto" (choose by model size) or a config strategy with
+	// its Fraction and StrategySource.
+	Strategy       string
+	Fraction       float64
+	StrategySource string
+	Target         Target
+	CPUFallback    bool
+}
+
+// Reason is one decision and why.
+type Reason struct {
+	Decision string `json:"decision"`
+	Choice   string `json:"choice"`
+	Why      string `json:"why"`
+}
+
+// Memory is the breakdown with the budget it is compared to.
+type Memory struct {
+	oomsim.Breakdown
+	// UsableBytes is the budget: the device's usable memory times the
+	// memory fraction (capped by free memory when known).
+	UsableBytes int64 `json:"usable_bytes"`
+}
+
+// ModelInfo describes the model in the output.
+type ModelInfo struct {
+	Name   string       `json:"name"`
+	Params int64        `json:"params"`
+	Source string       `json:"source"`
+	Family string       `json:"family,omitempty"`
+	Arch   *oomsim.Arch `json:"arch,omitempty"`
+}
+
+// Framework tells PyTorch and JAX how to use the device.
+type Framework struct {
+	PyTorchDevice         string `json:"pytorch_device"`
+	JAXPlatform           string `json:"jax_platform"`
+	InferenceContext      string `json:"inference_context"`
+	TorchDtype            string `json:"torch_dtype"`
+	Quantization          string `json:"quantization,omitempty"`
+	GradientCheckpointing bool   `json:"gradient_checkpointing,omitempty"`
+}
+
+// EnvVar is one variable to export.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// Result is the recommendation. Field names are the stable JSON schema.
+type Result struct {
+	Model          ModelInfo     `json:"model"`
+	Device         Target        `json:"device"`
+	MemoryStrategy string        `json:"memory_strategy"`
+	MemoryFraction float64       `json:"memory_fraction"`
+	Precision      string        `json:"precision"`
+	Memory         Memory        `json:"memory"`
+	Fits           bool          `json:"fits"`
+	HeadroomBytes  int64         `json:"headroom_bytes"`
+	Plan           oomsim.Plan   `json:"plan"`
+	Ladder         *oomsim.Trace `json:"ladder,omitempty"`
+	Env            []EnvVar      `json:"env"`
+	Framework      Framework     `json:"framework"`
+	Reasons        []Reason      `json:"reasons"`
+}
+
+// Recommend makes every decision and estimates the memory.
+func Recommend(in Input) (*Result, error) {
+	t := in.Target
+	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch}}
+	why := func(d, c, w string) { r.Reasons = append(r.Reasons, Reason{d, c, w}) }
+	if in.Model.Arch == nil && in.Model.Family == "" {
+		in.Model.Arch = oomsim.AssumeArch(in.Model.Params)
+		r.Model.Arch = in.Model.Arch
+	}
+	if t.Catalogue {
+		why("device", t.Name, fmt.Sprintf("catalogued device (%s), usable %s: %s; the probe was not run", t.Display, gibStr(t.UsableBytes), t.UsableNote))
+	}
+
+	// Memory strategy.
+	strategy, frac := in.Strategy, in.Fraction
+	if strategy == "" || strategy == "auto" {
+		p := in.Model.Params
+		switch {
+		case p < 1_000_000:
+			strategy = "conservative"
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 1M: conservative (60%%)", FormatParams(p)))
+		case p < 100_000_000:
+			strategy = "balanced"
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 100M: balanced (75%%)", FormatParams(p)))
+		default:
+			strategy = "aggressive"
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is 100M or more: aggressive (90%%)", FormatParams(p)))
+		}
+		if strategy == "aggressive" && t.Shared {
+			strategy = "balanced"
+			why("memory_strategy", strategy, fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", gibStr(t.TotalBytes-t.FreeBytes), gibStr(t.TotalBytes)))
+		}
+		frac = StrategyFraction[strategy]
+	} else {
+		src := in.StrategySource
+		if src == "" {
+			src = "config"
+		}
+		if strategy == "custom" {
+			why("memory_strategy", strategy, fmt.Sprintf("custom fraction %g (from %s)", frac, src))
+		} else {
+			why("memory_strategy", strategy, fmt.Sprintf("set by %s", src))
+		}
+		if strategy == "aggressive" && t.Shared {
+			why("memory_strategy", strategy, "warning: aggressive on a shared device (honoured because you set it)")
+		}
+	}
+	if frac <= 0 || frac > 1 {
+		frac = StrategyFraction["balanced"]
+	}
+	r.MemoryStrategy, r.MemoryFraction = strategy, frac
+	budget := int64(float64(t.UsableBytes) * frac)
+	if t.FreeBytes > 0 && t.FreeBytes < budget {
+		budget = t.FreeBytes
+		why("budget", gibStr(budget), "capped by the memory free now")
+	}
+
+	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
+		Optimizer: in.Optimizer, Recompute: in.Recompute, Convention: in.Convention, Offload: in.Offload,
+		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend})
+	if in.SeqLen <= 0 && in.Model.Arch != nil && in.Model.Arch.MaxPositions > 0 && in.Model.Arch.MaxPositions < plan.SeqLen {
+		plan.SeqLen = in.Model.Arch.MaxPositions
+		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
+	}
+	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone && plan.Convention == oomsim.EleutherAI && plan.Mode != oomsim.Inference && in.ZeROStage > 0 {
+		plan.Sharding = map[int]string{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+	}
+
+	// Precision.
+	prec, err := choosePrecision(in, t, plan, budget, why)
+	if err != nil {
+		return nil, err
+	}
+	plan.Precision = prec
+	r.Precision = prec
+
+	b, err := oomsim.Estimate(plan)
+	if err != nil {
+		if errors.Is(err, oomsim.ErrNotApplicable) {
+			return nil, fmt.Errorf("%w: %v", ErrContradiction, err)
+		}
+		return nil, err
+	}
+	r.Plan = plan
+	r.Memory = Memory{Breakdown: b, UsableBytes: budget}
+	r.Fits = oomsim.Fits(b, device(t, budget))
+	r.HeadroomBytes = budget - b.TotalBytes
+	if r.Fits {
+		why("verdict", "fits", fmt.Sprintf("%s of %s (%s × %g), %s headroom", gibStr(b.TotalBytes), gibStr(budget), gibStr(t.UsableBytes), frac, gibStr(r.HeadroomBytes)))
+	} else {
+		why("verdict", "does not fit", fmt.Sprintf("%s needed, %s available (%s × %g)", gibStr(b.TotalBytes), gibStr(budget), gibStr(t.UsableBytes), frac))
+		tr, err := oomsim.Ladder(plan, device(t, budget), oomsim.LadderOptions{CPUFallback: in.CPUFallback})
+		if err == nil {
+			r.Ladder = &tr
+			if tr.Fits {
+				why("ladder", tr.Steps[len(tr.Steps)-1].Action, fmt.Sprintf("first change that fits: %s (%s)", tr.Steps[len(tr.Steps)-1].Change, gibStr(tr.FinalMemory.TotalBytes)))
+			} else {
+				why("ladder", "nothing fits", "no step of the fallback ladder fits this device; use more devices (--devices N) or a bigger one")
+			}
+		}
+	}
+	final := plan
+	if r.Ladder != nil && r.Ladder.Fits {
+		final = r.Ladder.Final
+	}
+	r.Env = Env(t, strategy, frac, final, in.Devices)
+	r.Framework = FrameworkFor(t, final)
+	return r, nil
+}
+
+func device(t Target, budget int64) oomsim.Device {
+	host := t.HostBytes
+	if t.Catalogue {
+		host = 0
+	}
+	return oomsim.Device{Name: t.Name, Backend: t.Backend, BudgetBytes: budget, Support: t.Support, Available: max(t.Count, 1), HostBudgetBytes: host}
+}
+
+// choosePrecision honours a requested precision when the device supports
+// it; auto picks bf16 where native, else fp16 where fast, else fp32, and
+// 8-bit/4-bit weights only when 16-bit does not fit and the device runs them.
+func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why func(d, c, w string)) (string, error) {
+	req := strings.ToLower(in.Precision)
+	if plan.Mode == oomsim.QLoRA {
+		if req != "" && req != "auto" && req != oomsim.Int4 {
+			return "", fmt.Errorf("%w: --mode qlora trains on 4-bit weights, but precision is %s (from %s)", ErrContradiction, req, srcOr(in.PrecisionSource))
+		}
+		req = oomsim.Int4
+	}
+	if req != "" && req != "auto" {
+		if req == oomsim.Int8 || req == oomsim.Int4 {
+			if plan.Mode == oomsim.Training {
+				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, srcOr(in.PrecisionSource))
+			}
+		}
+		if !t.Support.Has(req) {
+			need := capability.Requirement(t.Backend, req)
+			if need == "" {
+				need = "no " + t.Backend + " rule grants it"
+			} else {
+				need = "needs " + need
+			}
+			return "", fmt.Errorf("%w: precision %s (from %s) is not supported on %s (%s)", ErrContradiction, req, srcOr(in.PrecisionSource), t.Name, need)
+		}
+		if plan.Mode == oomsim.QLoRA && in.Precision == "auto" {
+			why("precision", req, "QLoRA trains adapters on NF4 4-bit weights")
+		} else {
+			why("precision", req, "requested ("+srcOr(in.PrecisionSource)+")")
+		}
+		return req, nil
+	}
+	half := oomsim.Half(t.Support)
+	base := oomsim.FP32
+	switch {
+	case t.Support.BF16:
+		base = half
+		why("precision", base, t.Name+" runs bf16 natively ("+t.Support.Reasons[oomsim.BF16]+")")
+	case t.Support.FP16:
+		base = half
+		why("precision", base, "no native bf16; fp16 is fast here ("+t.Support.Reasons[oomsim.FP16]+")")
+	default:
+		why("precision", base, "neither bf16 nor fp16 runs fast on "+t.Name)
+	}
+	if plan.Mode == oomsim.Training || plan.Convention != oomsim.EleutherAI {
+		return base, nil
+	}
+	p := plan
+	p.Precision = base
+	if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
+		return base, nil
+	}
+	for _, q := range []string{oomsim.Int8, oomsim.Int4} {
+		if !t.Support.Has(q) {
+			continue
+		}
+		p.Precision = q
+		if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
+			why("precision", q, fmt.Sprintf("does not fit at %s; %s weights fit and %s supports them (%s)", base, q, t.Name, t.Support.Reasons[q]))
+			return q, nil
+		}
+	}
+	return base, nil
+}
+
+func srcOr(s string) string {
+	if s == "" {
+		return "config"
+	}
+	return s
+}
+
+func gibStr(b int64) string {
+	return fmt.Sprintf("%.2f GiB", float64(b)/float64(oomsim.GiB))
+}

@@ -1,0 +1,213 @@
+package recommend
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe"
+)
+
+func catalogueTarget(t *testing.T, name string) Target {
+	t.Helper()
+	devs, err := LoadDevices(configs.DevicesYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := FindDevice(devs, name)
+	if !ok {
+		t.Fatalf("no device %s", name)
+	}
+	return TargetFromCatalogue(d, 1)
+}
+
+func catalogueModel(t *testing.T, name string) oomsim.Model {
+	t.Helper()
+	ms, err := LoadModels(configs.ModelsYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FindModel(ms, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Model()
+}
+
+func TestStrategyByModelSize(t *testing.T) {
+	cases := []struct {
+		name   string
+		params int64
+		shared bool
+		want   string
+	}{
+		{"under 1M parameters is conservative", 350_000, false, "conservative"},
+		{"under 100M parameters is balanced", 60_000_000, false, "balanced"},
+		{"100M parameters or more is aggressive", 150_000_000, false, "aggressive"},
+		{"never aggressive on a shared device", 7_000_000_000, true, "balanced"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tg := catalogueTarget(t, "a100-80gb")
+			if c.shared {
+				tg.Catalogue, tg.Shared, tg.FreeBytes = false, true, tg.UsableBytes/2
+			}
+			r, err := Recommend(Input{Model: oomsim.Model{Params: c.params}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.MemoryStrategy != c.want {
+				t.Errorf("strategy = %s, want %s", r.MemoryStrategy, c.want)
+			}
+			if c.shared && r.Memory.UsableBytes > tg.FreeBytes {
+				t.Errorf("budget %d exceeds the free memory %d", r.Memory.UsableBytes, tg.FreeBytes)
+			}
+		})
+	}
+}
+
+func TestCustomStrategyTakesTheFraction(t *testing.T) {
+	tg := catalogueTarget(t, "t4")
+	r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "custom", Fraction: 0.5, StrategySource: "flag --memory-fraction", Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MemoryFraction != 0.5 || r.Memory.UsableBytes != tg.UsableBytes/2 {
+		t.Errorf("fraction %g budget %d, want 0.5 and %d", r.MemoryFraction, r.Memory.UsableBytes, tg.UsableBytes/2)
+	}
+}
+
+func TestPrecisionChoice(t *testing.T) {
+	cases := []struct {
+		name, model, device, mode, req, want string
+	}{
+		{"bf16 where native (A100)", "llama-2-7b", "a100-80gb", "inference", "auto", "bf16"},
+		{"fp16 where bf16 is not native (T4)", "gpt2", "t4", "inference", "auto", "fp16"},
+		{"fp32 on a CPU without bf16", "gpt2", "cpu-64gb", "inference", "auto", "fp32"},
+		{"bf16 on a TPU", "gpt2", "tpu-v5e", "inference", "auto", "bf16"},
+		{"8-bit only when 16-bit does not fit (Llama-3-8B on a T4)", "llama-3-8b", "t4", "inference", "auto", "8bit"},
+		{"a requested precision is honoured", "gpt2", "a100-80gb", "inference", "fp32", "fp32"},
+		{"QLoRA implies 4-bit", "llama-2-7b", "t4", "qlora", "auto", "4bit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Recommend(Input{Model: catalogueModel(t, c.model), Mode: c.mode, Precision: c.req, Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Precision != c.want {
+				t.Errorf("precision = %s, want %s", r.Precision, c.want)
+			}
+		})
+	}
+}
+
+func TestContradictionsAreRefused(t *testing.T) {
+	cases := []struct {
+		name, device, mode, req, want string
+	}{
+		{"4-bit on a TPU", "tpu-v5e", "inference", "4bit", "not supported on tpu-v5e"},
+		{"bf16 on a T4", "t4", "inference", "bf16", "compute capability >= 8.0"},
+		{"8-bit weights for full training", "a100-80gb", "training", "8bit", "use --mode lora"},
+		{"QLoRA at fp16", "a100-80gb", "qlora", "fp16", "4-bit weights"},
+		{"QLoRA on a ROCm GPU", "mi300x", "qlora", "auto", "not supported on mi300x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: c.mode, Precision: c.req, PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			if !errors.Is(err, ErrContradiction) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want a contradiction mentioning %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLlama2TrainingOnA100UsesTheLadder(t *testing.T) {
+	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fits || r.Ladder == nil || !r.Ladder.Fits {
+		t.Fatalf("fits %v, ladder %v; want no fit and a ladder that finds one", r.Fits, r.Ladder)
+	}
+}
+
+func TestEnvAndFramework(t *testing.T) {
+	cases := []struct {
+		device  string
+		shared  bool
+		env     []string
+		torch   string
+		jax     string
+		context string
+	}{
+		{"a100-80gb", false, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "cuda", "torch.inference_mode()"},
+		{"a100-80gb", true, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.75", "XLA_PYTHON_CLIENT_PREALLOCATE=false"}, "cuda:0", "cuda", "torch.inference_mode()"},
+		{"tpu-v5e", false, []string{"PJRT_DEVICE=TPU"}, "xla", "tpu", "torch.no_grad()"},
+		{"apple-m2-max-32gb", false, []string{"PYTORCH_ENABLE_MPS_FALLBACK=1", "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.90", "PYTORCH_MPS_LOW_WATERMARK_RATIO=0.74"}, "mps", "METAL", "torch.inference_mode()"},
+		{"mi300x", false, []string{"HIP_VISIBLE_DEVICES=0", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "rocm", "torch.inference_mode()"},
+		{"cpu-64gb", false, []string{"JAX_PLATFORMS=cpu"}, "cpu", "cpu", "torch.inference_mode()"},
+	}
+	for _, c := range cases {
+		t.Run(c.device, func(t *testing.T) {
+			tg := catalogueTarget(t, c.device)
+			if c.shared {
+				tg.Catalogue, tg.Shared, tg.FreeBytes = false, true, tg.UsableBytes/2
+			}
+			r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range r.Env {
+				got = append(got, e.Name+"="+e.Value)
+			}
+			if diff := cmp.Diff(c.env, got); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			f := r.Framework
+			if diff := cmp.Diff([]string{c.torch, c.jax, c.context}, []string{f.PyTorchDevice, f.JAXPlatform, f.InferenceContext}); diff != "" {
+				t.Errorf("framework (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"0,1": "0,1", "expandable_segments:True": "expandable_segments:True", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm -rf /)": "'$(rm -rf /)'"} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestTargetFromProbeMarksASharedGPU(t *testing.T) {
+	cc := "8.0"
+	rep := &probe.Report{
+		Host:      probe.HostInfo{MemoryTotalMB: probe.Ptr(int64(65536))},
+		Summary:   probe.Summary{DefaultDevice: "cuda:1"},
+		Selection: &probe.Selection{Chosen: "cuda:1"},
+		Devices: []probe.Device{
+			{ID: "cuda:0", Index: 0, Backend: "cuda", TotalMemoryMB: probe.Ptr(int64(81920)), FreeMemoryMB: probe.Ptr(int64(81000)), ComputeCapability: &cc, SupportsFP16: true, SupportsBF16: true, Supports8Bit: true},
+			{ID: "cuda:1", Index: 1, Backend: "cuda", TotalMemoryMB: probe.Ptr(int64(81920)), FreeMemoryMB: probe.Ptr(int64(20000)), ComputeCapability: &cc, SupportsFP16: true, SupportsBF16: true, Supports8Bit: true},
+		},
+	}
+	tg, err := TargetFromProbe(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Name != "cuda:1" || !tg.Shared || tg.Count != 2 || !tg.Support.Int4 {
+		t.Errorf("target %+v: want cuda:1, shared, 2 devices, 4-bit from the rules", tg)
+	}
+	r, err := Recommend(Input{Model: oomsim.Model{Params: 7_000_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MemoryStrategy == "aggressive" || r.Framework.PyTorchDevice != "cuda:1" {
+		t.Errorf("strategy %s device %s", r.MemoryStrategy, r.Framework.PyTorchDevice)
+	}
+}

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/recommend"
+)
+
+// RecommendTable renders a recommendation: summary, memory breakdown,
+// verdict with headroom, the fallback ladder when it ran, the reasons,
+// framework hints and the environment.
+func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
+	p := r.Plan
+	fmt.Fprintln(w, st.Title("devctl recommend"))
+	dev := r.Device.Name
+	if r.Device.Display != "" && r.Device.Display != r.Device.Name {
+		dev += " (" + r.Device.Display + ")"
+	}
+	if r.Device.Catalogue {
+		dev += ", catalogue"
+	}
+	mode := fmt.Sprintf("%s, batch %d, seq %d", p.Mode, p.BatchSize, p.SeqLen)
+	if p.Mode != oomsim.Inference {
+		mode += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+	}
+	if p.Devices > 1 {
+		mode += fmt.Sprintf(", %d devices", p.Devices)
+	}
+	kv := [][2]string{
+		{"Model:", fmt.Sprintf("%s (%s params, %s)", r.Model.Name, recommend.FormatParams(r.Model.Params), r.Model.Source)},
+		{"Device:", dev},
+		{"Mode:", mode},
+		{"Precision:", r.Precision},
+		{"Memory Strategy:", fmt.Sprintf("%s (%s)", r.MemoryStrategy, strconv.FormatFloat(r.MemoryFraction, 'g', -1, 64))},
+		{"Convention:", r.Memory.Convention},
+	}
+	for _, e := range kv {
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), e[1])
+	}
+	fmt.Fprintln(w)
+
+	m := r.Memory
+	rows := [][]string{
+		{"weights", recGiB(m.WeightsBytes), recComma(m.WeightsBytes)},
+		{"gradients", recGiB(m.GradientsBytes), recComma(m.GradientsBytes)},
+		{"optimizer", recGiB(m.OptimizerBytes), recComma(m.OptimizerBytes)},
+		{"activations", recGiB(m.ActivationsBytes), recComma(m.ActivationsBytes)},
+		{"kv cache", recGiB(m.KVCacheBytes), recComma(m.KVCacheBytes)},
+		{"overhead", recGiB(m.OverheadBytes), recComma(m.OverheadBytes)},
+		{"total", recGiB(m.TotalBytes), recComma(m.TotalBytes)},
+		{"usable", recGiB(m.UsableBytes), recComma(m.UsableBytes)},
+	}
+	if m.HostBytes > 0 {
+		rows = append(rows, []string{"host (offloaded)", recGiB(m.HostBytes), recComma(m.HostBytes)})
+	}
+	if err := RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
+		return err
+	}
+	if r.Fits {
+		fmt.Fprintf(w, "%s %s, headroom %s\n", st.Label("Verdict:"), st.OK("FITS"), recGiB(r.HeadroomBytes)+" GiB")
+	} else {
+		fmt.Fprintf(w, "%s %s, short by %s\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), recGiB(-r.HeadroomBytes)+" GiB")
+	}
+	for _, n := range m.Notes {
+		fmt.Fprintf(w, "%s %s\n", st.Dim("note:"), n)
+	}
+	if m.OverheadSource != "" {
+		fmt.Fprintf(w, "%s overhead: %s\n", st.Dim("note:"), m.OverheadSource)
+	}
+
+	if t := r.Ladder; t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Title("Fallback ladder"))
+		lrows := [][]string{{"0", "start", t.Start.Change, recGiB(t.Start.Memory.TotalBytes), recYesNo(t.Start.Fits)}}
+		for i, s := range t.Steps {
+			lrows = append(lrows, []string{strconv.Itoa(i + 1), s.Action, s.Change, recGiB(s.Memory.TotalBytes), recYesNo(s.Fits)})
+		}
+		if err := RenderTable(w, []string{"#", "STEP", "CHANGE", "TOTAL GIB", "FITS"}, lrows); err != nil {
+			return err
+		}
+		for _, s := range t.Skipped {
+			fmt.Fprintf(w, "%s %s\n", st.Dim("skipped:"), s)
+		}
+		if t.Fits {
+			fmt.Fprintf(w, "%s %s (%s GiB of %s GiB)\n", st.Label("Plan that fits:"), st.OK(recPlan(t.Final)), recGiB(t.FinalMemory.TotalBytes), recGiB(r.Memory.UsableBytes))
+		} else {
+			fmt.Fprintf(w, "%s %s\n", st.Label("Plan that fits:"), st.Fail("none on this device"))
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, st.Title("Why"))
+	for _, re := range r.Reasons {
+		fmt.Fprintf(w, "  %-16s %-13s %s\n", re.Decision, re.Choice, re.Why)
+	}
+	f := r.Framework
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s PyTorch device %q, JAX platform %q, %s, %s\n", st.Label("Framework:"), f.PyTorchDevice, f.JAXPlatform, f.TorchDtype, f.InferenceContext)
+	if f.Quantization != "" {
+		fmt.Fprintf(w, "%s %s\n", st.Label("Quantization:"), f.Quantization)
+	}
+	if len(r.Env) > 0 {
+		fmt.Fprintln(w, st.Label("Environment:"))
+		if err := RecommendEnv(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecommendEnv prints `export NAME=value` lines ready for eval.
+func RecommendEnv(w io.Writer, r *recommend.Result) error {
+	for _, e := range r.Env {
+		if _, err := fmt.Fprintf(w, "export %s=%s\n", e.Name, recommend.ShellQuote(e.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func recPlan(p oomsim.Plan) string {
+	s := fmt.Sprintf("%s %s", p.Mode, p.Precision)
+	if p.Mode != oomsim.Inference {
+		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+	}
+	if p.MicroBatch > 0 && p.MicroBatch < p.BatchSize {
+		s += fmt.Sprintf(", micro-batch %d × %d accumulation", p.MicroBatch, p.GradAccum())
+	}
+	if p.Sharding != "" && p.Sharding != oomsim.ShardNone {
+		s += fmt.Sprintf(", %s over %d", p.Sharding, p.Devices)
+	}
+	if p.Offload == "cpu" {
+		s += ", CPU offload"
+	}
+	if p.OnCPU {
+		s += ", on the CPU"
+	}
+	return s
+}
+
+func recGiB(b int64) string { return strconv.FormatFloat(float64(b)/float64(oomsim.GiB), 'f', 2, 64) }
+
+func recYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// comma groups digits: 433249280 -> 433,249,280.
+func recComma(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return neg + s
+}
