@@ -1,0 +1,552 @@
+package explain
+
+import (
+	"bytes"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// compiled is the rule and extractor tables ready to run. It is built on
+// first use, not at init, so that commands which never classify a log pay
+// nothing.
+type compiled struct {
+	rules      []compiledRule
+	needles    []needleRef
+	match      *matcher
+	extractors []compiledExtractor
+	globals    []int // indices of extractors with a global needle
+}
+
+type needleRef struct {
+	text  []byte
+	rules []int
+}
+
+var (
+	compileOnce sync.Once
+	tables      *compiled
+)
+
+func getTables() *compiled {
+	compileOnce.Do(func() { tables = compile(rules, extractors) })
+	return tables
+}
+
+func compile(rs []rule, xs []extractor) *compiled {
+	c := &compiled{}
+	index := map[string]int{}
+	for i, r := range rs {
+		cr := compiledRule{rule: r}
+		if r.re != "" {
+			cr.re = regexp.MustCompile(r.re)
+		}
+		c.rules = append(c.rules, cr)
+		for _, n := range r.needles {
+			j, ok := index[n]
+			if !ok {
+				j = len(c.needles)
+				index[n] = j
+				c.needles = append(c.needles, needleRef{text: []byte(n)})
+			}
+			c.needles[j].rules = append(c.needles[j].rules, i)
+		}
+	}
+	texts := make([][]byte, len(c.needles))
+	for i, n := range c.needles {
+		texts[i] = n.text
+	}
+	c.match = newMatcher(texts)
+	for i, x := range xs {
+		c.extractors = append(c.extractors, compiledExtractor{extractor: x, re: regexp.MustCompile(x.re)})
+		if x.global != "" {
+			c.globals = append(c.globals, i)
+		}
+	}
+	return c
+}
+
+// Limits that bound work and memory whatever the input.
+const (
+	// lineWindow bounds how far a hit's line is followed each way, so a
+	// log with no newlines costs the same as one with many.
+	lineWindow = 4 << 10
+	// keepPerRule is how many best hits each rule keeps.
+	keepPerRule = 4
+	// evidenceMax bounds one quoted evidence line, in bytes.
+	evidenceMax = 400
+	// contextWindow is how much text around the primary line is read for
+	// numbers.
+	contextWindow = 3 << 10
+	// unknownTail is how much of the log's end is searched for the last
+	// exception line when nothing device-related matched.
+	unknownTail = 256 << 10
+)
+
+// Scores: weight dominates; the line's shape and position decide between
+// hits of similar weight.
+const (
+	bonusException = 200
+	penaltyWarning = 400
+	bonusPosition  = 150
+)
+
+type lineKind int
+
+const (
+	kindPlain lineKind = iota
+	kindException
+	kindWarning
+)
+
+type hit struct {
+	rule       int
+	start, end int // the line, within the log
+	off        int // where the needle matched
+	kind       lineKind
+	score      int
+}
+
+// Classify names the primary device error in log. It is pure and never
+// panics; an empty or unrelated log gives CategoryUnknown.
+func Classify(log []byte) (e Explanation) {
+	// classify is written not to panic (FuzzClassify calls it without this
+	// guard); the guard keeps a future bug from taking down `devctl doctor`.
+	defer func() {
+		if recover() != nil {
+			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+		}
+	}()
+	return classify(log)
+}
+
+func classify(log []byte) (e Explanation) {
+	t := getTables()
+	best := make([][]hit, len(t.rules))
+	lastStart := make([]int, len(t.needles))
+	for i := range lastStart {
+		lastStart[i] = -1
+	}
+	t.match.each(log, func(ni, off int) {
+		start, end := lineBounds(log, off)
+		if start == lastStart[ni] {
+			return
+		}
+		lastStart[ni] = start
+		line := log[start:end]
+		kind := kindOf(line)
+		for _, ri := range t.needles[ni].rules {
+			r := &t.rules[ri]
+			if !r.lineOK(line) {
+				continue
+			}
+			keep(&best[ri], hit{rule: ri, start: start, end: end, off: off, kind: kind,
+				score: score(r.weight, kind, off, len(log))})
+		}
+	})
+	var all []hit
+	for _, hs := range best {
+		all = append(all, hs...)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.off != b.off {
+			return a.off > b.off
+		}
+		return a.rule < b.rule
+	})
+	var (
+		win       *hit
+		cat       Category
+		dev       Device
+		msg       string
+		confirmed []hit
+	)
+	for i := range all {
+		h := all[i]
+		r := &t.rules[h.rule]
+		c, d, m, ok := r.decide(string(log[h.start:h.end]))
+		if !ok {
+			continue
+		}
+		if win == nil {
+			win, cat, dev, msg = &all[i], c, d, m
+		}
+		if c == cat {
+			confirmed = append(confirmed, h)
+		}
+	}
+	if win == nil {
+		return unknown(log)
+	}
+	e = Explanation{
+		Category:  cat,
+		Device:    dev,
+		MessageID: msg,
+		Line:      1 + bytes.Count(log[:win.start], []byte{'\n'}),
+		Rule:      t.rules[win.rule].id,
+	}
+	if e.Device == DeviceAny && t.rules[win.rule].dev == "" {
+		// The primary line did not name a device; a related line may
+		// ("... on /job:localhost/replica:0/task:0/device:GPU:0").
+		for _, h := range confirmed {
+			if d := inferDevice(string(log[h.start:h.end])); d != DeviceAny {
+				e.Device = d
+				break
+			}
+		}
+	}
+	e.Evidence = evidence(log, *win, confirmed)
+	e.Numbers = readNumbers(t, log, *win, confirmed, cat)
+	if e.Device == DeviceAny && len(e.Numbers.Devices) > 0 {
+		e.Device = deviceFromMismatch("found at least two devices, " + strings.Join(e.Numbers.Devices, " and "))
+	}
+	e.Confidence = confidence(t.rules[win.rule].weight, win.kind)
+	return e
+}
+
+// decide applies the rule's regexp and refinement to a line.
+func (r *compiledRule) decide(line string) (Category, Device, string, bool) {
+	var sub []string
+	if r.re != nil {
+		sub = r.re.FindStringSubmatch(line)
+		if sub == nil {
+			return "", "", "", false
+		}
+	}
+	cat, dev, msg := r.cat, r.dev, r.msg
+	if r.refine != nil {
+		c, d, m := r.refine(line, sub)
+		cat, dev = c, d
+		if m != "" {
+			msg = m
+		} else if c != r.cat {
+			msg = ""
+		}
+	}
+	if dev == "" {
+		dev = inferDevice(line)
+	}
+	if msg == "" {
+		msg = string(cat)
+	}
+	return cat, dev, msg, true
+}
+
+// lineOK checks the cheap literal conditions.
+func (r *compiledRule) lineOK(line []byte) bool {
+	if len(r.also) > 0 {
+		ok := false
+		for _, a := range r.also {
+			if bytes.Contains(line, []byte(a)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, n := range r.not {
+		if bytes.Contains(line, []byte(n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// keep inserts h into hs, keeping the keepPerRule best and one hit per line.
+func keep(hs *[]hit, h hit) {
+	for i, o := range *hs {
+		if o.start == h.start {
+			if h.score > o.score {
+				(*hs)[i] = h
+			}
+			return
+		}
+	}
+	if len(*hs) < keepPerRule {
+		*hs = append(*hs, h)
+		return
+	}
+	worst := 0
+	for i, o := range *hs {
+		if o.score < (*hs)[worst].score {
+			worst = i
+		}
+	}
+	if h.score > (*hs)[worst].score {
+		(*hs)[worst] = h
+	}
+}
+
+func score(weight int, kind lineKind, off, n int) int {
+	s := weight * 10
+	switch kind {
+	case kindException:
+		s += bonusException
+	case kindWarning:
+		s -= penaltyWarning
+	}
+	if n > 0 {
+		s += int(int64(off) * bonusPosition / int64(n))
+	}
+	return s
+}
+
+func confidence(weight int, kind lineKind) float64 {
+	c := float64(weight) / 100
+	switch kind {
+	case kindException:
+		c += 0.05
+	case kindWarning:
+		c *= 0.75
+	}
+	c = math.Min(1, math.Max(0, c*0.95))
+	return math.Round(c*100) / 100
+}
+
+// lineBounds returns the line around off, treating \r as a line break too
+// (progress bars) and looking at most lineWindow bytes each way.
+func lineBounds(b []byte, off int) (int, int) {
+	lo := off - lineWindow
+	if lo < 0 {
+		lo = 0
+	}
+	start := lo
+	if i := bytes.LastIndexAny(b[lo:off], "\r\n"); i >= 0 {
+		start = lo + i + 1
+	}
+	hi := off + lineWindow
+	if hi > len(b) {
+		hi = len(b)
+	}
+	end := hi
+	if i := bytes.IndexAny(b[off:hi], "\r\n"); i >= 0 {
+		end = off + i
+	}
+	return start, end
+}
+
+// kindOf tells an exception line ("RuntimeError: ...", "what(): ...", a
+// glog fatal "F0402 ...") from a warning line and from anything else.
+func kindOf(line []byte) lineKind {
+	if isWarning(line) {
+		return kindWarning
+	}
+	if isException(line) {
+		return kindException
+	}
+	return kindPlain
+}
+
+func isWarning(line []byte) bool {
+	for _, w := range [][]byte{[]byte("Warning:"), []byte("warnings.warn"), []byte("WARNING"), []byte("[W "), []byte("warn(")} {
+		if bytes.Contains(line, w) {
+			return true
+		}
+	}
+	s := trimDecor(line)
+	// glog warning: "W0325 12:00:00.000 ..." and TF "W tensorflow/...".
+	return len(s) > 5 && s[0] == 'W' && (s[1] == ' ' || isDigits(s[1:5]))
+}
+
+func isException(line []byte) bool {
+	s := trimDecor(line)
+	if len(s) > 5 && s[0] == 'F' && isDigits(s[1:5]) {
+		return true // glog fatal
+	}
+	for _, p := range [][]byte{[]byte("what():"), []byte("terminate called"), []byte("Exception in "), []byte("Exception has occurred")} {
+		if bytes.HasPrefix(s, p) {
+			return true
+		}
+	}
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '.' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	if i == 0 || i >= len(s) || s[i] != ':' {
+		return false
+	}
+	name := s[:i]
+	return bytes.HasSuffix(name, []byte("Error")) || bytes.HasSuffix(name, []byte("Exception")) ||
+		bytes.HasSuffix(name, []byte("Failure"))
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// trimDecor drops what issue trackers, rich tracebacks and torch.distributed
+// put in front of a message: spaces, quotes, markdown, box drawing, "> ",
+// "[rank0]:" and "(Worker pid=1)" prefixes.
+func trimDecor(line []byte) []byte {
+	s := line
+	for {
+		before := len(s)
+		s = bytes.TrimLeft(s, " \t`'\"*>|#-:")
+		s = bytes.TrimPrefix(s, []byte("│"))
+		s = bytes.TrimPrefix(s, []byte("“"))
+		s = bytes.TrimPrefix(s, []byte("”"))
+		s = bytes.TrimPrefix(s, []byte("❱"))
+		if len(s) > 0 && (s[0] == '[' || s[0] == '(') {
+			closer := byte(']')
+			if s[0] == '(' {
+				closer = ')'
+			}
+			if j := bytes.IndexByte(s, closer); j > 0 && j < 80 {
+				s = s[j+1:]
+			}
+		}
+		if len(s) == before {
+			return s
+		}
+	}
+}
+
+// evidence quotes the primary line, then up to two other lines confirmed
+// for the same category (e.g. the kernel assertion before a device-side
+// assert), in log order after the primary.
+func evidence(log []byte, win hit, confirmed []hit) []string {
+	out := []string{quote(log, win)}
+	var more []hit
+	for _, h := range confirmed {
+		if h.start != win.start {
+			more = append(more, h)
+		}
+	}
+	sort.SliceStable(more, func(i, j int) bool { return more[i].score > more[j].score })
+	if len(more) > 2 {
+		more = more[:2]
+	}
+	sort.SliceStable(more, func(i, j int) bool { return more[i].off < more[j].off })
+	for _, h := range more {
+		q := quote(log, h)
+		dup := false
+		for _, o := range out {
+			if o == q {
+				dup = true
+			}
+		}
+		if !dup && q != "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// quote trims a hit's line for display, keeping the needle in view when
+// the line is long.
+func quote(log []byte, h hit) string {
+	line := log[h.start:h.end]
+	off := h.off - h.start
+	if len(line) > evidenceMax {
+		lo := off - evidenceMax/3
+		if lo < 0 {
+			lo = 0
+		}
+		hi := lo + evidenceMax
+		if hi > len(line) {
+			hi = len(line)
+			lo = max(0, hi-evidenceMax)
+		}
+		line = line[lo:hi]
+		if lo > 0 {
+			// Start at a word, not in the middle of one.
+			if i := bytes.IndexByte(line, ' '); i >= 0 && i < 40 {
+				line = line[i+1:]
+			}
+		}
+	}
+	s := strings.TrimSpace(string(bytes.TrimRight(trimDecor(line), " \t`*│")))
+	return cleanUTF8(s)
+}
+
+func cleanUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// readNumbers applies the extractors to the primary line, the other
+// evidence, the text around the primary line, and (for driver-related
+// categories) the last version lines anywhere in the log.
+func readNumbers(t *compiled, log []byte, win hit, confirmed []hit, cat Category) Numbers {
+	var n Numbers
+	texts := []string{string(log[win.start:win.end])}
+	for _, h := range confirmed {
+		if h.start != win.start {
+			texts = append(texts, string(log[h.start:h.end]))
+		}
+	}
+	lo, hi := max(0, win.start-contextWindow), min(len(log), win.end+contextWindow)
+	texts = append(texts, string(log[lo:hi]))
+	for _, s := range texts {
+		for _, x := range t.extractors {
+			if sub := x.re.FindStringSubmatch(s); sub != nil {
+				x.apply(&n, sub)
+			}
+		}
+	}
+	switch cat {
+	case CategoryCUDADriverMismatch, CategoryNoGPUFound, CategoryOther, CategoryCUDNNError, CategoryNCCLError:
+		for _, gi := range t.globals {
+			x := t.extractors[gi]
+			if i := lastIndex(log, []byte(x.global)); i >= 0 {
+				s, e := lineBounds(log, i)
+				if sub := x.re.FindStringSubmatch(string(log[s:e])); sub != nil {
+					x.apply(&n, sub)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// lastIndex is bytes.LastIndex built on the SIMD forward search.
+func lastIndex(b, sep []byte) int {
+	last := -1
+	for pos := 0; pos < len(b); {
+		i := bytes.Index(b[pos:], sep)
+		if i < 0 {
+			break
+		}
+		last = pos + i
+		pos = last + len(sep)
+	}
+	return last
+}
+
+// unknown builds the answer when nothing device-related matched, quoting
+// the last exception line near the end of the log so the user sees what
+// did fail.
+func unknown(log []byte) Explanation {
+	e := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+	from := max(0, len(log)-unknownTail)
+	tail := log[from:]
+	end := len(tail)
+	for end > 0 {
+		start := bytes.LastIndexAny(tail[:end], "\r\n") + 1
+		line := tail[start:end]
+		if isException(line) {
+			h := hit{start: from + start, end: from + end, off: from + start}
+			e.Evidence = []string{quote(log, h)}
+			e.Line = 1 + bytes.Count(log[:h.start], []byte{'\n'})
+			break
+		}
+		end = start - 1
+	}
+	return e
+}

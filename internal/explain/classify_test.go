@@ -1,0 +1,321 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The lines below are quoted from the corpus (testdata/logs, sources in
+// its index.tsv); each case checks one rule family.
+func TestClassifyCategories(t *testing.T) {
+	tests := []struct {
+		name string
+		log  string
+		cat  Category
+		dev  Device
+		msg  string
+	}{
+		{"a PyTorch CUDA out-of-memory is out_of_memory on cuda",
+			"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total capacty of 6.00 GiB of which 0 bytes is free.",
+			CategoryOutOfMemory, DeviceCUDA, "out_of_memory"},
+		{"a HIP out-of-memory is out_of_memory on rocm",
+			"torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB. GPU 0 has a total capacity of 128.00 GiB of which 780.24 MiB is free.",
+			CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
+		{"an MPS backend out-of-memory is out_of_memory on mps",
+			"RuntimeError: MPS backend out of memory (MPS allocated: 7.23 GB, other allocations: 1.54 GB, max allowed: 9.07 GB). Tried to allocate 896.00 MB on private pool.",
+			CategoryOutOfMemory, DeviceMPS, "out_of_memory.mps"},
+		{"a TensorFlow OOM on a GPU allocator is out_of_memory on cuda",
+			"ResourceExhaustedError: OOM when allocating tensor with shape[25088,4096] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+			CategoryOutOfMemory, DeviceCUDA, "out_of_memory.tensorflow"},
+		{"XLA's out of memory while trying to allocate is xla_resource_exhausted",
+			"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
+			CategoryXLAResourceExhausted, DeviceXLA, "xla_resource_exhausted"},
+		{"a TPU HBM reservation failure is xla_resource_exhausted",
+			"RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.",
+			CategoryXLAResourceExhausted, DeviceXLA, "xla_resource_exhausted"},
+		{"tensors on cpu and cuda:0 are a device_mismatch on cuda",
+			"RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0! (when checking argument for argument mat2 in method wrapper_CUDA_mm)",
+			CategoryDeviceMismatch, DeviceCUDA, "device_mismatch"},
+		{"a cuda input with a cpu weight is a device_mismatch, not a dtype one",
+			"RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.HalfTensor) should be the same",
+			CategoryDeviceMismatch, DeviceCUDA, "device_mismatch"},
+		{"half input with a float weight on cuda is a dtype_mismatch",
+			"RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same",
+			CategoryDTypeMismatch, DeviceCUDA, "dtype_mismatch"},
+		{"expected scalar type with no device named is a dtype_mismatch on any device",
+			"RuntimeError: expected scalar type Float but found Half",
+			CategoryDTypeMismatch, DeviceAny, "dtype_mismatch"},
+		{"mat1 and mat2 dtypes differing is a dtype_mismatch",
+			"RuntimeError: mat1 and mat2 must have the same dtype",
+			CategoryDTypeMismatch, DeviceAny, "dtype_mismatch"},
+		{"bfloat16 on MPS is unsupported_dtype on mps",
+			"TypeError: BFloat16 is not supported on MPS",
+			CategoryUnsupportedDType, DeviceMPS, "unsupported_dtype.mps_bf16"},
+		{"float64 on MPS is unsupported_dtype on mps",
+			"TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use float32 instead.",
+			CategoryUnsupportedDType, DeviceMPS, "unsupported_dtype.mps_float64"},
+		{"a half CPU kernel is unsupported_dtype on cpu",
+			`RuntimeError: "addmm_impl_cpu_" not implemented for 'Half'`,
+			CategoryUnsupportedDType, DeviceCPU, "unsupported_dtype.cpu_half"},
+		{"placeholder storage is mps_placeholder_storage",
+			"RuntimeError: Placeholder storage has not been allocated on MPS device!",
+			CategoryMPSPlaceholderStorage, DeviceMPS, "mps_placeholder_storage"},
+		{"an operator missing on MPS is mps_unsupported_op",
+			"NotImplementedError: The operator 'aten::upsample_bicubic2d.out' is not currently implemented for the MPS device.",
+			CategoryMPSUnsupportedOp, DeviceMPS, "mps_unsupported_op"},
+		{"the SparseMPS backend is mps_unsupported_op",
+			"NotImplementedError: Could not run 'aten::empty.memory_format' with arguments from the 'SparseMPS' backend.",
+			CategoryMPSUnsupportedOp, DeviceMPS, "mps_unsupported_op.sparse"},
+		{"a driver too old is cuda_driver_mismatch",
+			"RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+			CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},
+		{"an NVML version mismatch is cuda_driver_mismatch",
+			"Failed to initialize NVML: Driver/library version mismatch",
+			CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch.nvml"},
+		{"no NVIDIA driver is no_gpu_found",
+			"RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+			CategoryNoGPUFound, DeviceCUDA, "no_gpu_found"},
+		{"a CPU-only torch is no_gpu_found",
+			"AssertionError: Torch not compiled with CUDA enabled",
+			CategoryNoGPUFound, DeviceCUDA, "no_gpu_found.cpu_build"},
+		{"CUDA unknown error is no_gpu_found",
+			"RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment",
+			CategoryNoGPUFound, DeviceCUDA, "no_gpu_found.cuda_unknown"},
+		{"a device-side assert is cuda_launch_failure",
+			"RuntimeError: CUDA error: device-side assert triggered",
+			CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},
+		{"an illegal memory access is cuda_launch_failure",
+			"RuntimeError: CUDA error: an illegal memory access was encountered",
+			CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"},
+		{"a cuDNN status is cudnn_error",
+			"RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+			CategoryCUDNNError, DeviceCUDA, "cudnn_error"},
+		{"an NCCL system error is nccl_error",
+			"RuntimeError: NCCL Error 2: unhandled system error",
+			CategoryNCCLError, DeviceCUDA, "nccl_error"},
+		{"a collective timeout is nccl_error",
+			"[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE)",
+			CategoryNCCLError, DeviceCUDA, "nccl_error.timeout"},
+		{"a TPU in use is xla_tpu_init",
+			"RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 2718466.",
+			CategoryXLATPUInit, DeviceXLA, "xla_tpu_init.busy"},
+		{"a TPU topology failure is xla_tpu_init",
+			"RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to get global TPU topology.",
+			CategoryXLATPUInit, DeviceXLA, "xla_tpu_init"},
+		{"no code object for the AMD GPU is rocm_hip_error",
+			"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+			CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
+		{"no access to /dev/kfd is rocm_hip_error",
+			"Unable to open /dev/kfd read-write: Permission denied",
+			CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.kfd"},
+		{"error 802 is other on cuda (fabric manager)",
+			"RuntimeError: cuda runtime error (802) : system not yet initialized at THCGeneral.cpp:50",
+			CategoryOther, DeviceCUDA, "other.fabric_manager"},
+		{"a dataloader bus error is other (shared memory)",
+			"RuntimeError: DataLoader worker (pid 46794) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory.",
+			CategoryOther, DeviceAny, "other.shm"},
+		{"an unrecognised CUDA error is other",
+			"RuntimeError: CUDA error: operation not permitted when stream is capturing",
+			CategoryOther, DeviceCUDA, "other"},
+		{"a Python import error is unknown",
+			"Traceback (most recent call last):\n  File \"train.py\", line 53, in <module>\n    import debug\nModuleNotFoundError: No module named 'debug'",
+			CategoryUnknown, DeviceAny, "unknown"},
+		{"an empty log is unknown", "", CategoryUnknown, DeviceAny, "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Classify([]byte(tt.log))
+			got := [3]string{string(e.Category), string(e.Device), e.MessageID}
+			want := [3]string{string(tt.cat), string(tt.dev), tt.msg}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Classify (-want +got):\n%s\nevidence: %q", diff, e.Evidence)
+			}
+		})
+	}
+}
+
+func TestClassifyPrimaryErrorWins(t *testing.T) {
+	tests := []struct {
+		name string
+		log  string
+		cat  Category
+		line string
+	}{
+		{
+			name: "a device-side assert beats an earlier CUDA warning",
+			log: `/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: Found no NVIDIA driver on your system.
+epoch 1 step 10 loss 2.31
+Traceback (most recent call last):
+  File "train.py", line 214, in train_one_epoch
+    total_loss += loss.item() * batch_size
+RuntimeError: CUDA error: device-side assert triggered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.`,
+			cat:  CategoryCUDALaunchFailure,
+			line: "RuntimeError: CUDA error: device-side assert triggered",
+		},
+		{
+			name: "the final exception of the last traceback beats an earlier handled one",
+			log: `Traceback (most recent call last):
+torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free.
+retrying with a smaller batch
+Traceback (most recent call last):
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!`,
+			cat:  CategoryDeviceMismatch,
+			line: "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+		},
+		{
+			name: "a warning after the error does not take over",
+			log: `RuntimeError: CUDA out of memory. Tried to allocate 1.12 MiB (GPU 0; 22.37 GiB total capacity; 15.87 GiB already allocated; 3.56 MiB free; 787.74 MiB cached)
+/usr/lib/python3.10/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment`,
+			cat:  CategoryOutOfMemory,
+			line: "RuntimeError: CUDA out of memory. Tried to allocate 1.12 MiB (GPU 0; 22.37 GiB total capacity; 15.87 GiB already allocated; 3.56 MiB free; 787.74 MiB cached)",
+		},
+		{
+			name: "a specific error beats the generic CUDA error on the same line",
+			log:  "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported",
+			cat:  CategoryOutOfMemory,
+			line: "RuntimeError: CUDA error: out of memory",
+		},
+		{
+			name: "deprecation noise and a non-device error after a device error leave the device error",
+			log: `FutureWarning: The module torch.distributed.launch is deprecated
+RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error
+During handling of the above exception, another exception occurred:
+KeyError: 'LOCAL_RANK'`,
+			cat:  CategoryNCCLError,
+			line: "RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Classify([]byte(tt.log))
+			if e.Category != tt.cat {
+				t.Fatalf("Category = %s, want %s (evidence %q)", e.Category, tt.cat, e.Evidence)
+			}
+			if len(e.Evidence) == 0 || e.Evidence[0] != tt.line {
+				t.Errorf("primary evidence = %q, want %q", e.Evidence, tt.line)
+			}
+		})
+	}
+}
+
+// A long real-shaped log: thousands of lines of training noise and
+// warnings, the error, then more noise.
+func TestClassifyLongNoisyLog(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5000; i++ {
+		b.WriteString("   [Train] Epoch: [1][1/4899]  Loss:0.776 (Avg 0.7759) Dice:0.0909 (Avg 0.0909) LR 1.00e-03   (AvgTime 6.3)\n")
+		if i%500 == 0 {
+			b.WriteString("/usr/local/lib/python3.8/dist-packages/torch/nn/functional.py:1805: UserWarning: nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.\n")
+			b.WriteString("/usr/local/lib/python3.8/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000).\n")
+		}
+	}
+	b.WriteString("Traceback (most recent call last):\n  File \"train.py\", line 128, in train_net\n    loss.backward()\n")
+	b.WriteString("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free. Including non-PyTorch memory, this process has 14.74 GiB memory in use.\n")
+	for i := 0; i < 200; i++ {
+		b.WriteString("wandb: Waiting for W&B process to finish... (success).\n")
+	}
+	e := Classify([]byte(b.String()))
+	if e.Category != CategoryOutOfMemory || e.Device != DeviceCUDA {
+		t.Fatalf("got %s/%s, want out_of_memory/cuda (evidence %q)", e.Category, e.Device, e.Evidence)
+	}
+	if e.Line != 5000+20+4 {
+		t.Errorf("Line = %d, want %d", e.Line, 5000+20+4)
+	}
+	got := e.Message(NewCatalog(), "en").Explanation
+	if !strings.Contains(got, "requested 20.0 MiB with 3.1 MiB free of 14.75 GiB on GPU 0") {
+		t.Errorf("explanation does not quote the numbers: %q", got)
+	}
+}
+
+func TestClassifyLineWithoutNewlinesIsBounded(t *testing.T) {
+	// A 1 MiB log with no newline at all (a progress bar redrawn with \r
+	// stripped) must still be read cheaply and quote a short evidence.
+	log := strings.Repeat("x", 1<<19) + " RuntimeError: CUDA error: device-side assert triggered " + strings.Repeat("y", 1<<19)
+	e := Classify([]byte(log))
+	if e.Category != CategoryCUDALaunchFailure {
+		t.Fatalf("Category = %s", e.Category)
+	}
+	if len(e.Evidence[0]) > evidenceMax {
+		t.Errorf("evidence is %d bytes, want at most %d", len(e.Evidence[0]), evidenceMax)
+	}
+}
+
+func TestClassifyQuotesLastExceptionForUnknown(t *testing.T) {
+	log := "Traceback (most recent call last):\n  File \"inference.py\", line 32, in main\n    model.load_state_dict(checkpoint['state_dict'])\nKeyError: 'state_dict'\n"
+	e := Classify([]byte(log))
+	want := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: "unknown",
+		Evidence: []string{"KeyError: 'state_dict'"}, Line: 4}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("Classify (-want +got):\n%s", diff)
+	}
+}
+
+func TestClassifyReaderKeepsTheTail(t *testing.T) {
+	log := strings.Repeat("noise line\n", 10) + "RuntimeError: CUDA error: device-side assert triggered\n"
+	e, err := ClassifyReader(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Category != CategoryCUDALaunchFailure {
+		t.Errorf("Category = %s", e.Category)
+	}
+	b, err := readTail(strings.NewReader("first line\nsecond line\nthird\n"), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("third\n", string(b)); diff != "" {
+		t.Errorf("readTail (-want +got):\n%s", diff)
+	}
+}
+
+func TestLineKinds(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want lineKind
+	}{
+		{"a Python exception line", "RuntimeError: CUDA error: device-side assert triggered", kindException},
+		{"a dotted exception class", "torch.cuda.OutOfMemoryError: CUDA out of memory.", kindException},
+		{"an exception in markdown bold", "**RuntimeError: CUDA error: device-side assert triggered**", kindException},
+		{"an exception after a rank prefix", "[rank0]: RuntimeError: NCCL error", kindException},
+		{"a C++ what()", "  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized", kindException},
+		{"a glog fatal line", "F0402 19:17:15.304689 15412 im2col.cu:54] Cuda kernel failed.", kindException},
+		{"a UserWarning", "/x/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: CUDA unknown error", kindWarning},
+		{"a glog warning", "W0323 21:57:08.4 ProcessGroupNCCL.cpp:1538] heart beat", kindWarning},
+		{"a plain log line", "Loading model: unet", kindPlain},
+		{"prose mentioning an error", "I get this error when running the script", kindPlain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := kindOf([]byte(tt.line)); got != tt.want {
+				t.Errorf("kindOf(%q) = %d, want %d", tt.line, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEveryRuleCompilesAndIsReachable(t *testing.T) {
+	c := getTables()
+	seen := map[string]bool{}
+	for _, r := range c.rules {
+		if seen[r.id] {
+			t.Errorf("rule id %q is used twice", r.id)
+		}
+		seen[r.id] = true
+		if len(r.needles) == 0 {
+			t.Errorf("rule %q has no needle", r.id)
+		}
+		valid := false
+		for _, cat := range Categories() {
+			if r.cat == cat {
+				valid = true
+			}
+		}
+		if !valid || r.cat == CategoryUnknown {
+			t.Errorf("rule %q has category %q", r.id, r.cat)
+		}
+	}
+}

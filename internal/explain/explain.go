@@ -1,0 +1,240 @@
+package explain
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/devctl/devctl/internal/explain/i18n"
+)
+
+// Category names the kind of failure; the set is closed and stable because
+// history files and CI gates key on it.
+type Category string
+
+// The categories, in the order the doctor documentation lists them.
+const (
+	CategoryOutOfMemory           Category = "out_of_memory"
+	CategoryXLAResourceExhausted  Category = "xla_resource_exhausted"
+	CategoryDeviceMismatch        Category = "device_mismatch"
+	CategoryDTypeMismatch         Category = "dtype_mismatch"
+	CategoryUnsupportedDType      Category = "unsupported_dtype"
+	CategoryMPSPlaceholderStorage Category = "mps_placeholder_storage"
+	CategoryMPSUnsupportedOp      Category = "mps_unsupported_op"
+	CategoryCUDADriverMismatch    Category = "cuda_driver_mismatch"
+	CategoryNoGPUFound            Category = "no_gpu_found"
+	CategoryCUDALaunchFailure     Category = "cuda_launch_failure"
+	CategoryCUDNNError            Category = "cudnn_error"
+	CategoryNCCLError             Category = "nccl_error"
+	CategoryXLATPUInit            Category = "xla_tpu_init"
+	CategoryROCmHIPError          Category = "rocm_hip_error"
+	// CategoryOther is a device error of no listed kind.
+	CategoryOther Category = "other"
+	// CategoryUnknown means nothing device-related was recognised.
+	CategoryUnknown Category = "unknown"
+)
+
+// Categories lists every category in documentation order.
+func Categories() []Category {
+	return []Category{
+		CategoryOutOfMemory, CategoryXLAResourceExhausted, CategoryDeviceMismatch,
+		CategoryDTypeMismatch, CategoryUnsupportedDType, CategoryMPSPlaceholderStorage,
+		CategoryMPSUnsupportedOp, CategoryCUDADriverMismatch, CategoryNoGPUFound,
+		CategoryCUDALaunchFailure, CategoryCUDNNError, CategoryNCCLError,
+		CategoryXLATPUInit, CategoryROCmHIPError, CategoryOther, CategoryUnknown,
+	}
+}
+
+// Device is the device family a failure belongs to, matching the names the
+// probe and history use.
+type Device string
+
+// The devices.
+const (
+	DeviceCUDA Device = "cuda"
+	DeviceMPS  Device = "mps"
+	DeviceXLA  Device = "xla"
+	DeviceROCm Device = "rocm"
+	DeviceCPU  Device = "cpu"
+	// DeviceAny is used when the log does not say which device was involved.
+	DeviceAny Device = "any"
+)
+
+// Explanation is what Classify read from a log.
+type Explanation struct {
+	Category Category `json:"category"`
+	Device   Device   `json:"device"`
+	// MessageID keys the catalogue; it is the category or a refinement of
+	// it such as "out_of_memory.mps".
+	MessageID string `json:"message_id"`
+	// Evidence quotes the primary line first, then at most two related
+	// lines, trimmed; empty for CategoryUnknown with no exception line.
+	Evidence []string `json:"evidence"`
+	// Line is the 1-based line number of the primary evidence (0 if none).
+	Line    int     `json:"line,omitempty"`
+	Numbers Numbers `json:"numbers"`
+	// Confidence in [0,1]: how specific the matched rule is and how
+	// primary its line looked.
+	Confidence float64 `json:"confidence"`
+	// Rule is the id of the rule that matched, for debugging reports.
+	Rule string `json:"rule,omitempty"`
+}
+
+// Numbers are the values the classifier read from the log. A nil pointer
+// means the log did not state the value; nothing is estimated.
+type Numbers struct {
+	RequestedBytes *int64 `json:"requested_bytes"`
+	TotalBytes     *int64 `json:"total_bytes"`
+	FreeBytes      *int64 `json:"free_bytes"`
+	ReservedBytes  *int64 `json:"reserved_bytes"`
+	AllocatedBytes *int64 `json:"allocated_bytes"`
+	// OtherBytes is memory held outside the framework's allocator (MPS
+	// "other allocations", CUDA "this process has ... in use").
+	OtherBytes  *int64 `json:"other_bytes"`
+	DeviceIndex *int   `json:"device_index"`
+	// DriverVersion is the NVIDIA driver release, e.g. "470.86".
+	DriverVersion *string `json:"driver_version"`
+	// DriverCUDAVersion is the newest CUDA the driver supports, e.g. "11.4"
+	// (from "found version 11040" or nvidia-smi's "CUDA Version").
+	DriverCUDAVersion *string `json:"driver_cuda_version"`
+	// RuntimeVersion is the CUDA runtime the program was built with.
+	RuntimeVersion *string `json:"runtime_version"`
+	// ErrorCode is a numeric CUDA/HIP/NCCL error code when printed.
+	ErrorCode *int `json:"error_code"`
+	// Operator is the failing op, e.g. "aten::_slow_conv2d_forward".
+	Operator *string `json:"operator"`
+	// DType is the precision named by the error, e.g. "BFloat16".
+	DType *string `json:"dtype"`
+	// Devices are the devices named by a mismatch, e.g. ["cuda:0", "cpu"].
+	Devices []string `json:"devices,omitempty"`
+}
+
+// Vars renders the numbers for message placeholders: requested, total,
+// free, reserved, allocated, other (bytes, human units), device_index,
+// driver_version, driver_cuda_version, runtime_version, error_code,
+// operator, dtype, devices. Absent values are absent from the map.
+func (n Numbers) Vars() map[string]string {
+	v := map[string]string{}
+	sz := func(k string, p *int64) {
+		if p != nil {
+			v[k] = FormatBytes(*p)
+		}
+	}
+	sz("requested", n.RequestedBytes)
+	sz("total", n.TotalBytes)
+	sz("free", n.FreeBytes)
+	sz("reserved", n.ReservedBytes)
+	sz("allocated", n.AllocatedBytes)
+	sz("other", n.OtherBytes)
+	if n.DeviceIndex != nil {
+		v["device_index"] = strconv.Itoa(*n.DeviceIndex)
+	}
+	str := func(k string, p *string) {
+		if p != nil && *p != "" {
+			v[k] = *p
+		}
+	}
+	str("driver_version", n.DriverVersion)
+	str("driver_cuda_version", n.DriverCUDAVersion)
+	str("runtime_version", n.RuntimeVersion)
+	str("operator", n.Operator)
+	str("dtype", n.DType)
+	if n.ErrorCode != nil {
+		v["error_code"] = strconv.Itoa(*n.ErrorCode)
+	}
+	if len(n.Devices) > 0 {
+		s := n.Devices[0]
+		for _, d := range n.Devices[1:] {
+			s += ", " + d
+		}
+		v["devices"] = s
+	}
+	return v
+}
+
+// FormatBytes prints a byte count the way the frameworks do, in binary
+// units: "512 B", "20.0 MiB", "14.75 GiB".
+func FormatBytes(b int64) string {
+	neg := b < 0
+	u := uint64(b)
+	if neg {
+		u = uint64(-b)
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	const k = 1024
+	switch {
+	case u < k:
+		return fmt.Sprintf("%s%d B", sign, u)
+	case u < k*k:
+		return fmt.Sprintf("%s%.1f KiB", sign, float64(u)/k)
+	case u < k*k*k:
+		return fmt.Sprintf("%s%.1f MiB", sign, float64(u)/(k*k))
+	case u < k*k*k*k:
+		return fmt.Sprintf("%s%.2f GiB", sign, float64(u)/(k*k*k))
+	default:
+		return fmt.Sprintf("%s%.2f TiB", sign, float64(u)/(k*k*k*k))
+	}
+}
+
+// Message renders the explanation's catalogue entry in lang (falling back
+// to English) with the numbers filled in. An id missing from cat gives the
+// generic "other" or "unknown" entry, so a caller always has text to show.
+func (e Explanation) Message(cat *i18n.Catalog, lang string) i18n.Message {
+	m, ok := cat.Lookup(e.MessageID, lang)
+	if !ok {
+		m, ok = cat.Lookup(string(e.Category), lang)
+	}
+	if !ok {
+		m, _ = cat.Lookup(string(CategoryUnknown), lang)
+	}
+	return m.Render(e.Numbers.Vars())
+}
+
+// MaxTail is how much of a log's end ClassifyReader keeps: primary errors
+// sit at the end of a failed run, and this bounds memory on huge job logs.
+const MaxTail = 32 << 20
+
+// ClassifyReader classifies the last MaxTail bytes of r. It reads r to the
+// end without holding more than about 2×MaxTail bytes.
+func ClassifyReader(r io.Reader) (Explanation, error) {
+	b, err := readTail(r, MaxTail)
+	if err != nil {
+		return Explanation{}, fmt.Errorf("reading log: %w", err)
+	}
+	return Classify(b), nil
+}
+
+func readTail(r io.Reader, max int) ([]byte, error) {
+	var buf []byte
+	cut := false
+	chunk := make([]byte, 256<<10)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if len(buf) > 2*max {
+			buf = append(buf[:0], buf[len(buf)-max:]...)
+			cut = true
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(buf) > max {
+		buf = buf[len(buf)-max:]
+		cut = true
+	}
+	if cut {
+		// Drop the partial first line.
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	return buf, nil
+}

@@ -1,0 +1,122 @@
+package explain
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/explain/i18n"
+)
+
+func TestEveryMessageIDHasEnglishAndPolish(t *testing.T) {
+	cat := NewCatalog()
+	ids := map[string]bool{}
+	for _, c := range Categories() {
+		ids[string(c)] = true
+	}
+	for _, r := range rules {
+		if r.msg != "" {
+			ids[r.msg] = true
+		}
+	}
+	// Ids a refine function can return.
+	for _, id := range []string{"unsupported_dtype.mps_bf16", "unsupported_dtype.mps_float64", "unsupported_dtype.cpu_half"} {
+		ids[id] = true
+	}
+	en := map[string]bool{}
+	for _, id := range cat.IDs(i18n.English) {
+		en[id] = true
+	}
+	pl := map[string]bool{}
+	for _, id := range cat.IDs(i18n.Polish) {
+		pl[id] = true
+	}
+	for id := range ids {
+		if !en[id] {
+			t.Errorf("message id %q has no English text", id)
+		}
+	}
+	for id := range en {
+		if !pl[id] {
+			t.Errorf("message id %q has no Polish text", id)
+		}
+	}
+	for id := range pl {
+		if !en[id] {
+			t.Errorf("Polish message %q has no English original", id)
+		}
+	}
+}
+
+var placeholderRE = regexp.MustCompile(`\{([a-z_0-9]+)\}`)
+
+func TestMessagesUseOnlyKnownPlaceholders(t *testing.T) {
+	full := Numbers{RequestedBytes: i64(1), TotalBytes: i64(1), FreeBytes: i64(1), ReservedBytes: i64(1), AllocatedBytes: i64(1),
+		OtherBytes: i64(1), DeviceIndex: ip(0), DriverVersion: sp("x"), DriverCUDAVersion: sp("x"), RuntimeVersion: sp("x"),
+		ErrorCode: ip(1), Operator: sp("x"), DType: sp("x"), Devices: []string{"x"}}
+	known := full.Vars()
+	for lang, msgs := range map[string][]i18n.Message{"en": messagesEN, "pl": messagesPL} {
+		for _, m := range msgs {
+			text := m.Title + m.Explanation + strings.Join(m.Fixes, "")
+			for _, sub := range placeholderRE.FindAllStringSubmatch(text, -1) {
+				if _, ok := known[sub[1]]; !ok {
+					t.Errorf("%s %q uses unknown placeholder {%s}", lang, m.ID, sub[1])
+				}
+			}
+			if strings.Count(text, "[[") != strings.Count(text, "]]") {
+				t.Errorf("%s %q has unbalanced [[ ]]", lang, m.ID)
+			}
+			if len(m.Fixes) == 0 {
+				t.Errorf("%s %q has no fix", lang, m.ID)
+			}
+			r := m.Render(known)
+			if strings.Contains(r.Explanation+strings.Join(r.Fixes, ""), "?") && !strings.Contains(text, "?") {
+				t.Errorf("%s %q renders an unfilled placeholder with every number known: %q", lang, m.ID, r.Explanation)
+			}
+		}
+	}
+}
+
+func TestMessageRendersNumbers(t *testing.T) {
+	e := Classify([]byte("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free."))
+	tests := []struct {
+		name, lang, want string
+	}{
+		{"English quotes requested, free and total", "en",
+			"The run asked the GPU for more memory than was free (requested 20.0 MiB with 3.1 MiB free of 14.75 GiB on GPU 0). "},
+		{"Polish quotes the same numbers", "pl_PL.UTF-8",
+			"Program poprosił GPU o więcej pamięci, niż było wolne (żądano 20.0 MiB, wolne 3.1 MiB z 14.75 GiB na GPU 0). "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := e.Message(NewCatalog(), tt.lang).Explanation
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("Explanation = %q, want prefix %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMessageWithoutNumbersDropsTheirSentencePart(t *testing.T) {
+	e := Classify([]byte("RuntimeError: CUDA out of memory."))
+	got := e.Message(NewCatalog(), "en")
+	want := "The run asked the GPU for more memory than was free. "
+	if !strings.HasPrefix(got.Explanation, want) {
+		t.Errorf("Explanation = %q, want prefix %q", got.Explanation, want)
+	}
+	if diff := cmp.Diff("GPU out of memory", got.Title); diff != "" {
+		t.Errorf("Title (-want +got):\n%s", diff)
+	}
+}
+
+func TestCatalogIsFreshPerCall(t *testing.T) {
+	a := NewCatalog()
+	if err := a.Add("en", i18n.Message{ID: "doctor.check.shm", Title: "/dev/shm is small"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := NewCatalog().Lookup("doctor.check.shm", "en"); ok {
+		t.Error("a message added to one catalogue leaked into another")
+	}
+}

@@ -1,0 +1,365 @@
+package explain
+
+import (
+	"regexp"
+	"strings"
+)
+
+// rule is one row of the classification table. A line matches when it
+// contains one of needles, one of also (if any), none of not, and re (if
+// any). Needles are case-sensitive literals taken from the frameworks'
+// messages, which is what makes the whole-log search cheap.
+type rule struct {
+	id     string
+	cat    Category
+	dev    Device // "" infers the device from the line
+	msg    string // message id; "" means the category
+	weight int    // 100 a primary error, 60-90 secondary, 30-40 catch-all
+	needles,
+	also,
+	not []string
+	re string
+	// refine may change the outcome from the line and re's submatches
+	// (e.g. "Input type ... and weight type ..." is a device or a dtype
+	// mismatch depending on the two types).
+	refine func(line string, sub []string) (Category, Device, string)
+}
+
+// Weights: a specific primary error is 100; a message that usually
+// accompanies a primary error elsewhere, or a warning-level symptom, is
+// lower; the catch-alls that make a device error "other" are lowest.
+const (
+	wPrimary   = 100
+	wStrong    = 90
+	wSecondary = 70
+	wWeak      = 50
+	wCatchAll  = 35
+)
+
+// rules is the classification table. Order breaks ties between rules of
+// equal score on the same line (earlier wins).
+var rules = []rule{
+	// --- out of memory -------------------------------------------------
+	{id: "oom.torch.cuda", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"CUDA out of memory"}},
+	{id: "oom.torch.hip", cat: CategoryOutOfMemory, dev: DeviceROCm, msg: "out_of_memory.rocm", weight: wPrimary,
+		needles: []string{"HIP out of memory", "hipErrorOutOfMemory", "HIP_ERROR_OutOfMemory"}},
+	{id: "oom.torch.mps", cat: CategoryOutOfMemory, dev: DeviceMPS, msg: "out_of_memory.mps", weight: wPrimary,
+		needles: []string{"MPS backend out of memory"}},
+	{id: "oom.tensorflow", cat: CategoryOutOfMemory, msg: "out_of_memory.tensorflow", weight: wPrimary,
+		needles: []string{"OOM when allocating tensor"}},
+	{id: "oom.cpu", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wPrimary,
+		needles: []string{"DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"}},
+	{id: "oom.cuda.error", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"CUDA error: out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation"}},
+	{id: "oom.cuda.runtime2", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"cuda runtime error (2)"}},
+	{id: "oom.vllm.kv", cat: CategoryOutOfMemory, dev: DeviceCUDA, msg: "out_of_memory.kv_cache", weight: wPrimary,
+		needles: []string{"No available memory for the cache blocks", "larger than the maximum number of tokens that can be stored in KV cache"}},
+
+	// --- XLA RESOURCE_EXHAUSTED -----------------------------------------
+	{id: "xla.oom", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wPrimary,
+		needles: []string{"Out of memory while trying to allocate", "Ran out of memory in memory space", "Exceeded hbm capacity"}},
+	{id: "xla.reserve", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wPrimary,
+		needles: []string{"Attempting to reserve"}, also: []string{"memory"}},
+	{id: "xla.resource-exhausted", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wWeak,
+		needles: []string{"RESOURCE_EXHAUSTED", "Resource exhausted"}},
+
+	// --- device / dtype mismatch -----------------------------------------
+	{id: "mismatch.same-device", cat: CategoryDeviceMismatch, weight: wPrimary,
+		needles: []string{"Expected all tensors to be on the same device", "to have the same device as tensor",
+			"Expected object of device type", "indices should be either on cpu or on the same device",
+			"is on CPU, but expected it to be on GPU", "must be on the same device"},
+		refine: refineDevices},
+	{id: "mismatch.input-weight", cat: CategoryDTypeMismatch, weight: wPrimary,
+		needles: []string{"and weight type"},
+		re:      `Input type \(([^)]+)\) and weight type \(([^)]+)\) should be the same`,
+		refine:  refineTypes},
+	{id: "mismatch.type-not-equal", cat: CategoryDTypeMismatch, weight: wPrimary,
+		needles: []string{"does not equal"},
+		re:      `type (\S+) does not equal (\S+?)[ (]`,
+		refine:  refineTypes},
+	{id: "mismatch.scalar-type", cat: CategoryDTypeMismatch, weight: wPrimary,
+		needles: []string{"expected scalar type", "Expected object of scalar type", "must have the same dtype",
+			"to have the same dtype", "Expected query, key, and value to have the same dtype",
+			"can't be cast to the desired output type"}},
+	{id: "mps.placeholder", cat: CategoryMPSPlaceholderStorage, dev: DeviceMPS, weight: wPrimary,
+		needles: []string{"Placeholder storage has not been allocated on MPS device"}},
+
+	// --- unsupported dtype -------------------------------------------------
+	{id: "dtype.mps.bf16", cat: CategoryUnsupportedDType, dev: DeviceMPS, msg: "unsupported_dtype.mps_bf16", weight: wPrimary,
+		needles: []string{"BFloat16 is not supported on MPS"}},
+	{id: "dtype.mps.convert", cat: CategoryUnsupportedDType, dev: DeviceMPS, weight: wPrimary,
+		needles: []string{"to the MPS backend but it does not have support for that dtype"},
+		re:      `convert (\w+) to the MPS backend`, refine: refineMPSDType},
+	{id: "dtype.mps.float64", cat: CategoryUnsupportedDType, dev: DeviceMPS, msg: "unsupported_dtype.mps_float64", weight: wPrimary,
+		needles: []string{"MPS framework doesn't support float64", "Cannot convert a MPS Tensor to float64"}},
+	{id: "dtype.not-implemented", cat: CategoryUnsupportedDType, weight: wPrimary,
+		needles: []string{"not implemented for '"},
+		re:      `"(\w+)" not implemented for '(\w+)'`, refine: refineNotImplemented},
+	{id: "dtype.bf16.cc", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.bf16_cc", weight: wPrimary,
+		needles: []string{"Bfloat16 is only supported on GPUs with compute capability", "bf16 is only supported on"}},
+	{id: "dtype.fp16.requires-gpu", cat: CategoryUnsupportedDType, weight: wStrong,
+		needles: []string{"mixed precision requires a GPU"}},
+
+	// --- MPS ops -------------------------------------------------------------
+	{id: "mps.op", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, weight: wPrimary,
+		needles: []string{"implemented for the MPS device"}},
+	{id: "mps.sparse", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, msg: "mps_unsupported_op.sparse", weight: wPrimary,
+		needles: []string{"'SparseMPS' backend"}},
+	{id: "mps.framework-assert", cat: CategoryOther, dev: DeviceMPS, msg: "other.mps_assert", weight: wPrimary,
+		needles: []string{"failed assertion `[MPS", "MetalPerformanceShaders/MPSCore", "MPSNDArray"}},
+	{id: "mps.not-supported", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, weight: wStrong,
+		needles: []string{"is not supported on MPS", "not supported on the MPS backend", "is not supported by the MPS backend"}},
+
+	// --- driver / runtime -----------------------------------------------------
+	{id: "driver.too-old", cat: CategoryCUDADriverMismatch, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"NVIDIA driver on your system is too old", "driver version is insufficient for CUDA runtime version",
+			"cudaErrorInsufficientDriver", "CUDA_ERROR_INSUFFICIENT_DRIVER", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+			"forward compatibility was attempted on non supported HW"}},
+	{id: "driver.nvml-mismatch", cat: CategoryCUDADriverMismatch, dev: DeviceCUDA, msg: "cuda_driver_mismatch.nvml", weight: wPrimary,
+		needles: []string{"Driver/library version mismatch"}},
+
+	// --- no GPU ----------------------------------------------------------------
+	{id: "nogpu.nvidia-driver", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"Found no NVIDIA driver on your system", "no CUDA-capable device is detected",
+			"No CUDA GPUs are available", "CUDA driver initialization failed", "CUDA_ERROR_NO_DEVICE"}},
+	{id: "nogpu.cpu-build", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.cpu_build", weight: wPrimary,
+		needles: []string{"Torch not compiled with CUDA enabled"}},
+	{id: "nogpu.cuda-unknown", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.cuda_unknown", weight: wPrimary,
+		needles: []string{"CUDA unknown error"}},
+	{id: "nogpu.deserialize", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.deserialize", weight: wPrimary,
+		needles: []string{"Attempting to deserialize object on a CUDA device"}},
+	{id: "nogpu.hip", cat: CategoryNoGPUFound, dev: DeviceROCm, weight: wPrimary,
+		needles: []string{"No HIP GPUs are available"}},
+	{id: "nogpu.mps", cat: CategoryNoGPUFound, dev: DeviceMPS, msg: "no_gpu_found.mps", weight: wPrimary,
+		needles: []string{"The MPS backend is supported on MacOS", "MPS backend is not available", "PyTorch is not linked with support for mps devices"}},
+	{id: "nogpu.jax", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"a CUDA-enabled jaxlib is not installed"}},
+	{id: "nogpu.fallback", cat: CategoryNoGPUFound, dev: DeviceAny, weight: wWeak,
+		needles: []string{"No GPU/TPU found, falling back to CPU"}},
+
+	// --- kernel launch -----------------------------------------------------------
+	{id: "launch.assert", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"device-side assert triggered", "cudaErrorAssert"}},
+	{id: "launch.illegal-access", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, msg: "cuda_launch_failure.illegal_access", weight: wPrimary,
+		needles: []string{"an illegal memory access was encountered", "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS"}},
+	{id: "launch.failure", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"unspecified launch failure", "cudaErrorLaunchFailure", "CUDA_ERROR_LAUNCH_FAILED",
+			"misaligned address", "an illegal instruction was encountered", "the launch timed out and was terminated",
+			"too many resources requested for launch"}},
+	{id: "launch.kernel-assert", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wSecondary,
+		needles: []string{"Assertion `"}, also: []string{".cu:"}},
+
+	// --- cuDNN -----------------------------------------------------------------------
+	{id: "cudnn.status", cat: CategoryCUDNNError, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"CUDNN_STATUS_", "cuDNN error", "Error in CuDNN", "cuDNN failed with status"}},
+	{id: "cudnn.load", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.load", weight: wPrimary,
+		needles: []string{"Could not load library libcudnn", "Could not load library cudnn", "Unable to load any of {libcudnn",
+			"Could not load dynamic library 'libcudnn"}},
+	{id: "cudnn.version", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.version", weight: wPrimary,
+		needles: []string{"Loaded runtime CuDNN library", "but JAX was built against"}, also: []string{"cuDNN", "CuDNN"}},
+
+	// --- NCCL --------------------------------------------------------------------------
+	{id: "nccl.timeout", cat: CategoryNCCLError, dev: DeviceCUDA, msg: "nccl_error.timeout", weight: wPrimary,
+		needles: []string{"Watchdog caught collective operation timeout", "NCCL communicator was aborted"}},
+	{id: "nccl.error", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"NCCL error", "NCCL Error", "ncclSystemError", "ncclInternalError", "ncclInvalidUsage",
+			"ncclUnhandledCudaError", "ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure"}},
+	{id: "nccl.warn", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wWeak,
+		needles: []string{"NCCL WARN"}},
+
+	// --- TPU / XLA init ------------------------------------------------------------------
+	{id: "tpu.busy", cat: CategoryXLATPUInit, dev: DeviceXLA, msg: "xla_tpu_init.busy", weight: wPrimary,
+		needles: []string{"The TPU is already in use", "libtpu.so already in use", "libtpu.so already in used",
+			"Couldn't open iommu group /dev/vfio"}},
+	{id: "tpu.init", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wPrimary,
+		needles: []string{"TPU initialization failed", "Failed to get global TPU topology", "TPU system has not been initialized",
+			"Unable to initialize backend 'tpu'", "worker addresses, got"}},
+	{id: "tpu.slow-init", cat: CategoryXLATPUInit, dev: DeviceXLA, msg: "xla_tpu_init.multihost", weight: wStrong,
+		needles: []string{"TPU backend initialization is taking more than"}},
+	{id: "ptxla.runtime-init", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wSecondary,
+		needles: []string{"ComputationClient already initialized"}},
+
+	// --- ROCm / HIP -------------------------------------------------------------------------
+	{id: "rocm.no-binary", cat: CategoryROCmHIPError, dev: DeviceROCm, msg: "rocm_hip_error.no_binary", weight: wPrimary,
+		needles: []string{"hipErrorNoBinaryForGpu", "invalid device function"},
+		not:     []string{"CUDA error: invalid device function"}},
+	{id: "rocm.kfd", cat: CategoryROCmHIPError, dev: DeviceROCm, msg: "rocm_hip_error.kfd", weight: wPrimary,
+		needles: []string{"Unable to open /dev/kfd", "/dev/kfd: Permission denied"}},
+	{id: "rocm.hip-error", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
+		needles: []string{"HIP error:", "hipError", "HIP_ERROR_", "HSA_STATUS_ERROR", "rocBLAS error", "MIOpen Error", "miopenStatus"}},
+
+	// --- other device errors -------------------------------------------------------------------
+	{id: "other.fabric", cat: CategoryOther, dev: DeviceCUDA, msg: "other.fabric_manager", weight: wPrimary,
+		needles: []string{"system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"}},
+	{id: "other.no-kernel-image", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wPrimary,
+		needles: []string{"no kernel image is available for execution", "CUDA error: invalid device function"}},
+	{id: "other.cublas", cat: CategoryOther, dev: DeviceCUDA, msg: "other.cublas", weight: wPrimary,
+		needles: []string{"CUBLAS_STATUS_"}},
+	{id: "other.shm", cat: CategoryOther, dev: DeviceAny, msg: "other.shm", weight: wPrimary,
+		needles: []string{"killed by signal: Bus error", "insufficient shared memory (shm)", "out of shared memory"}},
+	{id: "other.bitsandbytes", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wPrimary,
+		needles: []string{"CUDA Setup failed despite", "Could not load bitsandbytes native library"}},
+	{id: "other.nvml-unknown", cat: CategoryOther, dev: DeviceCUDA, msg: "other.nvml_unknown", weight: wPrimary,
+		needles: []string{"Failed to initialize NVML: Unknown Error"}},
+	{id: "other.gpu-lost", cat: CategoryOther, dev: DeviceCUDA, msg: "other.gpu_lost", weight: wPrimary,
+		needles: []string{"GPU is lost", "fallen off the bus", "NVRM: Xid"}},
+	{id: "other.cuda-catchall", cat: CategoryOther, dev: DeviceCUDA, weight: wCatchAll,
+		needles: []string{"CUDA error:", "CUDA error ", "CUDA Error", "cuda runtime error", "CUDA failure", "CUDA kernel failed",
+			"cudaError", "CUDA_ERROR_", "THCudaCheck FAIL", "Cuda kernel failed"}},
+}
+
+// refineDevices picks the device family from "... two devices, cuda:0 and
+// cpu!" or "device type cuda".
+func refineDevices(line string, _ []string) (Category, Device, string) {
+	return CategoryDeviceMismatch, deviceFromMismatch(line), ""
+}
+
+func deviceFromMismatch(line string) Device {
+	for _, d := range mismatchDevices(line) {
+		if f := family(d); f != DeviceCPU && f != DeviceAny {
+			return f
+		}
+	}
+	if i := strings.Index(line, "device type "); i >= 0 {
+		if f := family(line[i+len("device type "):]); f != DeviceCPU && f != DeviceAny {
+			return f
+		}
+	}
+	return inferDevice(line)
+}
+
+// family maps a device string ("cuda:1", "mps", "xla:0", "cpu") to a Device.
+func family(s string) Device {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case strings.HasPrefix(s, "cuda"), strings.HasPrefix(s, "gpu"):
+		return DeviceCUDA
+	case strings.HasPrefix(s, "mps"):
+		return DeviceMPS
+	case strings.HasPrefix(s, "xla"), strings.HasPrefix(s, "tpu"):
+		return DeviceXLA
+	case strings.HasPrefix(s, "hip"), strings.HasPrefix(s, "rocm"):
+		return DeviceROCm
+	case strings.HasPrefix(s, "cpu"):
+		return DeviceCPU
+	}
+	return DeviceAny
+}
+
+// refineTypes decides between a device and a dtype mismatch from two
+// tensor type names: "torch.cuda.HalfTensor" vs "torch.HalfTensor" differ
+// in device only; "torch.cuda.HalfTensor" vs "torch.cuda.FloatTensor" in
+// dtype only.
+func refineTypes(_ string, sub []string) (Category, Device, string) {
+	if len(sub) < 3 {
+		return CategoryDTypeMismatch, DeviceAny, ""
+	}
+	d1, t1 := splitTensorType(sub[1])
+	d2, t2 := splitTensorType(sub[2])
+	if d1 != d2 {
+		dev := d1
+		if dev == DeviceCPU {
+			dev = d2
+		}
+		return CategoryDeviceMismatch, dev, ""
+	}
+	if t1 == t2 {
+		// Same device and same type: the message is about something else
+		// (layout, MKLDNN); still a type problem, not a device one.
+		return CategoryDTypeMismatch, orAny(d1), ""
+	}
+	dev := d1
+	if dev == DeviceCPU {
+		dev = DeviceAny
+	}
+	return CategoryDTypeMismatch, dev, ""
+}
+
+// splitTensorType reads "torch.cuda.HalfTensor", "CUDAFloatTensor",
+// "MPSFloatType" into a device and a dtype word.
+func splitTensorType(s string) (Device, string) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "torch.")
+	low := strings.ToLower(s)
+	switch {
+	case strings.HasPrefix(low, "cuda"):
+		return DeviceCUDA, strings.TrimPrefix(s[4:], ".")
+	case strings.HasPrefix(low, "mps"):
+		return DeviceMPS, strings.TrimPrefix(s[3:], ".")
+	case strings.HasPrefix(low, "xla"):
+		return DeviceXLA, strings.TrimPrefix(s[3:], ".")
+	case strings.HasPrefix(low, "hip"):
+		return DeviceROCm, strings.TrimPrefix(s[3:], ".")
+	}
+	return DeviceCPU, s
+}
+
+func orAny(d Device) Device {
+	if d == DeviceCPU {
+		return DeviceAny
+	}
+	return d
+}
+
+func refineMPSDType(_ string, sub []string) (Category, Device, string) {
+	if len(sub) > 1 && strings.EqualFold(sub[1], "BFloat16") {
+		return CategoryUnsupportedDType, DeviceMPS, "unsupported_dtype.mps_bf16"
+	}
+	if len(sub) > 1 && strings.EqualFold(sub[1], "Double") {
+		return CategoryUnsupportedDType, DeviceMPS, "unsupported_dtype.mps_float64"
+	}
+	return CategoryUnsupportedDType, DeviceMPS, ""
+}
+
+// refineNotImplemented reads `"addmm_impl_cpu_" not implemented for 'Half'`:
+// the kernel name says which device lacks the precision.
+func refineNotImplemented(_ string, sub []string) (Category, Device, string) {
+	if len(sub) < 3 {
+		return CategoryUnsupportedDType, DeviceAny, ""
+	}
+	op := strings.ToLower(sub[1])
+	dev := DeviceAny
+	switch {
+	case strings.Contains(op, "cpu"):
+		dev = DeviceCPU
+	case strings.Contains(op, "cuda"):
+		dev = DeviceCUDA
+	case strings.Contains(op, "mps"):
+		dev = DeviceMPS
+	}
+	if dev == DeviceCPU && (sub[2] == "Half" || sub[2] == "BFloat16") {
+		return CategoryUnsupportedDType, dev, "unsupported_dtype.cpu_half"
+	}
+	return CategoryUnsupportedDType, dev, ""
+}
+
+// inferDevice guesses the device family a line talks about.
+func inferDevice(line string) Device {
+	switch {
+	case containsAny(line, "MPS", "mps:", "'mps'", "Metal"):
+		return DeviceMPS
+	case containsAny(line, "HIP", "hip", "ROCm", "rocm", "gfx"):
+		return DeviceROCm
+	case containsAny(line, "TPU", "XLA", "xla:", "libtpu"):
+		return DeviceXLA
+	case containsAny(line, "CUDA", "cuda", "GPU", "cuDNN", "NVIDIA"):
+		return DeviceCUDA
+	}
+	return DeviceAny
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// compiledRule is a rule with its regexp compiled.
+type compiledRule struct {
+	rule
+	re *regexp.Regexp
+}
