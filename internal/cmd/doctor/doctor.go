@@ -1,31 +1,327 @@
-// Package doctor is the `devctl doctor` command. (Placeholder being replaced.)
+// Package doctor is the `devctl doctor` command: diagnose the machine's
+// devices, and explain a failed run's log grounded in this machine's state.
 package doctor
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/explain"
+	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/drivers"
+	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/report"
 )
 
 // Options are the command's flags and dependencies.
 type Options struct {
 	Factory *cmdutil.Factory
+
+	Output        string
+	Checks        []string
+	List          bool
+	Log           string
+	ModelParams   string
+	Mode          string
+	Lang          string
+	Strict        bool
+	History       bool
+	RecordSuccess bool
 }
 
-// NewCmdDoctor builds the command.
+// NewCmdDoctor builds `devctl doctor`. runF, when not nil, replaces the run
+// step (tests stop after flag parsing).
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{Factory: f}
-	return &cobra.Command{
-		Use:    "doctor",
-		Short:  "(not implemented yet)",
-		Hidden: true,
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Find what is wrong with the machine's devices, or explain a failed run's log",
+		Long: `Doctor runs checks on the machine's devices and their software (NVIDIA driver,
+NVML, device nodes, containers, framework CUDA runtimes, visibility variables,
+ECC, throttling, MIG, /dev/shm, cgroup limits, IOMMU, ROCm, TPU, Apple, WSL2,
+Jetson, CPU features, DEVCTL_/XLA_/PYTORCH_ variables). Each finding names its
+evidence and one fix.
+
+With --log it reads a traceback or job log, names what went wrong (category,
+device, evidence, numbers), explains it, runs the checks that bear on it and
+lists fixes grounded in this machine's state. The outcome is recorded in the
+per-device history ($XDG_STATE_HOME/devctl/history.jsonl: time, device,
+category, outcome; never log text).
+
+Exit codes: 0 nothing failed, 3 a check failed (or warned, with --strict) or a
+log was explained, 2 bad usage, 1 a runtime error.
+Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
+		Example: `  devctl doctor
+  devctl doctor --check nvidia.driver_loaded,env.visible_devices
+  devctl doctor --list
+  devctl doctor --log train.log
+  python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
+  devctl doctor --record-success --device mps
+  devctl doctor --history
+  devctl doctor -o json --strict`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
 			}
-			return errors.New("not implemented yet")
+			return Run(cmd.Context(), opts)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json (table is plain when piped)")
+	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see --list)")
+	fl.BoolVar(&opts.List, "list", false, "list every check (id, title) and exit")
+	fl.StringVar(&opts.Log, "log", "", "explain this error log or traceback (- reads standard input)")
+	fl.StringVar(&opts.ModelParams, "model-params", "", "with --log on an out-of-memory error: the model's parameter count (e.g. 7B) to plan a fit")
+	fl.StringVar(&opts.Mode, "mode", "training", "with --model-params: what the run did: training, inference, lora, qlora")
+	fl.StringVar(&opts.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
+	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too")
+	fl.BoolVar(&opts.History, "history", false, "show the success/failure record per device and exit")
+	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
+	return cmd
+}
+
+// Run diagnoses and prints.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON)
+	if err != nil {
+		return err
+	}
+	lang := doctor.DetectLang(f.LookupEnv)
+	if opts.Lang != "" {
+		if lang, err = doctor.ParseLang(opts.Lang); err != nil {
+			return cmdutil.Usagef("%v", err)
+		}
+	}
+	if err := validate(opts); err != nil {
+		return err
+	}
+	all := doctor.All()
+	switch {
+	case opts.List:
+		infos := doctor.List(all, lang)
+		if format == report.JSON {
+			return report.WriteJSON(f.IO.Out, map[string]any{"checks": infos})
+		}
+		return report.DoctorList(f.IO.Out, infos)
+	case opts.History:
+		return showHistory(f, format, lang)
+	}
+	checks, err := doctor.Select(all, opts.Checks)
+	if err != nil {
+		return cmdutil.Usagef("%v: run 'devctl doctor --list' to see the check ids", err)
+	}
+	var params int64
+	if opts.ModelParams != "" {
+		if params, err = recommend.ParseParams(opts.ModelParams); err != nil {
+			return cmdutil.Usagef("invalid --model-params %q: %v", opts.ModelParams, err)
+		}
+	}
+	var logExp *explain.Explanation
+	if opts.Log != "" {
+		e, err := readLog(f, opts.Log)
+		if err != nil {
+			return err
+		}
+		logExp = &e
+	}
+
+	env, err := buildEnv(ctx, f)
+	if err != nil {
+		return err
+	}
+	if opts.RecordSuccess {
+		dev := deviceKey(env, "")
+		if err := history.Append(f.LookupEnv, history.Record{Time: f.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
+			return fmt.Errorf("recording success: %w", err)
+		}
+		fmt.Fprintf(f.IO.Out, "recorded a successful run on %s\n", dev)
+		return nil
+	}
+	if logExp != nil && len(opts.Checks) == 0 {
+		checks = doctor.RelatedChecks(all, logExp.Category)
+	}
+	outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: f.Global.Timeout})
+	results := doctor.RenderAll(outcomes, lang)
+	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
+
+	if logExp != nil {
+		cat := explain.NewCatalog()
+		m := logExp.Message(cat, string(lang))
+		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, env, results)
+		if params > 0 && (logExp.Category == explain.CategoryOutOfMemory || logExp.Category == explain.CategoryXLAResourceExhausted) {
+			o := doctor.OOMOptions{Params: params, Mode: opts.Mode, Fraction: 1, Fallback: true}
+			if env.Config != nil {
+				o.Precision = env.Config.Device.Precision
+				o.Fallback = env.Config.Device.FallbackEnabled
+			}
+			if plan, err := doctor.PlanOOM(*logExp, env, o); err != nil {
+				fmt.Fprintf(f.IO.ErrOut, "devctl: no out-of-memory plan: %v\n", err)
+			} else {
+				rep.Log.OOMPlan = plan
+			}
+		}
+		recordLog(f, env, *logExp)
+	}
+
+	switch format {
+	case report.JSON:
+		err = report.WriteJSON(f.IO.Out, rep)
+	default:
+		err = report.DoctorTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	}
+	if err != nil {
+		return err
+	}
+	explained := logExp != nil && logExp.Category != explain.CategoryUnknown
+	if explained || doctor.Failed(results, opts.Strict) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
+	}
+	return nil
+}
+
+// validate refuses flag combinations that mean nothing.
+func validate(opts *Options) error {
+	modes := 0
+	for _, on := range []bool{opts.List, opts.History, opts.RecordSuccess, opts.Log != ""} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return cmdutil.Usagef("--list, --history, --record-success and --log cannot be combined: pick one")
+	}
+	if opts.ModelParams != "" && opts.Log == "" {
+		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
+	}
+	valid := false
+	for _, m := range []string{"training", "inference", "lora", "qlora"} {
+		if opts.Mode == m {
+			valid = true
+		}
+	}
+	if !valid {
+		return cmdutil.Usagef("invalid --mode %q: want training, inference, lora or qlora", opts.Mode)
+	}
+	return nil
+}
+
+// readLog classifies the log at path ("-" is standard input), reading at
+// most explain.MaxTail bytes of its end.
+func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
+	var r io.Reader
+	if path == "-" {
+		r = f.IO.In
+	} else {
+		st, err := os.Stat(path)
+		if err != nil {
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, errors.Unwrap(err))
+		}
+		if st.IsDir() {
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a directory; want a log file or - for standard input", path)
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, errors.Unwrap(err))
+		}
+		defer fh.Close()
+		r = fh
+	}
+	e, err := explain.ClassifyReader(r)
+	if err != nil {
+		return e, cmdutil.Usagef("cannot read --log %q: %v", path, err)
+	}
+	return e, nil
+}
+
+// buildEnv probes the machine once for all checks. A configuration that
+// does not load because of DEVCTL_* variables or the user file is a finding
+// (env.devctl), not a reason to stop: doctor is what users run when things
+// are broken. Only a bad flag stops it (exit 2).
+func buildEnv(ctx context.Context, f *cmdutil.Factory) (*doctor.Env, error) {
+	h, err := f.Host()
+	if err != nil {
+		return nil, err
+	}
+	env := &doctor.Env{Host: h}
+	cfg, cfgErr := f.Config()
+	if cfgErr != nil {
+		if !errors.Is(cfgErr, config.ErrInvalid) {
+			return nil, cfgErr
+		}
+		flagsOnly, err := config.Load(config.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }, Flags: f.Global.ConfigFlags})
+		if err != nil {
+			return nil, cfgErr
+		}
+		env.ConfigErr, cfg = cfgErr, flagsOnly
+	}
+	env.Config = cfg
+	if cfgErr == nil {
+		rep, outcomes, err := cmdutil.RunProbe(ctx, f, nil)
+		if rep == nil && err != nil {
+			return nil, err
+		}
+		env.Report, env.Outcomes = rep, outcomes
+		return env, nil
+	}
+	d := cfg.Device
+	rep, outcomes, _ := probe.Run(ctx, h, drivers.All(), probe.Options{
+		Timeout: f.Global.Timeout, Preferred: d.Preferred, PlatformPriority: d.PlatformPriority,
+		FallbackEnabled: true, MemoryStrategy: d.MemoryStrategy, MemoryFraction: d.MemoryFraction, DevctlVersion: f.Version,
+	})
+	env.Report, env.Outcomes = rep, outcomes
+	return env, nil
+}
+
+// deviceKey is the backend a history record is kept under: the log's own
+// device, else --device/DEVCTL_DEVICE, else the probe's default backend.
+func deviceKey(env *doctor.Env, logDevice string) string {
+	if logDevice != "" && logDevice != string(explain.DeviceAny) {
+		return history.NormalizeDevice(logDevice)
+	}
+	if env.Config != nil {
+		if p := history.NormalizeDevice(env.Config.Device.Preferred); p != "" && p != "auto" {
+			return p
+		}
+	}
+	if env.Report != nil && env.Report.Summary.Backend != "" {
+		return env.Report.Summary.Backend
+	}
+	return "cpu"
+}
+
+// recordLog appends the log's outcome to the history. Failing to record
+// is reported but never fails the command: the diagnosis matters more.
+func recordLog(f *cmdutil.Factory, env *doctor.Env, e explain.Explanation) {
+	outcome := history.Failure
+	if e.Category == explain.CategoryUnknown {
+		outcome = history.Unrelated
+	}
+	r := history.Record{Time: f.Now().UTC(), Device: deviceKey(env, string(e.Device)), Category: string(e.Category), Outcome: outcome}
+	if err := history.Append(f.LookupEnv, r); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
+	}
+}
+
+func showHistory(f *cmdutil.Factory, format report.Format, lang doctor.Lang) error {
+	rs, err := history.Load(f.LookupEnv)
+	if err != nil {
+		return err
+	}
+	sums := rs.Summaries()
+	if format == report.JSON {
+		p, _ := history.Path(f.LookupEnv)
+		return report.WriteJSON(f.IO.Out, map[string]any{"path": p, "devices": sums})
+	}
+	return report.DoctorHistory(f.IO.Out, sums, lang)
 }

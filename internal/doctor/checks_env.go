@@ -1,0 +1,331 @@
+package doctor
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/devctl/devctl/internal/config"
+)
+
+// VisibleProblem is one finding about a *_VISIBLE_DEVICES value.
+type VisibleProblem struct {
+	Msg  string
+	Args Args
+	Fail bool
+}
+
+// CheckVisibleDevices judges a CUDA_VISIBLE_DEVICES-style list against the
+// number of devices (count < 0: unknown) and their UUIDs (may be empty).
+// CUDA stops reading the list at the first invalid entry, so every problem
+// here hides devices silently rather than failing loudly.
+func CheckVisibleDevices(name, value string, count int, uuids []string) []VisibleProblem {
+	v := strings.TrimSpace(value)
+	if v == "" || v == "NoDevFiles" || v == "-1" {
+		return []VisibleProblem{{Msg: "hidden", Args: Args{"var": name, "value": value}}}
+	}
+	var out []VisibleProblem
+	seen := map[string]bool{}
+	var nIdx, nUUID, nMIG int
+	for _, tok := range strings.Split(v, ",") {
+		tok = strings.TrimSpace(tok)
+		switch {
+		case tok == "":
+			out = append(out, VisibleProblem{Msg: "bad_entry", Args: Args{"var": name, "entry": "(empty)", "value": value}, Fail: true})
+			continue
+		case strings.HasPrefix(tok, "MIG-"):
+			nMIG++
+		case strings.HasPrefix(tok, "GPU-"):
+			nUUID++
+			if len(uuids) > 0 && !hasPrefixIn(uuids, tok) {
+				out = append(out, VisibleProblem{Msg: "unknown_uuid", Args: Args{"var": name, "entry": tok}, Fail: true})
+			}
+		default:
+			n, err := strconv.Atoi(tok)
+			if err != nil || n < 0 {
+				out = append(out, VisibleProblem{Msg: "bad_entry", Args: Args{"var": name, "entry": tok, "value": value}, Fail: true})
+				continue
+			}
+			nIdx++
+			if count >= 0 && n >= count {
+				out = append(out, VisibleProblem{Msg: "out_of_range", Args: Args{"var": name, "entry": tok, "count": strconv.Itoa(count)}, Fail: true})
+			}
+		}
+		if seen[tok] {
+			out = append(out, VisibleProblem{Msg: "duplicate", Args: Args{"var": name, "entry": tok}, Fail: true})
+		}
+		seen[tok] = true
+	}
+	if nIdx > 0 && (nUUID > 0 || nMIG > 0) {
+		out = append(out, VisibleProblem{Msg: "mixed", Args: Args{"var": name, "value": value}})
+	}
+	if nMIG > 1 {
+		out = append(out, VisibleProblem{Msg: "multi_mig", Args: Args{"var": name, "count": strconv.Itoa(nMIG)}})
+	}
+	return out
+}
+
+func hasPrefixIn(list []string, tok string) bool {
+	for _, u := range list {
+		if strings.HasPrefix(u, tok) || strings.HasPrefix(tok, u) {
+			return true
+		}
+	}
+	return false
+}
+
+var checkVisibleDevices = &Check{
+	ID:    "env.visible_devices",
+	Title: Text{EN: "Device visibility and ordering variables are sane", PL: "Zmienne widoczności i kolejności urządzeń są poprawne"},
+	Messages: map[string]Message{
+		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
+		"hidden": {
+			Detail: Text{EN: "{var}=\"{value}\" hides every GPU: frameworks fall back to the CPU", PL: "{var}=\"{value}\" ukrywa wszystkie karty: frameworki przejdą na CPU"},
+			Fix:    Text{EN: "unset it (`unset {var}`) or list the GPUs to use, e.g. `export {var}=0`", PL: "usuń ją (`unset {var}`) albo wskaż karty, np. `export {var}=0`"},
+		},
+		"bad_entry": {
+			Detail: Text{EN: "{var}=\"{value}\" has an invalid entry \"{entry}\": CUDA ignores it and every entry after it", PL: "{var}=\"{value}\" zawiera błędny wpis \"{entry}\": CUDA ignoruje go i wszystkie kolejne"},
+			Fix:    Text{EN: "use comma-separated indices or UUIDs only, e.g. `export {var}=0,1`", PL: "używaj tylko indeksów lub UUID oddzielonych przecinkami, np. `export {var}=0,1`"},
+		},
+		"out_of_range": {
+			Detail: Text{EN: "{var} names device {entry} but this machine has {count}: that entry and all after it are dropped", PL: "{var} wskazuje urządzenie {entry}, a maszyna ma ich {count}: ten wpis i kolejne zostaną pominięte"},
+			Fix:    Text{EN: "use indices 0 to {count}-1 (`devctl probe` lists them)", PL: "używaj indeksów od 0 do {count}-1 (`devctl probe` je wypisuje)"},
+		},
+		"unknown_uuid": {
+			Detail: Text{EN: "{var} names {entry}, which no GPU on this machine has", PL: "{var} wskazuje {entry}, którego nie ma żadna karta na tej maszynie"},
+			Fix:    Text{EN: "take the UUIDs from `nvidia-smi -L`", PL: "weź identyfikatory UUID z `nvidia-smi -L`"},
+		},
+		"duplicate": {
+			Detail: Text{EN: "{var} lists {entry} twice", PL: "{var} zawiera {entry} dwa razy"},
+			Fix:    Text{EN: "list each device once", PL: "wymień każde urządzenie tylko raz"},
+		},
+		"mixed": {
+			Detail: Text{EN: "{var}=\"{value}\" mixes indices and UUIDs: easy to get wrong when the order changes", PL: "{var}=\"{value}\" miesza indeksy i UUID: łatwo o błąd przy zmianie kolejności"},
+			Fix:    Text{EN: "use UUIDs only (from `nvidia-smi -L`)", PL: "używaj wyłącznie UUID (z `nvidia-smi -L`)"},
+		},
+		"multi_mig": {
+			Detail: Text{EN: "{var} lists {count} MIG devices but a CUDA process can use only one: the others are ignored", PL: "{var} zawiera {count} urządzeń MIG, a proces CUDA może użyć tylko jednego: pozostałe są ignorowane"},
+			Fix:    Text{EN: "run one process per MIG device, each with its own `CUDA_VISIBLE_DEVICES=MIG-<uuid>`", PL: "uruchom jeden proces na urządzenie MIG, każdy z własnym `CUDA_VISIBLE_DEVICES=MIG-<uuid>`"},
+		},
+		"bad_order": {
+			Detail: Text{EN: "CUDA_DEVICE_ORDER=\"{value}\" is not FASTEST_FIRST or PCI_BUS_ID: CUDA ignores it", PL: "CUDA_DEVICE_ORDER=\"{value}\" nie jest FASTEST_FIRST ani PCI_BUS_ID: CUDA ją ignoruje"},
+			Fix:    Text{EN: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`", PL: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`"},
+		},
+		"order": {
+			Detail: Text{EN: "GPUs differ ({names}) and CUDA_DEVICE_ORDER is {value}: CUDA numbers the fastest first, so CUDA index 0 is not nvidia-smi's GPU 0", PL: "karty się różnią ({names}), a CUDA_DEVICE_ORDER to {value}: CUDA numeruje najszybszą jako pierwszą, więc indeks CUDA 0 to nie GPU 0 z nvidia-smi"},
+			Fix:    Text{EN: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID` so CUDA and nvidia-smi agree", PL: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`, aby CUDA i nvidia-smi były zgodne"},
+		},
+		"rocr_only": {
+			Detail: Text{EN: "ROCR_VISIBLE_DEVICES={rocr} is set and HIP_VISIBLE_DEVICES={hip} differs: HIP renumbers devices after ROCr filtering, so the two lists are easy to confuse", PL: "ustawiono ROCR_VISIBLE_DEVICES={rocr}, a HIP_VISIBLE_DEVICES={hip} się różni: HIP numeruje urządzenia po filtrowaniu ROCr, więc listy łatwo pomylić"},
+			Fix:    Text{EN: "set one of them only, preferably `HIP_VISIBLE_DEVICES`", PL: "ustaw tylko jedną z nich, najlepiej `HIP_VISIBLE_DEVICES`"},
+		},
+		"hip_cuda": {
+			Detail: Text{EN: "on AMD GPUs HIP_VISIBLE_DEVICES={hip} and CUDA_VISIBLE_DEVICES={cuda} disagree (ROCm PyTorch reads both)", PL: "na kartach AMD HIP_VISIBLE_DEVICES={hip} i CUDA_VISIBLE_DEVICES={cuda} się różnią (PyTorch dla ROCm czyta obie)"},
+			Fix:    Text{EN: "set only HIP_VISIBLE_DEVICES (`unset CUDA_VISIBLE_DEVICES`)", PL: "ustaw tylko HIP_VISIBLE_DEVICES (`unset CUDA_VISIBLE_DEVICES`)"},
+		},
+	},
+	Run: runVisibleDevices,
+}
+
+func runVisibleDevices(ctx context.Context, e *Env) Finding {
+	h := e.Host
+	nvCount, amdCount := -1, -1
+	var uuids, names []string
+	cuda := e.Devices("cuda")
+	if len(cuda) > 0 {
+		nvCount = len(cuda)
+		for _, d := range cuda {
+			if d.UUID != nil {
+				uuids = append(uuids, *d.UUID)
+			}
+			names = append(names, d.Name)
+		}
+	} else if nv, _ := e.NVIDIA(ctx); nv != nil && nv.Usable {
+		nvCount = len(nv.Devices)
+		for _, d := range nv.Devices {
+			if d.UUID != "" {
+				uuids = append(uuids, d.UUID)
+			}
+			names = append(names, d.Name)
+		}
+	} else if g := e.pciOf(VendorNVIDIA, true); len(g) > 0 {
+		nvCount = len(g)
+		for _, d := range g {
+			names = append(names, strconv.FormatUint(uint64(d.Device), 16))
+		}
+	}
+	if r := e.Devices("rocm"); len(r) > 0 {
+		amdCount = len(r)
+	}
+	var set []string
+	worst := func(ps []VisibleProblem, ev []Evidence) *Finding {
+		for _, fail := range []bool{true, false} {
+			for _, p := range ps {
+				if p.Fail == fail {
+					st := Warn
+					if p.Fail {
+						st = Fail
+					}
+					return &Finding{Status: st, Msg: p.Msg, Args: p.Args, Evidence: ev}
+				}
+			}
+		}
+		return nil
+	}
+	cudaVal, cudaSet := h.LookupEnv("CUDA_VISIBLE_DEVICES")
+	if cudaSet {
+		set = append(set, "CUDA_VISIBLE_DEVICES="+cudaVal)
+		if nvCount != -1 || amdCount == -1 {
+			ps := CheckVisibleDevices("CUDA_VISIBLE_DEVICES", cudaVal, nvCount, uuids)
+			if f := worst(ps, []Evidence{{"env CUDA_VISIBLE_DEVICES", cudaVal}}); f != nil && (nvCount > 0 || f.Msg != "hidden") {
+				return *f
+			}
+		}
+	}
+	hipVal, hipSet := h.LookupEnv("HIP_VISIBLE_DEVICES")
+	if hipSet {
+		set = append(set, "HIP_VISIBLE_DEVICES="+hipVal)
+		ps := CheckVisibleDevices("HIP_VISIBLE_DEVICES", hipVal, amdCount, nil)
+		if f := worst(ps, []Evidence{{"env HIP_VISIBLE_DEVICES", hipVal}}); f != nil && (amdCount > 0 || f.Msg != "hidden") {
+			return *f
+		}
+		if cudaSet && amdCount > 0 && nvCount <= 0 && cudaVal != hipVal {
+			return Finding{Status: Warn, Msg: "hip_cuda", Args: Args{"hip": hipVal, "cuda": cudaVal},
+				Evidence: []Evidence{{"env HIP_VISIBLE_DEVICES", hipVal}, {"env CUDA_VISIBLE_DEVICES", cudaVal}}}
+		}
+	}
+	if rocr, ok := h.LookupEnv("ROCR_VISIBLE_DEVICES"); ok {
+		set = append(set, "ROCR_VISIBLE_DEVICES="+rocr)
+		if hipSet && hipVal != rocr {
+			return Finding{Status: Warn, Msg: "rocr_only", Args: Args{"rocr": rocr, "hip": hipVal},
+				Evidence: []Evidence{{"env ROCR_VISIBLE_DEVICES", rocr}, {"env HIP_VISIBLE_DEVICES", hipVal}}}
+		}
+	}
+	order, orderSet := h.LookupEnv("CUDA_DEVICE_ORDER")
+	if orderSet {
+		set = append(set, "CUDA_DEVICE_ORDER="+order)
+		if order != "FASTEST_FIRST" && order != "PCI_BUS_ID" {
+			return Finding{Status: Fail, Msg: "bad_order", Args: Args{"value": order}, Evidence: []Evidence{{"env CUDA_DEVICE_ORDER", order}}}
+		}
+	}
+	if order != "PCI_BUS_ID" && distinct(names) > 1 {
+		v := order
+		if !orderSet {
+			v = "unset (FASTEST_FIRST)"
+		}
+		return Finding{Status: Warn, Msg: "order", Args: Args{"names": strings.Join(uniq(names), ", "), "value": v},
+			Evidence: []Evidence{{"env CUDA_DEVICE_ORDER", v}}}
+	}
+	summary := "no visibility variables set; all devices visible"
+	if len(set) > 0 {
+		summary = strings.Join(set, ", ")
+	}
+	return Finding{Status: Pass, Msg: "pass", Args: Args{"summary": summary}}
+}
+
+func distinct(ss []string) int { return len(uniq(ss)) }
+
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var checkEnvDevctl = &Check{
+	ID:    "env.devctl",
+	Title: Text{EN: "DEVCTL_* variables and configuration are valid", PL: "Zmienne DEVCTL_* i konfiguracja są poprawne"},
+	Messages: map[string]Message{
+		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
+		"bad_env": {
+			Detail: Text{EN: "{var}=\"{value}\": {why}", PL: "{var}=\"{value}\": {why}"},
+			Fix:    Text{EN: "fix or unset it: `unset {var}` (`devctl config show` prints the effective settings)", PL: "popraw ją lub usuń: `unset {var}` (`devctl config show` pokazuje obowiązujące ustawienia)"},
+		},
+		"bad_config": {
+			Detail: Text{EN: "the configuration does not load: {error}", PL: "konfiguracja się nie wczytuje: {error}"},
+			Fix:    Text{EN: "correct the file or variable named above; `devctl config show` checks it", PL: "popraw wskazany plik lub zmienną; `devctl config show` ją sprawdzi"},
+		},
+	},
+	Run: runEnvDevctl,
+}
+
+// ValidateDevctlEnv checks one DEVCTL_* variable; "" means valid.
+func ValidateDevctlEnv(name, value string) string {
+	v := strings.ToLower(strings.TrimSpace(value))
+	if v == "" {
+		return ""
+	}
+	switch name {
+	case "DEVCTL_DEVICE":
+		if err := config.ValidatePreferred(v); err != nil {
+			return err.Error()
+		}
+	case "DEVCTL_PRECISION":
+		if !contains(config.Precisions, v) {
+			return "want one of " + strings.Join(config.Precisions, ", ")
+		}
+	case "DEVCTL_MEMORY_STRATEGY":
+		if !contains(config.Strategies, v) {
+			return "want one of " + strings.Join(config.Strategies, ", ")
+		}
+	case "DEVCTL_MEMORY_FRACTION":
+		if _, err := config.ParseFraction(v); err != nil {
+			return err.Error()
+		}
+	case "DEVCTL_FALLBACK_ENABLED":
+		if !isBool(v) {
+			return "want true or false"
+		}
+	case "DEVCTL_SYSROOT":
+		if !strings.HasPrefix(value, "/") {
+			return "want an absolute directory path"
+		}
+	}
+	return ""
+}
+
+func isBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "false", "1", "0", "yes", "no", "on", "off":
+		return true
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var devctlVars = []string{"DEVCTL_DEVICE", "DEVCTL_PRECISION", "DEVCTL_MEMORY_STRATEGY", "DEVCTL_MEMORY_FRACTION", "DEVCTL_FALLBACK_ENABLED", "DEVCTL_SYSROOT"}
+
+func runEnvDevctl(_ context.Context, e *Env) Finding {
+	var set []string
+	for _, name := range devctlVars {
+		v, ok := e.Host.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		set = append(set, name+"="+v)
+		if why := ValidateDevctlEnv(name, v); why != "" {
+			return Finding{Status: Fail, Msg: "bad_env", Args: Args{"var": name, "value": v, "why": why}, Evidence: []Evidence{{"env " + name, v}}}
+		}
+	}
+	if e.ConfigErr != nil {
+		return Finding{Status: Fail, Msg: "bad_config", Args: Args{"error": e.ConfigErr.Error()}}
+	}
+	summary := "no DEVCTL_* variables set; configuration loads"
+	if len(set) > 0 {
+		summary = strings.Join(set, ", ") + "; configuration loads"
+	}
+	return Finding{Status: Pass, Msg: "pass", Args: Args{"summary": summary}}
+}

@@ -1,0 +1,268 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Status is a finding's verdict.
+type Status string
+
+// Statuses. Error and Timeout say the check itself broke, not the machine.
+const (
+	Pass    Status = "pass"
+	Warn    Status = "warn"
+	Fail    Status = "fail"
+	Skip    Status = "skip"
+	Error   Status = "error"
+	Timeout Status = "timeout"
+)
+
+// StatusOrder is the order findings are grouped in: what needs action first.
+var StatusOrder = []Status{Fail, Error, Timeout, Warn, Pass, Skip}
+
+// Evidence is one fact a finding rests on: where it was read and what it said.
+type Evidence struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
+}
+
+// Finding is what one check concluded, before rendering. Msg names an entry
+// of the check's Messages; Args fill its templates.
+type Finding struct {
+	Status   Status
+	Msg      string
+	Args     Args
+	Evidence []Evidence
+}
+
+// Check is one diagnosis. Run must honour ctx and only read the machine
+// through env.Host (or env's shared facts).
+type Check struct {
+	ID       string
+	Title    Text
+	Messages map[string]Message
+	Run      func(ctx context.Context, env *Env) Finding
+}
+
+// Result is a rendered finding: devctl's JSON schema for `checks[]`.
+type Result struct {
+	ID         string     `json:"id"`
+	Title      string     `json:"title"`
+	Status     Status     `json:"status"`
+	Detail     string     `json:"detail"`
+	Fix        string     `json:"fix,omitempty"`
+	Evidence   []Evidence `json:"evidence,omitempty"`
+	DurationMS int64      `json:"duration_ms"`
+}
+
+// Outcome is a check's finding with how long it took.
+type Outcome struct {
+	Check    *Check
+	Finding  Finding
+	Duration time.Duration
+}
+
+// Options controls a run.
+type Options struct {
+	// Timeout is each check's deadline; zero means 5 s.
+	Timeout time.Duration
+}
+
+// Run executes checks concurrently, each under its own deadline. It returns
+// the outcomes in the order of checks.
+func Run(ctx context.Context, checks []*Check, env *Env, opts Options) []Outcome {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	out := make([]Outcome, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = runOne(ctx, c, env, timeout)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func runOne(ctx context.Context, c *Check, env *Env, timeout time.Duration) Outcome {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	ch := make(chan Finding, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- broken(Error, fmt.Sprintf("check panicked: %v", r))
+			}
+		}()
+		ch <- c.Run(ctx, env)
+	}()
+	var f Finding
+	select {
+	case f = <-ch:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			f = broken(Timeout, fmt.Sprintf("no answer within %s", timeout))
+		} else {
+			f = broken(Error, ctx.Err().Error())
+		}
+	}
+	return Outcome{Check: c, Finding: f, Duration: time.Since(start)}
+}
+
+// Keys of the messages every check shares (defined in common below).
+const (
+	msgBroken = "_broken"
+	msgSkip   = "_skip"
+)
+
+// broken is the finding of a check that failed to run.
+func broken(s Status, why string) Finding {
+	return Finding{Status: s, Msg: msgBroken, Args: Args{"error": why}}
+}
+
+// errFinding reports an unexpected error from a check's own reading.
+func errFinding(err error) Finding { return broken(Error, err.Error()) }
+
+// skip reports a check that does not apply, with the reason as a common
+// message key.
+func skip(reason string, args Args) Finding {
+	return Finding{Status: Skip, Msg: reason, Args: args}
+}
+
+// common are messages any check may use.
+var common = map[string]Message{
+	msgBroken: {
+		Detail: Text{EN: "the check could not run: {error}", PL: "nie udało się wykonać sprawdzenia: {error}"},
+		Fix:    Text{EN: "report this at https://github.com/devctl/devctl/issues with `devctl snapshot`", PL: "zgłoś to na https://github.com/devctl/devctl/issues, dołączając `devctl snapshot`"},
+	},
+	"skip_no_nvidia": {Detail: Text{EN: "no NVIDIA GPU on the PCI bus or in the probe report", PL: "brak karty NVIDIA na magistrali PCI i w raporcie probe"}},
+	"skip_no_nvml":   {Detail: Text{EN: "no NVML answers (NVML not loaded, or a --sysroot tree without them): {why}", PL: "brak odpowiedzi NVML (biblioteka nie załadowana albo drzewo --sysroot bez nich): {why}"}},
+	"skip_no_amd":    {Detail: Text{EN: "no AMD GPU (no KFD node with SIMDs, no 0x1002 display device)", PL: "brak karty AMD (brak węzła KFD z SIMD, brak urządzenia 0x1002)"}},
+	"skip_no_tpu":    {Detail: Text{EN: "no Google TPU on the PCI bus (vendor 0x1ae0)", PL: "brak TPU Google na magistrali PCI (producent 0x1ae0)"}},
+	"skip_not_macos": {Detail: Text{EN: "not a macOS host (os {os})", PL: "to nie jest macOS (system {os})"}},
+	"skip_not_linux": {Detail: Text{EN: "not a Linux host (os {os})", PL: "to nie jest Linux (system {os})"}},
+	"skip_not_x86":   {Detail: Text{EN: "not an x86 CPU (arch {arch})", PL: "procesor nie jest x86 (architektura {arch})"}},
+	"skip_one_gpu":   {Detail: Text{EN: "fewer than two GPUs ({count}): peer-to-peer does not matter", PL: "mniej niż dwie karty ({count}): komunikacja peer-to-peer nie ma znaczenia"}},
+}
+
+// message finds a finding's message: the check's own, then the common ones.
+func (c *Check) message(key string) (Message, bool) {
+	if m, ok := c.Messages[key]; ok {
+		return m, true
+	}
+	m, ok := common[key]
+	return m, ok
+}
+
+// Render turns an outcome into text in lang.
+func Render(o Outcome, lang Lang) Result {
+	c, f := o.Check, o.Finding
+	r := Result{
+		ID:         c.ID,
+		Title:      c.Title.In(lang),
+		Status:     f.Status,
+		Evidence:   f.Evidence,
+		DurationMS: o.Duration.Milliseconds(),
+	}
+	m, ok := c.message(f.Msg)
+	if !ok {
+		r.Detail = f.Msg
+	} else {
+		r.Detail = Expand(m.Detail.In(lang), f.Args)
+		if f.Status != Pass && f.Status != Skip {
+			r.Fix = Expand(m.Fix.In(lang), f.Args)
+		}
+	}
+	if len(f.Evidence) > 0 {
+		parts := make([]string, len(f.Evidence))
+		for i, e := range f.Evidence {
+			parts[i] = e.Source + ": " + e.Value
+		}
+		r.Detail += " [" + strings.Join(parts, "; ") + "]"
+	}
+	return r
+}
+
+// RenderAll renders outcomes, keeping their order.
+func RenderAll(os []Outcome, lang Lang) []Result {
+	out := make([]Result, len(os))
+	for i, o := range os {
+		out[i] = Render(o, lang)
+	}
+	return out
+}
+
+// Counts tallies results by status.
+func Counts(rs []Result) map[Status]int {
+	m := map[Status]int{}
+	for _, r := range rs {
+		m[r.Status]++
+	}
+	return m
+}
+
+// Failed reports whether any result needs the user's action: a failure, a
+// broken check, or (strict) a warning.
+func Failed(rs []Result, strict bool) bool {
+	for _, r := range rs {
+		switch r.Status {
+		case Fail, Error, Timeout:
+			return true
+		case Warn:
+			if strict {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Select returns the checks with the given ids, in registry order. Unknown
+// ids are returned as an error listing them.
+func Select(all []*Check, ids []string) ([]*Check, error) {
+	if len(ids) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if id != "" {
+			want[id] = true
+		}
+	}
+	var out []*Check
+	for _, c := range all {
+		if want[c.ID] {
+			out = append(out, c)
+			delete(want, c.ID)
+		}
+	}
+	if len(want) > 0 {
+		var unknown []string
+		for id := range want {
+			unknown = append(unknown, id)
+		}
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("unknown check %s", strings.Join(quote(unknown), ", "))
+	}
+	return out, nil
+}
+
+func quote(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}

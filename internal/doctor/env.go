@@ -1,0 +1,136 @@
+package doctor
+
+import (
+	"context"
+	"sync"
+
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/pci"
+)
+
+// Env is what every check receives: the machine, the probe report made once
+// for all checks, and the configuration. Facts several checks need (the PCI
+// walk, NVIDIA state) are computed once, on first use.
+type Env struct {
+	Host *host.Host
+	// Report and Outcomes come from one probe run; Report may be nil when
+	// the probe could not run (checks then rely on the Host alone).
+	Report   *probe.Report
+	Outcomes []probe.Outcome
+	// Config is the effective configuration, or nil when it failed to load.
+	Config *config.Config
+	// ConfigErr is why the configuration failed to load (env.devctl reports it).
+	ConfigErr error
+
+	pciOnce sync.Once
+	pci     []PCIDevice
+
+	nvOnce sync.Once
+	nv     *NVState
+	nvWhy  string
+
+	// NVIDIAFunc, when set, replaces how NVIDIA state is obtained (tests).
+	NVIDIAFunc func(ctx context.Context, e *Env) (*NVState, string)
+}
+
+// Outcome returns the probe outcome of a driver by name, or nil.
+func (e *Env) Outcome(name string) *probe.Outcome {
+	for i := range e.Outcomes {
+		if e.Outcomes[i].Status.Name == name {
+			return &e.Outcomes[i]
+		}
+	}
+	return nil
+}
+
+// PCI returns the machine's PCI functions (once).
+func (e *Env) PCI() []PCIDevice {
+	e.pciOnce.Do(func() { e.pci = scanPCI(e.Host) })
+	return e.pci
+}
+
+// NVIDIA returns the NVIDIA management state, or nil with the reason when no
+// NVML answers are available.
+func (e *Env) NVIDIA(ctx context.Context) (*NVState, string) {
+	e.nvOnce.Do(func() {
+		f := e.NVIDIAFunc
+		if f == nil {
+			f = nvidiaState
+		}
+		e.nv, e.nvWhy = f(ctx, e)
+	})
+	return e.nv, e.nvWhy
+}
+
+// Devices returns probe devices of a backend.
+func (e *Env) Devices(backend string) []probe.Device {
+	if e.Report == nil {
+		return nil
+	}
+	var out []probe.Device
+	for _, d := range e.Report.Devices {
+		if d.Backend == backend {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// PCIDevice is one PCI function as sysfs shows it.
+type PCIDevice struct {
+	Address  string // 0000:3b:00.0
+	Vendor   uint16
+	Device   uint16
+	Class    uint32 // 0x030200
+	Driver   string // basename of the driver link, "" when unbound
+	CurWidth int
+	MaxWidth int
+	CurSpeed string
+	MaxSpeed string
+}
+
+// Vendor IDs devctl recognises on the PCI bus.
+const (
+	VendorNVIDIA = 0x10de
+	VendorAMD    = 0x1002
+	VendorIntel  = 0x8086
+	VendorGoogle = 0x1ae0
+	VendorAmazon = 0x1d0f
+)
+
+// IsDisplay reports a display-class function (0x03xxxx: VGA, 3D controller).
+func (d PCIDevice) IsDisplay() bool { return d.Class>>16 == 0x03 }
+
+// pciRoot is where sysfs lists PCI functions.
+const pciRoot = pci.DevicesDir
+
+// scanPCI uses devctl's shared PCI walk (memoised per Host, so the probe
+// drivers and doctor walk the bus once). A missing bus is no devices.
+func scanPCI(h *host.Host) []PCIDevice {
+	devs, err := pci.Scan(h)
+	if err != nil {
+		return nil
+	}
+	out := make([]PCIDevice, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, PCIDevice{
+			Address: d.Address, Vendor: d.Vendor, Device: d.Device, Class: d.Class, Driver: d.Driver,
+			CurWidth: d.Current.Width, MaxWidth: d.Max.Width, CurSpeed: d.Current.Speed, MaxSpeed: d.Max.Speed,
+		})
+	}
+	return out
+}
+
+// pciOf returns the functions of a vendor that are display devices (or any
+// class when display is false).
+func (e *Env) pciOf(vendor uint16, display bool) []PCIDevice {
+	var out []PCIDevice
+	for _, d := range e.PCI() {
+		if d.Vendor == vendor && (!display || d.IsDisplay()) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/explain"
+	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe"
+)
+
+// LogReport is the explanation of a failed run's log, grounded in this
+// machine: devctl's JSON schema for `log`.
+type LogReport struct {
+	Category    string          `json:"category"`
+	Device      string          `json:"device"`
+	MessageID   string          `json:"message_id"`
+	Title       string          `json:"title"`
+	Explanation string          `json:"explanation"`
+	Evidence    []string        `json:"evidence"`
+	Line        int             `json:"line,omitempty"`
+	Numbers     explain.Numbers `json:"numbers"`
+	// Fixes are ordered: fixes from this machine's failing checks first
+	// (they quote its actual state), then the category's general fixes.
+	Fixes      []string `json:"fixes"`
+	Confidence float64  `json:"confidence"`
+	// Machine lists facts about this machine that bear on the failure
+	// (actual driver and runtime versions, device memory, other processes).
+	Machine []string `json:"machine,omitempty"`
+	// Checks are the ids of the checks run to ground the explanation.
+	Checks []string `json:"checks"`
+	// OOMPlan is the first plan that fits, for out-of-memory logs when
+	// --model-params was given.
+	OOMPlan *OOMPlan `json:"oom_plan,omitempty"`
+}
+
+// OOMPlan is the oomsim ladder's answer for an out-of-memory log.
+type OOMPlan struct {
+	ModelParams int64            `json:"model_params"`
+	Device      string           `json:"device"`
+	BudgetBytes int64            `json:"budget_bytes"`
+	Fits        bool             `json:"fits"`
+	Changes     []string         `json:"changes"`
+	Plan        oomsim.Plan      `json:"plan"`
+	Memory      oomsim.Breakdown `json:"memory"`
+}
+
+// relatedChecks maps a log category to the checks that can confirm or rule
+// out its usual causes on this machine.
+var relatedChecks = map[explain.Category][]string{
+	explain.CategoryOutOfMemory:           {"gpu.memory_in_use", "host.cgroup_limits", "host.shm_size", "env.pytorch", "apple.mps_watermark"},
+	explain.CategoryXLAResourceExhausted:  {"env.xla", "gpu.memory_in_use", "tpu.in_use"},
+	explain.CategoryCUDADriverMismatch:    {"nvidia.driver_loaded", "nvidia.nvml_init", "nvidia.version_match", "cuda.framework_runtime"},
+	explain.CategoryNoGPUFound:            {"nvidia.driver_loaded", "nvidia.nvml_init", "nvidia.version_match", "nvidia.device_nodes", "container.gpu_access", "env.visible_devices", "cuda.framework_runtime", "rocm.kfd_access", "platform.wsl2", "platform.jetson"},
+	explain.CategoryCUDALaunchFailure:     {"nvidia.ecc", "nvidia.throttle", "env.visible_devices", "cuda.framework_runtime"},
+	explain.CategoryCUDNNError:            {"cuda.framework_runtime", "nvidia.version_match", "gpu.memory_in_use"},
+	explain.CategoryNCCLError:             {"multi_gpu.p2p_iommu", "host.shm_size", "nvidia.fabric_manager", "env.visible_devices", "pcie.link_width"},
+	explain.CategoryXLATPUInit:            {"tpu.in_use", "tpu.env_bounds", "tpu.hugepages", "env.xla"},
+	explain.CategoryROCmHIPError:          {"rocm.kfd_access", "env.visible_devices"},
+	explain.CategoryMPSPlaceholderStorage: {"apple.macos_version", "env.pytorch"},
+	explain.CategoryMPSUnsupportedOp:      {"apple.rosetta", "apple.macos_version", "env.pytorch"},
+	explain.CategoryUnsupportedDType:      {"apple.macos_version", "cuda.framework_runtime", "cpu.avx2"},
+	explain.CategoryDeviceMismatch:        {"env.visible_devices"},
+	explain.CategoryDTypeMismatch:         {"env.pytorch"},
+}
+
+// RelatedChecks returns the checks to run for a log category (all checks
+// for other/unknown: nothing narrows the search).
+func RelatedChecks(all []*Check, c explain.Category) []*Check {
+	ids, ok := relatedChecks[c]
+	if !ok {
+		return all
+	}
+	sel, err := Select(all, ids)
+	if err != nil {
+		return all
+	}
+	return sel
+}
+
+// BuildLogReport renders an explanation in lang and grounds it in the
+// checks' results and the machine's state.
+func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, env *Env, results []Result) *LogReport {
+	lr := &LogReport{
+		Category: string(e.Category), Device: string(e.Device), MessageID: e.MessageID,
+		Title: msg.Title, Explanation: msg.Explanation, Evidence: e.Evidence, Line: e.Line,
+		Numbers: e.Numbers, Confidence: e.Confidence,
+	}
+	if lr.Evidence == nil {
+		lr.Evidence = []string{}
+	}
+	for _, r := range results {
+		lr.Checks = append(lr.Checks, r.ID)
+		if (r.Status == Fail || r.Status == Warn) && r.Fix != "" {
+			lr.Fixes = append(lr.Fixes, r.Fix)
+		}
+	}
+	lr.Fixes = append(lr.Fixes, msg.Fixes...)
+	if lr.Fixes == nil {
+		lr.Fixes = []string{}
+	}
+	lr.Machine = machineFacts(ctx, e, env)
+	return lr
+}
+
+// LogMessage is the catalogue text of an explanation in one language.
+type LogMessage struct {
+	Title       string
+	Explanation string
+	Fixes       []string
+}
+
+// machineFacts states what this machine says about the failure's subject.
+func machineFacts(ctx context.Context, e explain.Explanation, env *Env) []string {
+	var out []string
+	switch e.Category {
+	case explain.CategoryCUDADriverMismatch, explain.CategoryNoGPUFound, explain.CategoryCUDNNError, explain.CategoryCUDALaunchFailure:
+		if c, d, src := driverMaxCUDA(ctx, env); c != "" {
+			out = append(out, fmt.Sprintf("NVIDIA driver %s supports CUDA up to %s (%s)", orUnknown(d), c, src))
+		} else if env.nvidiaPresent() {
+			out = append(out, "NVIDIA GPU present but the driver's CUDA version is unknown")
+		} else if e.Device == explain.DeviceCUDA || e.Device == explain.DeviceAny {
+			out = append(out, "no NVIDIA GPU found on this machine (PCI bus, /proc/driver/nvidia)")
+		}
+		for _, rt := range FindFrameworkRuntimes(env) {
+			out = append(out, fmt.Sprintf("%s ships CUDA %s (%s)", rt.Package, rt.CUDA, rt.Source))
+		}
+		if v := e.Numbers.RuntimeVersion; v != nil {
+			out = append(out, "the log's CUDA runtime: "+*v)
+		}
+	}
+	if e.Category == explain.CategoryOutOfMemory || e.Category == explain.CategoryXLAResourceExhausted {
+		for _, d := range deviceFor(env, string(e.Device), e.Numbers.DeviceIndex) {
+			if d.TotalMemoryMB != nil {
+				s := fmt.Sprintf("%s (%s) has %d MiB", d.ID, d.Name, *d.TotalMemoryMB)
+				if d.FreeMemoryMB != nil {
+					s += fmt.Sprintf(", %d MiB free now", *d.FreeMemoryMB)
+				}
+				out = append(out, s)
+			}
+		}
+		if nv, _ := env.NVIDIA(ctx); nv != nil && nv.Usable {
+			for _, d := range nv.Devices {
+				var used uint64
+				for _, p := range d.Processes {
+					used += p.UsedMiB
+				}
+				if len(d.Processes) > 0 {
+					out = append(out, fmt.Sprintf("%s: %d other process(es) hold %d MiB", devName(d), len(d.Processes), used))
+				}
+			}
+		}
+	}
+	if len(out) == 0 && env.Report != nil && env.Report.Summary.DefaultDevice != "" {
+		out = append(out, "default device here: "+env.Report.Summary.DefaultDevice+" ("+env.Report.Summary.Backend+")")
+	}
+	return out
+}
+
+// deviceFor finds the probe devices a log's device refers to.
+func deviceFor(env *Env, backend string, index *int) []probe.Device {
+	if env.Report == nil {
+		return nil
+	}
+	if backend == "any" || backend == "" {
+		backend = env.Report.Summary.Backend
+	}
+	var out []probe.Device
+	for _, d := range env.Report.Devices {
+		if d.Backend != backend {
+			continue
+		}
+		if index != nil && d.Index != *index {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// OOMOptions are the inputs of the ladder for an out-of-memory log.
+type OOMOptions struct {
+	Params    int64
+	Mode      string // oomsim mode; "" means training
+	Precision string // "" means the config's or bf16/fp16 by support
+	Fraction  float64
+	Fallback  bool
+}
+
+// PlanOOM runs the oomsim ladder against the device the log ran out of
+// memory on (its total from the log, else from the probe).
+func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
+	backend := string(e.Device)
+	var dev *probe.Device
+	if ds := deviceFor(env, backend, e.Numbers.DeviceIndex); len(ds) > 0 {
+		dev = &ds[0]
+		backend = dev.Backend
+	}
+	if backend == "any" || backend == "" {
+		backend = "cpu"
+	}
+	var total int64
+	switch {
+	case e.Numbers.TotalBytes != nil && *e.Numbers.TotalBytes > 0:
+		total = *e.Numbers.TotalBytes
+	case dev != nil && dev.TotalMemoryMB != nil:
+		total = *dev.TotalMemoryMB << 20
+	default:
+		return nil, fmt.Errorf("the device's memory is unknown: neither the log nor the probe states it")
+	}
+	frac := o.Fraction
+	if frac <= 0 || frac > 1 {
+		frac = 1
+	}
+	// A log from another machine (or a device the probe cannot see): assume
+	// the precisions that backend's current devices run.
+	sup := capability.Support{FP16: true, BF16: backend != "cpu", Int8: backend == "cuda", Int4: backend == "cuda"}
+	name := backend
+	if dev != nil {
+		sup = capability.Support{FP16: dev.SupportsFP16, BF16: dev.SupportsBF16, Int8: dev.Supports8Bit, FP8: dev.SupportsFP8, Int4: dev.Supports8Bit}
+		name = dev.ID + " " + dev.Name
+	}
+	mode := o.Mode
+	if mode == "" {
+		mode = oomsim.Training
+	}
+	prec := o.Precision
+	if prec == "" || prec == "auto" {
+		prec = oomsim.FP32
+	}
+	plan := oomsim.Plan{
+		Model:     oomsim.Model{Name: "model", Params: o.Params, Arch: oomsim.AssumeArch(o.Params)},
+		Mode:      mode,
+		Precision: prec,
+	}
+	avail := 1
+	if env.Report != nil && backend != "cpu" {
+		avail = max(1, len(env.Devices(backend)))
+	}
+	d := oomsim.Device{Name: name, Backend: backend, BudgetBytes: int64(float64(total) * frac), Support: sup, Available: avail}
+	tr, err := oomsim.Ladder(plan, d, oomsim.LadderOptions{CPUFallback: o.Fallback})
+	if err != nil {
+		return nil, err
+	}
+	p := &OOMPlan{ModelParams: o.Params, Device: name, BudgetBytes: d.BudgetBytes, Fits: tr.Fits, Plan: tr.Final, Memory: tr.FinalMemory}
+	for _, s := range tr.Steps {
+		p.Changes = append(p.Changes, s.Change)
+		if s.Fits {
+			break
+		}
+	}
+	if p.Changes == nil {
+		p.Changes = []string{}
+	}
+	return p, nil
+}
+
+// FormatBytesMiB prints bytes as MiB/GiB for plan summaries.
+func FormatBytesMiB(b int64) string {
+	if b >= 1<<30 {
+		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
+	}
+	return strconv.FormatInt(b>>20, 10) + " MiB"
+}

@@ -1,0 +1,25 @@
+package doctor
+
+// All returns every check in display order: the NVIDIA stack from the bus
+// up, then other vendors, the host, and the environment.
+func All() []*Check {
+	return []*Check{
+		checkDriverLoaded, checkNVMLInit, checkVersionMatch, checkDeviceNodes, checkContainerGPU,
+		checkFrameworkRuntime, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
+		checkThrottle, checkECC, checkMIG, checkMemoryInUse,
+		checkShm, checkCgroup, checkP2P,
+		checkROCm, checkTPUInUse, checkTPUHugepages, checkTPUEnv,
+		checkRosetta, checkMacOS, checkMPSWatermark, checkWSL, checkJetson,
+		checkAVX2, checkEnvDevctl, checkEnvXLA, checkEnvPytorch,
+	}
+}
+
+// Lookup returns a check by id.
+func Lookup(id string) *Check {
+	for _, c := range All() {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}

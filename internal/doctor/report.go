@@ -1,0 +1,29 @@
+package doctor
+
+// SchemaVersion is the version of doctor's JSON output.
+const SchemaVersion = 1
+
+// Report is what `devctl doctor` prints: devctl's JSON schema (checks[],
+// log, summary). Field names are stable.
+type Report struct {
+	SchemaVersion int            `json:"schema_version"`
+	Lang          Lang           `json:"lang"`
+	Checks        []Result       `json:"checks"`
+	Summary       map[Status]int `json:"summary"`
+	Log           *LogReport     `json:"log,omitempty"`
+}
+
+// CheckInfo is one line of `doctor --list`.
+type CheckInfo struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// List describes the checks in lang.
+func List(checks []*Check, lang Lang) []CheckInfo {
+	out := make([]CheckInfo, len(checks))
+	for i, c := range checks {
+		out[i] = CheckInfo{ID: c.ID, Title: c.Title.In(lang)}
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/history"
+)
+
+// doctorHeadings names each status group, per language.
+var doctorHeadings = map[doctor.Status][2]string{
+	doctor.Fail:    {"Failed", "Błędy"},
+	doctor.Error:   {"Checks that broke", "Sprawdzenia, które zawiodły"},
+	doctor.Timeout: {"Checks that timed out", "Sprawdzenia przerwane po czasie"},
+	doctor.Warn:    {"Warnings", "Ostrzeżenia"},
+	doctor.Pass:    {"Passed", "Zaliczone"},
+	doctor.Skip:    {"Skipped (not applicable)", "Pominięte (nie dotyczy)"},
+}
+
+func heading(s doctor.Status, lang doctor.Lang) string {
+	h := doctorHeadings[s]
+	if lang == doctor.Polish {
+		return h[1]
+	}
+	return h[0]
+}
+
+func (st *Style) status(s doctor.Status) string {
+	t := strings.ToUpper(string(s))
+	switch s {
+	case doctor.Pass:
+		return st.OK(t)
+	case doctor.Warn:
+		return st.Warn(t)
+	case doctor.Skip:
+		return st.Dim(t)
+	}
+	return st.Fail(t)
+}
+
+// DoctorTable renders doctor's report grouped by status, most urgent first:
+// each finding with its detail and, when something is wrong, the fix.
+func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
+	if r.Log != nil {
+		if err := doctorLog(w, r.Log, r.Lang, st); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, st.Title("devctl doctor"))
+	for _, s := range doctor.StatusOrder {
+		var group []doctor.Result
+		for _, c := range r.Checks {
+			if c.Status == s {
+				group = append(group, c)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(heading(s, r.Lang)), len(group))
+		for _, c := range group {
+			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status), c.ID, st.Dim(c.Title))
+			fmt.Fprintf(w, "          %s\n", c.Detail)
+			if c.Fix != "" {
+				label := "fix:"
+				if r.Lang == doctor.Polish {
+					label = "naprawa:"
+				}
+				fmt.Fprintf(w, "          %s %s\n", st.Label(label), c.Fix)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	var parts []string
+	for _, s := range doctor.StatusOrder {
+		if n := r.Summary[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	fmt.Fprintf(w, "%s %s\n", st.Label("Summary:"), strings.Join(parts, ", "))
+	return nil
+}
+
+func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) error {
+	labels := map[string][2]string{
+		"title":    {"Log", "Log"},
+		"category": {"Category:", "Kategoria:"},
+		"device":   {"Device:", "Urządzenie:"},
+		"evidence": {"Evidence:", "Dowód:"},
+		"numbers":  {"Numbers:", "Liczby:"},
+		"machine":  {"This machine:", "Ta maszyna:"},
+		"fixes":    {"Fixes, in order:", "Naprawy, po kolei:"},
+		"plan":     {"First plan that fits:", "Pierwszy plan, który się mieści:"},
+		"noplan":   {"No plan fits; closest:", "Żaden plan się nie mieści; najbliższy:"},
+	}
+	lb := func(k string) string {
+		if lang == doctor.Polish {
+			return labels[k][1]
+		}
+		return labels[k][0]
+	}
+	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), l.Title)
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), l.Category)
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), l.Device)
+	if len(l.Evidence) > 0 {
+		fmt.Fprintln(w, st.Label(lb("evidence")))
+		for i, ev := range l.Evidence {
+			prefix := "  > "
+			if i == 0 && l.Line > 0 {
+				prefix = fmt.Sprintf("  %d> ", l.Line)
+			}
+			fmt.Fprintln(w, prefix+ev)
+		}
+	}
+	if nums := numberList(l); nums != "" {
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), nums)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, l.Explanation)
+	if len(l.Machine) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Label(lb("machine")))
+		for _, m := range l.Machine {
+			fmt.Fprintln(w, "  - "+m)
+		}
+	}
+	if p := l.OOMPlan; p != nil {
+		fmt.Fprintln(w)
+		k := "plan"
+		if !p.Fits {
+			k = "noplan"
+		}
+		fmt.Fprintf(w, "%s %s params on %s: mode %s, precision %s, micro-batch %d of %d, recompute %s, sharding %s, offload %s: %s of %s\n",
+			st.Label(lb(k)), params(p.ModelParams), p.Device, p.Plan.Mode, p.Plan.Precision, max(p.Plan.MicroBatch, 1), max(p.Plan.BatchSize, 1),
+			p.Plan.Recompute, p.Plan.Sharding, p.Plan.Offload, FormatMiB(p.Memory.TotalBytes>>20), FormatMiB(p.BudgetBytes>>20))
+		for _, c := range p.Changes {
+			fmt.Fprintln(w, "  - "+c)
+		}
+	}
+	if len(l.Fixes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Label(lb("fixes")))
+		for i, f := range l.Fixes {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, f)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// params prints a parameter count the way model cards do (7B, 350M).
+func params(n int64) string {
+	switch {
+	case n >= 1e12:
+		return strconv.FormatFloat(float64(n)/1e12, 'g', 3, 64) + "T"
+	case n >= 1e9:
+		return strconv.FormatFloat(float64(n)/1e9, 'g', 3, 64) + "B"
+	case n >= 1e6:
+		return strconv.FormatFloat(float64(n)/1e6, 'g', 3, 64) + "M"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func numberList(l *doctor.LogReport) string {
+	n := l.Numbers
+	var out []string
+	b := func(k string, p *int64) {
+		if p != nil {
+			out = append(out, k+" "+FormatMiB(*p>>20))
+		}
+	}
+	b("requested", n.RequestedBytes)
+	b("total", n.TotalBytes)
+	b("free", n.FreeBytes)
+	b("reserved", n.ReservedBytes)
+	b("allocated", n.AllocatedBytes)
+	b("other", n.OtherBytes)
+	if n.DeviceIndex != nil {
+		out = append(out, "device index "+strconv.Itoa(*n.DeviceIndex))
+	}
+	s := func(k string, p *string) {
+		if p != nil {
+			out = append(out, k+" "+*p)
+		}
+	}
+	s("driver", n.DriverVersion)
+	s("driver CUDA", n.DriverCUDAVersion)
+	s("runtime", n.RuntimeVersion)
+	if n.ErrorCode != nil {
+		out = append(out, "error code "+strconv.Itoa(*n.ErrorCode))
+	}
+	s("operator", n.Operator)
+	s("dtype", n.DType)
+	if len(n.Devices) > 0 {
+		out = append(out, "devices "+strings.Join(n.Devices, ", "))
+	}
+	return strings.Join(out, ", ")
+}
+
+// DoctorList renders `doctor --list`.
+func DoctorList(w io.Writer, checks []doctor.CheckInfo) error {
+	rows := make([][]string, len(checks))
+	for i, c := range checks {
+		rows[i] = []string{c.ID, c.Title}
+	}
+	return RenderTable(w, []string{"ID", "TITLE"}, rows)
+}
+
+// DoctorHistory renders `doctor --history`: each device's record.
+func DoctorHistory(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) error {
+	if len(sums) == 0 {
+		if lang == doctor.Polish {
+			fmt.Fprintln(w, "Brak zapisanej historii (zapisują ją `devctl doctor --log` i `devctl doctor --record-success`).")
+		} else {
+			fmt.Fprintln(w, "No history recorded yet (`devctl doctor --log` and `devctl doctor --record-success` record it).")
+		}
+		return nil
+	}
+	rows := make([][]string, len(sums))
+	for i, s := range sums {
+		rate := "-"
+		if s.Runs > 0 {
+			rate = strconv.Itoa(100*s.Successes/s.Runs) + "%"
+		}
+		last := ""
+		if !s.LastTime.IsZero() {
+			last = s.LastTime.UTC().Format(time.RFC3339)
+		}
+		rows[i] = []string{s.Device, strconv.Itoa(s.Runs), strconv.Itoa(s.Successes), strconv.Itoa(s.Failures), rate, categories(s.Categories), s.LastCategory, last}
+	}
+	return RenderTable(w, []string{"DEVICE", "RUNS", "OK", "FAILED", "SUCCESS", "FAILURES BY CATEGORY", "LAST FAILURE", "LAST SEEN"}, rows)
+}
+
+func categories(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
