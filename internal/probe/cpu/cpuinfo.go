@@ -1,0 +1,342 @@
+package cpu
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// CPUInfo is what a Linux /proc/cpuinfo says, whichever architecture wrote
+// it. The kernel prints a different set of keys per architecture (x86
+// "flags", arm64 "Features" and "CPU part", ppc64 "cpu" and "clock", s390x
+// "processor N: version=..."), so ParseCPUInfo recognises them all rather
+// than choosing by the architecture devctl was built for: a tree from an
+// s390x mainframe must parse the same on an amd64 laptop. Zero values mean
+// the file did not say.
+type CPUInfo struct {
+	// Arch is the Go name of the architecture the file describes
+	// (amd64, 386, arm64, arm, ppc64le, ppc64, s390x, riscv64, loong64).
+	Arch string
+	// Vendor is a readable vendor ("Intel", "AMD", "ARM", "Ampere", "IBM");
+	// VendorID is the raw value (GenuineIntel, 0x41, IBM/S390).
+	Vendor   string
+	VendorID string
+	// Model is the model name as the kernel prints it, or one derived from
+	// the part number when the kernel prints none (arm64, s390x).
+	Model string
+	// Processors is the number of logical CPUs the file lists.
+	Processors int
+	// Sockets and Cores are known on x86 ("physical id", "core id",
+	// "cpu cores") and s390x ("max thread id"); elsewhere they come from
+	// sysfs topology.
+	Sockets int
+	Cores   int
+	// Features are the instruction-set flags, lower-case as the kernel
+	// names them, sorted and without duplicates.
+	Features []string
+	// MaxMHz is the highest clock the file states and MHzKey the key it
+	// came from ("cpu MHz" on x86 is the current clock, not a maximum).
+	MaxMHz float64
+	MHzKey string
+}
+
+// ParseCPUInfo parses /proc/cpuinfo from any architecture. It never fails
+// on odd contents: unknown keys are ignored and an empty or garbled file
+// gives an empty CPUInfo.
+func ParseCPUInfo(b []byte) CPUInfo {
+	var (
+		info      CPUInfo
+		features  = map[string]bool{}
+		cpuKey    string // ppc64 "cpu"
+		archKey   string // arm "CPU architecture"
+		isa       string // riscv "isa"
+		family    string // loongarch "CPU Family"
+		implement string
+		part      string
+		flagsSeen bool
+		modelName string // "model name"
+		legacy    string // arm32 "Processor"
+		machine   string // s390x machine type
+		s390Procs int
+		declared  int // s390x "# processors"
+		maxThread = -1
+		mhz       = map[string]float64{}
+		// x86 topology
+		curPhys    = "0"
+		havePhys   bool
+		coresOf    = map[string]int{}
+		sibsOf     = map[string]int{}
+		corePairs  = map[string]bool{}
+		socketsSet = map[string]bool{}
+	)
+	addFeatures := func(v string, once bool) {
+		if once && flagsSeen {
+			return
+		}
+		flagsSeen = true
+		for _, f := range strings.Fields(v) {
+			features[strings.ToLower(f)] = true
+		}
+	}
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		key := strings.TrimSpace(string(k))
+		val := strings.TrimSpace(string(v))
+		lkey := strings.ToLower(key)
+		switch {
+		case lkey == "processor":
+			// x86, arm64, ppc64: "processor : N". Old arm32 kernels print
+			// "Processor : ARMv7 Processor rev 5 (v7l)" as a model name.
+			if _, err := strconv.Atoi(val); err == nil {
+				info.Processors++
+				curPhys = "0"
+			} else if key == "Processor" && legacy == "" {
+				legacy = val
+			}
+		case strings.HasPrefix(lkey, "processor "):
+			// s390x: "processor 0: version = FF,  identification = ..., machine = 2964"
+			s390Procs++
+			if m := fieldAfter(val, "machine"); m != "" && machine == "" {
+				machine = m
+			}
+		case lkey == "# processors":
+			declared, _ = strconv.Atoi(val)
+		case lkey == "max thread id":
+			maxThread, _ = strconv.Atoi(val)
+		case lkey == "vendor_id" || lkey == "vendor":
+			if info.VendorID == "" {
+				info.VendorID = val
+			}
+		case lkey == "model name":
+			if modelName == "" {
+				modelName = val
+			}
+		case lkey == "flags":
+			addFeatures(val, true)
+		case lkey == "features":
+			addFeatures(val, true)
+		case lkey == "cpu implementer":
+			if implement == "" {
+				implement = strings.ToLower(val)
+			}
+		case lkey == "cpu part":
+			if part == "" {
+				part = strings.ToLower(val)
+			}
+		case lkey == "cpu architecture":
+			if archKey == "" {
+				archKey = val
+			}
+		case lkey == "cpu" && key == "cpu":
+			if cpuKey == "" {
+				cpuKey = val
+			}
+		case lkey == "isa":
+			if isa == "" {
+				isa = strings.ToLower(val)
+			}
+		case lkey == "cpu family" && key == "CPU Family":
+			family = val
+		case lkey == "physical id":
+			curPhys, havePhys = val, true
+			socketsSet[val] = true
+		case lkey == "core id":
+			corePairs[curPhys+"/"+val] = true
+		case lkey == "cpu cores":
+			if n, err := strconv.Atoi(val); err == nil && n > 0 {
+				coresOf[curPhys] = n
+			}
+		case lkey == "siblings":
+			if n, err := strconv.Atoi(val); err == nil && n > 0 {
+				sibsOf[curPhys] = n
+			}
+		case lkey == "max mhz", lkey == "cpu mhz static", lkey == "cpu mhz", lkey == "clock":
+			if f := parseMHz(val); f > mhz[lkey] {
+				mhz[lkey] = f
+			}
+		}
+	}
+
+	// Logical CPUs: the entries listed, or what the file declares when it
+	// was cut short (s390x "# processors", x86 "siblings" per package).
+	if s390Procs > 0 {
+		info.Processors = max(s390Procs, declared)
+	} else if declared > info.Processors {
+		info.Processors = declared
+	}
+	if havePhys {
+		info.Sockets = len(socketsSet)
+		sumCores, sumSibs := 0, 0
+		for id := range socketsSet {
+			sumCores += coresOf[id]
+			sumSibs += sibsOf[id]
+		}
+		info.Cores = max(len(corePairs), sumCores)
+		info.Processors = max(info.Processors, sumSibs)
+	}
+	if s390Procs > 0 && maxThread >= 0 {
+		info.Cores = info.Processors / (maxThread + 1)
+	}
+
+	for _, k := range [][2]string{{"max mhz", "max MHz"}, {"cpu mhz static", "cpu MHz static"}, {"clock", "clock"}, {"cpu mhz", "cpu MHz"}} {
+		if f := mhz[k[0]]; f > 0 {
+			info.MaxMHz, info.MHzKey = f, k[1]
+			break
+		}
+	}
+	if len(features) > 0 {
+		info.Features = make([]string, 0, len(features))
+		for f := range features {
+			info.Features = append(info.Features, f)
+		}
+		sort.Strings(info.Features)
+	}
+
+	info.Model = modelName
+	if info.Model == "" {
+		info.Model = legacy
+	}
+	switch {
+	case s390Procs > 0 || strings.HasPrefix(info.VendorID, "IBM/S390"):
+		info.Arch, info.Vendor = "s390x", "IBM"
+		if info.Model == "" && machine != "" {
+			info.Model = s390Name(machine)
+		}
+	case cpuKey != "" && (strings.HasPrefix(cpuKey, "POWER") || strings.HasPrefix(cpuKey, "PPC") || strings.Contains(cpuKey, "altivec")):
+		info.Arch, info.Vendor = ppcArch(cpuKey), "IBM"
+		if info.Model == "" {
+			info.Model = cpuKey
+		}
+	case implement != "" || archKey != "":
+		info.Arch = "arm"
+		if archKey == "8" || strings.EqualFold(archKey, "AArch64") || features["asimd"] {
+			info.Arch = "arm64"
+		}
+		info.VendorID = implement
+		info.Vendor = armVendor(implement)
+		if info.Model == "" && part != "" {
+			info.Model = armPart(implement, part)
+		}
+	case strings.HasPrefix(isa, "rv64"):
+		info.Arch = "riscv64"
+	case strings.HasPrefix(isa, "rv32"):
+		info.Arch = "riscv"
+	case strings.Contains(strings.ToLower(family), "loongson"):
+		info.Arch, info.Vendor = "loong64", "Loongson"
+	case info.VendorID != "" && flagsSeen:
+		info.Arch = "386"
+		if features["lm"] {
+			info.Arch = "amd64"
+		}
+		info.Vendor = x86Vendor(info.VendorID)
+	}
+	return info
+}
+
+// parseMHz reads "2400.000", "2300.000000MHz" or "5000".
+func parseMHz(s string) float64 {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MHz"))
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f > 1e6 {
+		return 0
+	}
+	return f
+}
+
+// fieldAfter finds "name = value" in an s390x processor line.
+func fieldAfter(s, name string) string {
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// ppcArch infers the Go architecture of a POWER machine. cpuinfo does not
+// state the byte order; POWER8 and newer run little-endian Linux in every
+// current distribution, older POWER big-endian.
+func ppcArch(cpu string) string {
+	for _, gen := range []string{"POWER8", "POWER9", "POWER10", "POWER11"} {
+		if strings.HasPrefix(cpu, gen) {
+			return "ppc64le"
+		}
+	}
+	return "ppc64"
+}
+
+func x86Vendor(id string) string {
+	switch id {
+	case "GenuineIntel":
+		return "Intel"
+	case "AuthenticAMD":
+		return "AMD"
+	case "HygonGenuine":
+		return "Hygon"
+	case "CentaurHauls", "  Shanghai  ":
+		return "Zhaoxin"
+	}
+	return id
+}
+
+// armImplementers maps the MIDR implementer code to a name (as lscpu
+// prints it).
+var armImplementers = map[string]string{
+	"0x41": "ARM", "0x42": "Broadcom", "0x43": "Cavium", "0x46": "Fujitsu",
+	"0x48": "HiSilicon", "0x4e": "NVIDIA", "0x50": "APM", "0x51": "Qualcomm",
+	"0x53": "Samsung", "0x56": "Marvell", "0x61": "Apple", "0x69": "Intel",
+	"0x6d": "Microsoft", "0xc0": "Ampere",
+}
+
+// armParts names the parts devctl users meet most: boards and servers.
+var armParts = map[string]string{
+	"0x41/0xd03": "Cortex-A53", "0x41/0xd05": "Cortex-A55", "0x41/0xd08": "Cortex-A72",
+	"0x41/0xd0b": "Cortex-A76", "0x41/0xd0c": "Neoverse-N1", "0x41/0xd40": "Neoverse-V1",
+	"0x41/0xd49": "Neoverse-N2", "0x41/0xd4f": "Neoverse-V2", "0x41/0xd84": "Neoverse-V3",
+	"0x41/0xd8e": "Neoverse-N3",
+	"0xc0/0xac3": "Ampere-1", "0xc0/0xac4": "Ampere-1a",
+	"0x48/0xd01": "Kunpeng-920", "0x46/0x001": "A64FX",
+}
+
+func armVendor(impl string) string {
+	if v, ok := armImplementers[impl]; ok {
+		return v
+	}
+	if impl == "" {
+		return ""
+	}
+	return "implementer " + impl
+}
+
+func armPart(impl, part string) string {
+	if n, ok := armParts[impl+"/"+part]; ok {
+		return n
+	}
+	return fmt.Sprintf("%s part %s", armVendor(impl), part)
+}
+
+// s390Machines maps IBM Z machine types to model names.
+var s390Machines = map[string]string{
+	"2827": "zEC12", "2828": "zBC12", "2964": "z13", "2965": "z13s",
+	"3906": "z14", "3907": "z14 ZR1", "8561": "z15", "8562": "z15 T02",
+	"3931": "z16", "3932": "z16 A02",
+}
+
+func s390Name(machine string) string {
+	if n, ok := s390Machines[machine]; ok {
+		return fmt.Sprintf("IBM %s (%s)", n, machine)
+	}
+	return "IBM Z machine " + machine
+}
