@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
@@ -35,7 +34,7 @@ func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []
 		DevctlVersion:    f.Version,
 	})
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
-		return rep, outcomes, fmt.Errorf("%w: %v", ErrUsage, err)
+		return rep, outcomes, Usagef("%v", err)
 	}
 	return rep, outcomes, err
 }

@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -75,22 +75,60 @@ func Local(opts LocalOptions) (*Host, error) {
 	return h, nil
 }
 
+// currentIdentity reads the process's uid and supplementary groups. Group
+// names come from /etc/group directly: os/user would go through NSS, which
+// loads shared libraries and costs more than the whole probe.
 func currentIdentity() Identity {
 	id := Identity{UID: os.Getuid()}
-	u, err := user.Current()
+	gids, err := os.Getgroups()
 	if err != nil {
 		return id
 	}
-	gids, err := u.GroupIds()
-	if err != nil {
-		return id
+	if gid := os.Getgid(); gid >= 0 && !containsInt(gids, gid) {
+		gids = append([]int{gid}, gids...)
 	}
+	data, _ := os.ReadFile("/etc/group")
+	names := ParseGroupFile(data)
 	for _, g := range gids {
-		if grp, err := user.LookupGroupId(g); err == nil {
-			id.Groups = append(id.Groups, grp.Name)
+		if n, ok := names[g]; ok {
+			id.Groups = append(id.Groups, n)
+		} else {
+			id.Groups = append(id.Groups, strconv.Itoa(g))
 		}
 	}
 	return id
+}
+
+// ParseGroupFile maps gid to group name from /etc/group contents
+// ("name:x:gid:members" lines). Malformed lines are skipped.
+func ParseGroupFile(data []byte) map[int]string {
+	out := map[int]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.SplitN(line, ":", 4)
+		if len(f) < 3 || f[0] == "" {
+			continue
+		}
+		gid, err := strconv.Atoi(f[2])
+		if err != nil || gid < 0 {
+			continue
+		}
+		if _, dup := out[gid]; !dup {
+			out[gid] = f[0]
+		}
+	}
+	return out
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 // OSEnv is the process environment.

@@ -99,3 +99,21 @@ func TestExecRunner(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+func TestParseGroupFile(t *testing.T) {
+	got := ParseGroupFile([]byte("root:x:0:\n# comment\nvideo:x:44:alice,bob\nbroken\nrender:x:nope:\nrender:x:105:\n"))
+	want := map[int]string{0: "root", 44: "video", 105: "render"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("gid %d = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func FuzzParseGroupFile(f *testing.F) {
+	f.Add([]byte("video:x:44:alice\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { ParseGroupFile(data) })
+}

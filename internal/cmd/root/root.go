@@ -50,7 +50,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 			}
 			h, err := snapshot.Open(g.From)
 			if err != nil {
-				return nil, fmt.Errorf("%w: --from %s: %v", cmdutil.ErrUsage, g.From, err)
+				return nil, cmdutil.Usagef("--from %s: %v", g.From, err)
 			}
 			return h, nil
 		}
@@ -63,7 +63,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 		}
 		h, err := host.Local(opts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", cmdutil.ErrUsage, err)
+			return nil, cmdutil.Usagef("%v", err)
 		}
 		return h, nil
 	}
