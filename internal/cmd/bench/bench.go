@@ -1,31 +1,259 @@
-// Package bench is the `devctl bench` command. (Placeholder being replaced.)
+// Package bench is the `devctl bench` command: what the machine's CPU,
+// memory and accelerator links really deliver, against their theoretical
+// figures, with a history to catch a machine that got slower.
 package bench
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/report"
 )
 
 // Options are the command's flags and dependencies.
 type Options struct {
-	Factory *cmdutil.Factory
+	Factory          *cmdutil.Factory
+	Suites           []string
+	Duration         time.Duration
+	Threads          int
+	ThreadsSet       bool
+	Output           string
+	Quiet            bool
+	Compare          bool
+	FailOnRegression bool
 }
 
-// NewCmdBench builds the command.
+// NewCmdBench builds `devctl bench`. runF, when not nil, replaces the run
+// step (tests stop after flag parsing).
 func NewCmdBench(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{Factory: f}
-	return &cobra.Command{
-		Use:    "bench",
-		Short:  "(not implemented yet)",
-		Hidden: true,
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure peak compute, memory bandwidth and accelerator links against their theoretical figures",
+		Long: `Bench measures what the machine really delivers:
+
+  cpu     peak compute with hand-written SIMD kernels (FMA3/AVX-512 fp32 and fp64,
+          AVX512_BF16 and VNNI int8 dot products, NEON on arm64), one pinned
+          thread per CPU, single-core and all-core, beside the theoretical peak
+          (cores x max frequency x ops/cycle);
+  memory  STREAM copy, scale, add and triad over arrays at least 4x the last-level
+          cache, single-threaded and all threads, best of N trials, decimal GB/s;
+  link    each accelerator's PCIe generation and width, current against maximum,
+          and the host<->device bandwidth they allow.
+
+Each run is appended to $XDG_STATE_HOME/devctl/bench.jsonl; --compare shows
+the change since the previous run of the same suite on this host and marks
+figures that fell by more than 10% (--fail-on-regression exits 3).`,
+		Example: `  devctl bench
+  devctl bench --suite memory --threads 4 -o json
+  devctl bench --duration 30s --compare --fail-on-regression`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.ThreadsSet = cmd.Flags().Changed("threads")
+			if err := Validate(opts); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return errors.New("not implemented yet")
+			return Run(cmd.Context(), opts)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Suites, "suite", bench.AllSuites, "suites to run (comma-separated): cpu, memory, link")
+	fl.DurationVar(&opts.Duration, "duration", 10*time.Second, "about how long all suites together may take")
+	fl.IntVar(&opts.Threads, "threads", 0, "threads for the all-core figures (default: logical CPUs, lowered to a cgroup CPU quota)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
+	fl.BoolVar(&opts.Compare, "compare", false, "show the change since the previous run on this host")
+	fl.BoolVar(&opts.FailOnRegression, "fail-on-regression", false, "exit 3 when a figure fell by more than 10% since the previous run (implies --compare)")
+	return cmd
+}
+
+// Validate checks the flags (pure: no machine access) and normalises the
+// suite list to the canonical order.
+func Validate(opts *Options) error {
+	want := map[string]bool{}
+	for _, s := range opts.Suites {
+		s = strings.ToLower(strings.TrimSpace(s))
+		ok := false
+		for _, a := range bench.AllSuites {
+			ok = ok || s == a
+		}
+		if !ok {
+			return cmdutil.Usagef("unknown --suite %q: want one or more of %s (comma-separated)", s, strings.Join(bench.AllSuites, ", "))
+		}
+		want[s] = true
+	}
+	if len(want) == 0 {
+		return cmdutil.Usagef("empty --suite: want one or more of %s (comma-separated)", strings.Join(bench.AllSuites, ", "))
+	}
+	opts.Suites = opts.Suites[:0]
+	for _, a := range bench.AllSuites {
+		if want[a] {
+			opts.Suites = append(opts.Suites, a)
+		}
+	}
+	if opts.Duration <= 0 {
+		return cmdutil.Usagef("invalid --duration %s: want a positive duration such as 10s or 500ms", opts.Duration)
+	}
+	if opts.ThreadsSet && opts.Threads < 1 {
+		return cmdutil.Usagef("invalid --threads %d: want a positive number of threads", opts.Threads)
+	}
+	if _, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Run measures, records and prints.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	format, _ := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON)
+	measuresHere := false
+	for _, s := range opts.Suites {
+		measuresHere = measuresHere || s == bench.SuiteCPU || s == bench.SuiteMemory
+	}
+	if measuresHere && (f.Global.Sysroot != "" || f.Global.From != "") {
+		return cmdutil.Usagef("--sysroot and --from describe another machine: bench can only measure this one (use --suite link to read a recorded machine's links)")
+	}
+	h, err := f.Host()
+	if err != nil {
+		return err
+	}
+	rep, _, perr := cmdutil.RunProbe(ctx, f, probeDrivers(opts.Suites))
+	if perr != nil && rep == nil {
+		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: probe failed, theoretical figures may be missing: %v\n", perr)
+	}
+	m := bench.Facts(h, rep)
+	if m.LogicalCPUs == 0 {
+		m.LogicalCPUs = runtime.NumCPU()
+	}
+	threads := opts.Threads
+	if !opts.ThreadsSet {
+		threads = bench.DefaultThreads(runtime.NumCPU(), m.CPUQuota)
+	}
+
+	var sp *spinner
+	if f.IO.IsStderrTTY() && !opts.Quiet {
+		sp = startSpinner(f.IO.ErrOut)
+	}
+	run, err := bench.Measure(ctx, bench.Options{
+		Suites:   opts.Suites,
+		Duration: opts.Duration,
+		Threads:  threads,
+		Machine:  m,
+		Now:      f.Now,
+		Version:  f.Version,
+		Progress: func(p bench.Progress) {
+			if sp != nil {
+				sp.set(fmt.Sprintf("[%d/%d] %s: %s", p.Step, p.Total, p.Suite, p.Test))
+			}
+		},
+	})
+	if sp != nil {
+		sp.stop()
+	}
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+
+	path, perr := bench.HistoryPath(f.LookupEnv)
+	if opts.Compare || opts.FailOnRegression {
+		var hist []bench.Run
+		if perr == nil {
+			hist, err = bench.LoadHistory(path)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(f.IO.ErrOut, "devctl: warning: cannot read bench history %s: %v\n", path, err)
+			}
+		}
+		run.Compare = bench.Compare(run, hist, bench.RegressionThreshold)
+	}
+	if perr == nil {
+		perr = bench.AppendHistory(path, run)
+	}
+	if perr != nil {
+		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: bench history not saved (results are printed but not recorded): %v\n", perr)
+	}
+
+	switch format {
+	case report.JSON:
+		err = report.WriteJSON(f.IO.Out, run)
+	default:
+		err = report.BenchTable(f.IO.Out, run, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	}
+	if err != nil {
+		return err
+	}
+	if opts.FailOnRegression && run.Compare != nil && run.Compare.Regressions > 0 {
+		n := run.Compare.Regressions
+		return &cmdutil.ExitError{Code: cmdutil.ExitFound, Msg: fmt.Sprintf("%d figure(s) fell by more than %.0f%% since the previous run", n, bench.RegressionThreshold*100)}
+	}
+	return nil
+}
+
+// probeDrivers limits the probe to what the suites need: the CPU and
+// memory drivers for the measured suites, every driver for links.
+func probeDrivers(suites []string) []string {
+	for _, s := range suites {
+		if s == bench.SuiteLink {
+			return nil
+		}
+	}
+	return []string{"cpu", "memory"}
+}
+
+// spinner shows the current test on a terminal's stderr.
+type spinner struct {
+	w    io.Writer
+	mu   sync.Mutex
+	text string
+	quit chan struct{}
+	done chan struct{}
+}
+
+func startSpinner(w io.Writer) *spinner {
+	s := &spinner{w: w, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		frames := `|/-\`
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			s.mu.Lock()
+			if s.text != "" {
+				fmt.Fprintf(s.w, "\r\033[K%c bench %s", frames[i%len(frames)], s.text)
+			}
+			s.mu.Unlock()
+			select {
+			case <-s.quit:
+				fmt.Fprint(s.w, "\r\033[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *spinner) set(text string) {
+	s.mu.Lock()
+	s.text = text
+	s.mu.Unlock()
+}
+
+func (s *spinner) stop() {
+	close(s.quit)
+	<-s.done
 }
