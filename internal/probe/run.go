@@ -67,13 +67,15 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 	var platforms []*Platform
 	for _, o := range outcomes {
 		rep.Drivers = append(rep.Drivers, o.Status)
+		// Host facts count even from a driver that failed: the NVIDIA
+		// kernel module version matters most when NVML is broken.
+		if o.Result.Host != nil && o.Status.Status != StatusTimeout {
+			mergeHost(&rep.Host, o.Result.Host)
+		}
 		if o.Status.Status != StatusOK {
 			continue
 		}
 		rep.Devices = append(rep.Devices, o.Result.Devices...)
-		if o.Result.Host != nil {
-			mergeHost(&rep.Host, o.Result.Host)
-		}
 		if o.Result.Platform != nil {
 			platforms = append(platforms, o.Result.Platform)
 		}

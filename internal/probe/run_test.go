@@ -146,3 +146,17 @@ func TestSelect(t *testing.T) {
 		})
 	}
 }
+
+func TestRunKeepsHostFactsOfAFailedDriver(t *testing.T) {
+	drivers := []Driver{
+		fakeDriver{name: "nvidia", err: errors.New("NVML init failed: driver/library version mismatch"),
+			res: Result{Host: &HostInfo{NvidiaKernelMod: Ptr("580.173.02")}}},
+	}
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux"}, drivers, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Host.NvidiaKernelMod == nil || *rep.Host.NvidiaKernelMod != "580.173.02" {
+		t.Errorf("kernel module version lost: %+v", rep.Host)
+	}
+}

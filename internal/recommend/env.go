@@ -95,7 +95,7 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 		f.PyTorchDevice, f.JAXPlatform = "xla", "neuron"
 		f.InferenceContext = "torch.no_grad()"
 	case "mps":
-		f.PyTorchDevice, f.JAXPlatform = "mps", "METAL"
+		f.PyTorchDevice, f.JAXPlatform = "mps", "metal"
 	case "xpu":
 		f.PyTorchDevice, f.JAXPlatform = "xpu", ""
 	default:

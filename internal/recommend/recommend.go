@@ -380,10 +380,10 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	switch {
 	case t.Support.BF16:
 		base = half
-		why("precision", base, t.Name+" runs bf16 natively ("+t.Support.Reasons[oomsim.BF16]+")")
+		why("precision", base, t.Name+" runs bf16 natively"+parenthesised(t.Support.Reasons[oomsim.BF16]))
 	case t.Support.FP16:
 		base = half
-		why("precision", base, "no native bf16; fp16 is fast here ("+t.Support.Reasons[oomsim.FP16]+")")
+		why("precision", base, "no native bf16; fp16 is fast here"+parenthesised(t.Support.Reasons[oomsim.FP16]))
 	default:
 		why("precision", base, "neither bf16 nor fp16 runs fast on "+t.Name)
 	}
@@ -417,4 +417,12 @@ func srcOr(s string) string {
 
 func gibStr(b int64) string {
 	return fmt.Sprintf("%.2f GiB", float64(b)/float64(oomsim.GiB))
+}
+
+// parenthesised returns " (s)", or "" when there is no reason to quote.
+func parenthesised(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
