@@ -168,22 +168,7 @@ func driverMaxCUDA(ctx context.Context, e *Env) (cuda, driver, source string) {
 }
 
 var checkFrameworkRuntime = &Check{
-	ID:    "cuda.framework_runtime",
-	Title: Text{EN: "Framework CUDA runtime supported by the driver", PL: "Środowisko CUDA frameworka obsługiwane przez sterownik"},
-	Messages: map[string]Message{
-		"skip_no_env":     {Detail: Text{EN: "no active virtualenv or conda environment ($VIRTUAL_ENV, $CONDA_PREFIX unset)", PL: "brak aktywnego virtualenv lub środowiska conda ($VIRTUAL_ENV, $CONDA_PREFIX nieustawione)"}},
-		"skip_no_runtime": {Detail: Text{EN: "no CUDA build of torch, nvidia-cuda-runtime or jax_cuda plugin in {where}", PL: "brak wersji CUDA pakietów torch, nvidia-cuda-runtime ani jax_cuda w {where}"}},
-		"skip_no_driver":  {Detail: Text{EN: "{pkg} ships CUDA {runtime}, but the driver's CUDA version is unknown", PL: "{pkg} zawiera CUDA {runtime}, ale wersja CUDA sterownika jest nieznana"}},
-		"pass":            {Detail: Text{EN: "{pkg} ships CUDA {runtime}; driver {driver} supports up to CUDA {max}", PL: "{pkg} zawiera CUDA {runtime}; sterownik {driver} obsługuje CUDA do {max}"}},
-		"major": {
-			Detail: Text{EN: "{pkg} ships CUDA {runtime} but driver {driver} supports only CUDA {max}: CUDA fails with \"The NVIDIA driver on your system is too old\" / \"CUDA driver version is insufficient for CUDA runtime version\"", PL: "{pkg} zawiera CUDA {runtime}, a sterownik {driver} obsługuje tylko CUDA {max}: CUDA zgłosi \"The NVIDIA driver on your system is too old\" / \"CUDA driver version is insufficient for CUDA runtime version\""},
-			Fix:    Text{EN: "upgrade the driver to a branch supporting CUDA {runtime}, or install a build for CUDA {max}: e.g. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`", PL: "zaktualizuj sterownik do gałęzi obsługującej CUDA {runtime} albo zainstaluj wersję dla CUDA {max}: np. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"},
-		},
-		"minor": {
-			Detail: Text{EN: "{pkg} ships CUDA {runtime}, newer than the driver's CUDA {max} (driver {driver}): it runs by minor-version compatibility, but kernels needing a newer driver (PTX JIT) fail", PL: "{pkg} zawiera CUDA {runtime}, nowszą niż CUDA {max} sterownika ({driver}): działa dzięki zgodności wersji pomocniczych, ale jądra wymagające nowszego sterownika (PTX JIT) zawiodą"},
-			Fix:    Text{EN: "upgrade the driver (`sudo apt install nvidia-driver-<newer>`), or install a build for CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`", PL: "zaktualizuj sterownik (`sudo apt install nvidia-driver-<nowszy>`) albo zainstaluj wersję dla CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"},
-		},
-	},
+	ID:  "cuda.framework_runtime",
 	Run: runFrameworkRuntime,
 }
 

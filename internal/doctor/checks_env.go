@@ -75,55 +75,7 @@ func hasPrefixIn(list []string, tok string) bool {
 }
 
 var checkVisibleDevices = &Check{
-	ID:    "env.visible_devices",
-	Title: Text{EN: "Device visibility and ordering variables are sane", PL: "Zmienne widoczności i kolejności urządzeń są poprawne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
-		"hidden": {
-			Detail: Text{EN: "{var}=\"{value}\" hides every GPU: frameworks fall back to the CPU", PL: "{var}=\"{value}\" ukrywa wszystkie karty: frameworki przejdą na CPU"},
-			Fix:    Text{EN: "unset it (`unset {var}`) or list the GPUs to use, e.g. `export {var}=0`", PL: "usuń ją (`unset {var}`) albo wskaż karty, np. `export {var}=0`"},
-		},
-		"bad_entry": {
-			Detail: Text{EN: "{var}=\"{value}\" has an invalid entry \"{entry}\": CUDA ignores it and every entry after it", PL: "{var}=\"{value}\" zawiera błędny wpis \"{entry}\": CUDA ignoruje go i wszystkie kolejne"},
-			Fix:    Text{EN: "use comma-separated indices or UUIDs only, e.g. `export {var}=0,1`", PL: "używaj tylko indeksów lub UUID oddzielonych przecinkami, np. `export {var}=0,1`"},
-		},
-		"out_of_range": {
-			Detail: Text{EN: "{var} names device {entry} but this machine has {count}: that entry and all after it are dropped", PL: "{var} wskazuje urządzenie {entry}, a maszyna ma ich {count}: ten wpis i kolejne zostaną pominięte"},
-			Fix:    Text{EN: "use indices 0 to {count}-1 (`devctl probe` lists them)", PL: "używaj indeksów od 0 do {count}-1 (`devctl probe` je wypisuje)"},
-		},
-		"unknown_uuid": {
-			Detail: Text{EN: "{var} names {entry}, which no GPU on this machine has", PL: "{var} wskazuje {entry}, którego nie ma żadna karta na tej maszynie"},
-			Fix:    Text{EN: "take the UUIDs from `nvidia-smi -L`", PL: "weź identyfikatory UUID z `nvidia-smi -L`"},
-		},
-		"duplicate": {
-			Detail: Text{EN: "{var} lists {entry} twice", PL: "{var} zawiera {entry} dwa razy"},
-			Fix:    Text{EN: "list each device once", PL: "wymień każde urządzenie tylko raz"},
-		},
-		"mixed": {
-			Detail: Text{EN: "{var}=\"{value}\" mixes indices and UUIDs: easy to get wrong when the order changes", PL: "{var}=\"{value}\" miesza indeksy i UUID: łatwo o błąd przy zmianie kolejności"},
-			Fix:    Text{EN: "use UUIDs only (from `nvidia-smi -L`)", PL: "używaj wyłącznie UUID (z `nvidia-smi -L`)"},
-		},
-		"multi_mig": {
-			Detail: Text{EN: "{var} lists {count} MIG devices but a CUDA process can use only one: the others are ignored", PL: "{var} zawiera {count} urządzeń MIG, a proces CUDA może użyć tylko jednego: pozostałe są ignorowane"},
-			Fix:    Text{EN: "run one process per MIG device, each with its own `CUDA_VISIBLE_DEVICES=MIG-<uuid>`", PL: "uruchom jeden proces na urządzenie MIG, każdy z własnym `CUDA_VISIBLE_DEVICES=MIG-<uuid>`"},
-		},
-		"bad_order": {
-			Detail: Text{EN: "CUDA_DEVICE_ORDER=\"{value}\" is not FASTEST_FIRST or PCI_BUS_ID: CUDA ignores it", PL: "CUDA_DEVICE_ORDER=\"{value}\" nie jest FASTEST_FIRST ani PCI_BUS_ID: CUDA ją ignoruje"},
-			Fix:    Text{EN: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`", PL: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`"},
-		},
-		"order": {
-			Detail: Text{EN: "GPUs differ ({names}) and CUDA_DEVICE_ORDER is {value}: CUDA numbers the fastest first, so CUDA index 0 is not nvidia-smi's GPU 0", PL: "karty się różnią ({names}), a CUDA_DEVICE_ORDER to {value}: CUDA numeruje najszybszą jako pierwszą, więc indeks CUDA 0 to nie GPU 0 z nvidia-smi"},
-			Fix:    Text{EN: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID` so CUDA and nvidia-smi agree", PL: "`export CUDA_DEVICE_ORDER=PCI_BUS_ID`, aby CUDA i nvidia-smi były zgodne"},
-		},
-		"rocr_only": {
-			Detail: Text{EN: "ROCR_VISIBLE_DEVICES={rocr} is set and HIP_VISIBLE_DEVICES={hip} differs: HIP renumbers devices after ROCr filtering, so the two lists are easy to confuse", PL: "ustawiono ROCR_VISIBLE_DEVICES={rocr}, a HIP_VISIBLE_DEVICES={hip} się różni: HIP numeruje urządzenia po filtrowaniu ROCr, więc listy łatwo pomylić"},
-			Fix:    Text{EN: "set one of them only, preferably `HIP_VISIBLE_DEVICES`", PL: "ustaw tylko jedną z nich, najlepiej `HIP_VISIBLE_DEVICES`"},
-		},
-		"hip_cuda": {
-			Detail: Text{EN: "on AMD GPUs HIP_VISIBLE_DEVICES={hip} and CUDA_VISIBLE_DEVICES={cuda} disagree (ROCm PyTorch reads both)", PL: "na kartach AMD HIP_VISIBLE_DEVICES={hip} i CUDA_VISIBLE_DEVICES={cuda} się różnią (PyTorch dla ROCm czyta obie)"},
-			Fix:    Text{EN: "set only HIP_VISIBLE_DEVICES (`unset CUDA_VISIBLE_DEVICES`)", PL: "ustaw tylko HIP_VISIBLE_DEVICES (`unset CUDA_VISIBLE_DEVICES`)"},
-		},
-	},
+	ID:  "env.visible_devices",
 	Run: runVisibleDevices,
 }
 
@@ -238,19 +190,7 @@ func uniq(ss []string) []string {
 }
 
 var checkEnvDevctl = &Check{
-	ID:    "env.devctl",
-	Title: Text{EN: "DEVCTL_* variables and configuration are valid", PL: "Zmienne DEVCTL_* i konfiguracja są poprawne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
-		"bad_env": {
-			Detail: Text{EN: "{var}=\"{value}\": {why}", PL: "{var}=\"{value}\": {why}"},
-			Fix:    Text{EN: "fix or unset it: `unset {var}` (`devctl config show` prints the effective settings)", PL: "popraw ją lub usuń: `unset {var}` (`devctl config show` pokazuje obowiązujące ustawienia)"},
-		},
-		"bad_config": {
-			Detail: Text{EN: "the configuration does not load: {error}", PL: "konfiguracja się nie wczytuje: {error}"},
-			Fix:    Text{EN: "correct the file or variable named above; `devctl config show` checks it", PL: "popraw wskazany plik lub zmienną; `devctl config show` ją sprawdzi"},
-		},
-	},
+	ID:  "env.devctl",
 	Run: runEnvDevctl,
 }
 
@@ -309,16 +249,9 @@ func contains(list []string, s string) bool {
 var devctlVars = []string{"DEVCTL_DEVICE", "DEVCTL_PRECISION", "DEVCTL_MEMORY_STRATEGY", "DEVCTL_MEMORY_FRACTION", "DEVCTL_FALLBACK_ENABLED", "DEVCTL_SYSROOT"}
 
 func runEnvDevctl(_ context.Context, e *Env) Finding {
-	var set []string
-	for _, name := range devctlVars {
-		v, ok := e.Host.LookupEnv(name)
-		if !ok {
-			continue
-		}
-		set = append(set, name+"="+v)
-		if why := ValidateDevctlEnv(name, v); why != "" {
-			return Finding{Status: Fail, Msg: "bad_env", Args: Args{"var": name, "value": v, "why": why}, Evidence: []Evidence{{"env " + name, v}}}
-		}
+	set, fail := readEnv(e, "bad_env", envRule{names: devctlVars, why: ValidateDevctlEnv})
+	if fail != nil {
+		return *fail
 	}
 	if e.ConfigErr != nil {
 		return Finding{Status: Fail, Msg: "bad_config", Args: Args{"error": e.ConfigErr.Error()}}

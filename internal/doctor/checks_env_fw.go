@@ -126,13 +126,45 @@ func splitTopLevel(s string) []string {
 	return append(out, s[start:])
 }
 
-// envProblem is one bad variable: name, value and why.
-type envProblem struct{ name, value, why string }
+// envRule validates some variables: why says what is wrong with a value,
+// "" when it is valid.
+type envRule struct {
+	names []string
+	why   func(name, value string) string
+	// nameOnly lists the variable without its value in the summary
+	// (XLA_FLAGS is long).
+	nameOnly bool
+}
 
-func envFinding(ps []envProblem, set []string, failMsg string) Finding {
-	if len(ps) > 0 {
-		p := ps[0]
-		return Finding{Status: Fail, Msg: failMsg, Args: Args{"var": p.name, "value": p.value, "why": p.why}, Evidence: []Evidence{{"env " + p.name, p.value}}}
+// readEnv reads the rules' variables in order. It returns what is set, for
+// a passing summary, and the first invalid value as a failing finding of
+// message key bad, nil when every value is valid.
+func readEnv(e *Env, bad string, rules ...envRule) (set []string, fail *Finding) {
+	for _, r := range rules {
+		for _, name := range r.names {
+			v, ok := e.Host.LookupEnv(name)
+			if !ok {
+				continue
+			}
+			if r.nameOnly {
+				set = append(set, name)
+			} else {
+				set = append(set, name+"="+v)
+			}
+			if why := r.why(name, v); why != "" {
+				return set, &Finding{Status: Fail, Msg: bad, Args: Args{"var": name, "value": v, "why": why}, Evidence: []Evidence{{"env " + name, v}}}
+			}
+		}
+	}
+	return set, nil
+}
+
+// envCheck is a check of framework variables: the first invalid one fails,
+// else it passes listing what is set.
+func envCheck(e *Env, rules []envRule) Finding {
+	set, fail := readEnv(e, "bad", rules...)
+	if fail != nil {
+		return *fail
 	}
 	summary := "none set"
 	if len(set) > 0 {
@@ -141,102 +173,73 @@ func envFinding(ps []envProblem, set []string, failMsg string) Finding {
 	return Finding{Status: Pass, Msg: "pass", Args: Args{"summary": summary}}
 }
 
+// xlaVars are the JAX/XLA variables env.xla judges.
+var xlaVars = []envRule{
+	{names: []string{"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION"}, why: func(_, v string) string {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || f <= 0 || f > 1 {
+			return "want a fraction in (0, 1], e.g. .75"
+		}
+		return ""
+	}},
+	{names: []string{"XLA_PYTHON_CLIENT_PREALLOCATE"}, why: func(_, v string) string {
+		if !isBool(v) {
+			return "want true or false"
+		}
+		return ""
+	}},
+	{names: []string{"XLA_PYTHON_CLIENT_ALLOCATOR"}, why: func(_, v string) string {
+		if !contains([]string{"default", "platform", "bfc", "cuda_async"}, strings.TrimSpace(v)) {
+			return "want default, platform, bfc or cuda_async"
+		}
+		return ""
+	}},
+	{names: []string{"XLA_FLAGS"}, nameOnly: true, why: func(_, v string) string {
+		for _, tok := range strings.Fields(v) {
+			if !strings.HasPrefix(tok, "--") || len(tok) < 3 {
+				return fmt.Sprintf("%q is not a --flag (want space-separated --name=value)", tok)
+			}
+		}
+		return ""
+	}},
+	{names: []string{"JAX_PLATFORMS"}, why: func(_, v string) string {
+		for _, p := range strings.Split(v, ",") {
+			p = strings.TrimSpace(p)
+			if p != "" && !contains([]string{"cpu", "cuda", "gpu", "rocm", "tpu", "metal", "METAL", "neuron", "iree"}, p) {
+				return fmt.Sprintf("unknown platform %q (want cpu, cuda, gpu, rocm, tpu or metal)", p)
+			}
+		}
+		return ""
+	}},
+}
+
 var checkEnvXLA = &Check{
-	ID:    "env.xla",
-	Title: Text{EN: "XLA_* / JAX variables are valid", PL: "Zmienne XLA_* / JAX są poprawne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "valid: {summary}", PL: "poprawne: {summary}"}},
-		"bad": {
-			Detail: Text{EN: "{var}=\"{value}\": {why}", PL: "{var}=\"{value}\": {why}"},
-			Fix:    Text{EN: "fix or unset it (`unset {var}`); e.g. `export XLA_PYTHON_CLIENT_MEM_FRACTION=.75`", PL: "popraw ją lub usuń (`unset {var}`); np. `export XLA_PYTHON_CLIENT_MEM_FRACTION=.75`"},
-		},
-	},
-	Run: func(_ context.Context, e *Env) Finding {
-		var ps []envProblem
-		var set []string
-		h := e.Host
-		for _, name := range []string{"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION"} {
-			if v, ok := h.LookupEnv(name); ok {
-				set = append(set, name+"="+v)
-				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				if err != nil || f <= 0 || f > 1 {
-					ps = append(ps, envProblem{name, v, "want a fraction in (0, 1], e.g. .75"})
-				}
-			}
+	ID:  "env.xla",
+	Run: func(_ context.Context, e *Env) Finding { return envCheck(e, xlaVars) },
+}
+
+// pytorchVars are the PyTorch variables env.pytorch judges.
+var pytorchVars = []envRule{
+	{names: []string{"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}, why: func(_, v string) string {
+		if err := ParseAllocConf(v); err != nil {
+			return err.Error()
 		}
-		if v, ok := h.LookupEnv("XLA_PYTHON_CLIENT_PREALLOCATE"); ok {
-			set = append(set, "XLA_PYTHON_CLIENT_PREALLOCATE="+v)
-			if !isBool(v) {
-				ps = append(ps, envProblem{"XLA_PYTHON_CLIENT_PREALLOCATE", v, "want true or false"})
-			}
+		return ""
+	}},
+	{names: []string{"PYTORCH_MPS_HIGH_WATERMARK_RATIO", "PYTORCH_MPS_LOW_WATERMARK_RATIO"}, why: func(_, v string) string {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || f < 0 {
+			return "want a non-negative number (e.g. 1.4)"
 		}
-		if v, ok := h.LookupEnv("XLA_PYTHON_CLIENT_ALLOCATOR"); ok {
-			set = append(set, "XLA_PYTHON_CLIENT_ALLOCATOR="+v)
-			if !contains([]string{"default", "platform", "bfc", "cuda_async"}, strings.TrimSpace(v)) {
-				ps = append(ps, envProblem{"XLA_PYTHON_CLIENT_ALLOCATOR", v, "want default, platform, bfc or cuda_async"})
-			}
+		return ""
+	}},
+	{names: []string{"PYTORCH_ENABLE_MPS_FALLBACK", "PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_NVML_BASED_CUDA_CHECK"}, why: func(_, v string) string {
+		if t := strings.TrimSpace(v); t != "0" && t != "1" {
+			return "want 0 or 1"
 		}
-		if v, ok := h.LookupEnv("XLA_FLAGS"); ok {
-			set = append(set, "XLA_FLAGS")
-			for _, tok := range strings.Fields(v) {
-				if !strings.HasPrefix(tok, "--") || len(tok) < 3 {
-					ps = append(ps, envProblem{"XLA_FLAGS", v, fmt.Sprintf("%q is not a --flag (want space-separated --name=value)", tok)})
-					break
-				}
-			}
-		}
-		if v, ok := h.LookupEnv("JAX_PLATFORMS"); ok {
-			set = append(set, "JAX_PLATFORMS="+v)
-			for _, p := range strings.Split(v, ",") {
-				p = strings.TrimSpace(p)
-				if p != "" && !contains([]string{"cpu", "cuda", "gpu", "rocm", "tpu", "metal", "METAL", "neuron", "iree"}, p) {
-					ps = append(ps, envProblem{"JAX_PLATFORMS", v, fmt.Sprintf("unknown platform %q (want cpu, cuda, gpu, rocm, tpu or metal)", p)})
-					break
-				}
-			}
-		}
-		return envFinding(ps, set, "bad")
-	},
+		return ""
+	}},
 }
 
 var checkEnvPytorch = &Check{
-	ID:    "env.pytorch",
-	Title: Text{EN: "PYTORCH_* variables are valid", PL: "Zmienne PYTORCH_* są poprawne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "valid: {summary}", PL: "poprawne: {summary}"}},
-		"bad": {
-			Detail: Text{EN: "{var}=\"{value}\": {why}", PL: "{var}=\"{value}\": {why}"},
-			Fix:    Text{EN: "fix or unset it (`unset {var}`); a valid example: `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512`", PL: "popraw ją lub usuń (`unset {var}`); poprawny przykład: `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512`"},
-		},
-	},
-	Run: func(_ context.Context, e *Env) Finding {
-		var ps []envProblem
-		var set []string
-		h := e.Host
-		for _, name := range []string{"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"} {
-			if v, ok := h.LookupEnv(name); ok {
-				set = append(set, name+"="+v)
-				if err := ParseAllocConf(v); err != nil {
-					ps = append(ps, envProblem{name, v, err.Error()})
-				}
-			}
-		}
-		for _, name := range []string{"PYTORCH_MPS_HIGH_WATERMARK_RATIO", "PYTORCH_MPS_LOW_WATERMARK_RATIO"} {
-			if v, ok := h.LookupEnv(name); ok {
-				set = append(set, name+"="+v)
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || f < 0 {
-					ps = append(ps, envProblem{name, v, "want a non-negative number (e.g. 1.4)"})
-				}
-			}
-		}
-		for _, name := range []string{"PYTORCH_ENABLE_MPS_FALLBACK", "PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_NVML_BASED_CUDA_CHECK"} {
-			if v, ok := h.LookupEnv(name); ok {
-				set = append(set, name+"="+v)
-				if t := strings.TrimSpace(v); t != "0" && t != "1" {
-					ps = append(ps, envProblem{name, v, "want 0 or 1"})
-				}
-			}
-		}
-		return envFinding(ps, set, "bad")
-	},
+	ID:  "env.pytorch",
+	Run: func(_ context.Context, e *Env) Finding { return envCheck(e, pytorchVars) },
 }

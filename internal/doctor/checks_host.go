@@ -35,20 +35,7 @@ func memTotal(e *Env) (int64, bool) {
 func mib(b int64) string { return strconv.FormatInt(b>>20, 10) + " MiB" }
 
 var checkShm = &Check{
-	ID:    "host.shm_size",
-	Title: Text{EN: "/dev/shm large enough for DataLoader workers and NCCL", PL: "/dev/shm wystarczająco duży dla wątków DataLoader i NCCL"},
-	Messages: map[string]Message{
-		"pass":        {Detail: Text{EN: "/dev/shm is {size}", PL: "/dev/shm ma {size}"}},
-		"skip_no_shm": {Detail: Text{EN: "no /dev/shm mount in /proc/mounts", PL: "brak montowania /dev/shm w /proc/mounts"}},
-		"tiny": {
-			Detail: Text{EN: "/dev/shm is only {size} (Docker's default is 64 MiB): PyTorch DataLoader workers die with \"Bus error ... out of shared memory\" and NCCL fails", PL: "/dev/shm ma tylko {size} (domyślnie w Dockerze 64 MiB): wątki DataLoader PyTorch kończą się błędem \"Bus error ... out of shared memory\", a NCCL zawodzi"},
-			Fix:    Text{EN: "run the container with `--shm-size={want}` (or `--ipc=host`); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm", PL: "uruchom kontener z `--shm-size={want}` (lub `--ipc=host`); w Kubernetes zamontuj emptyDir z medium: Memory w /dev/shm"},
-		},
-		"small": {
-			Detail: Text{EN: "/dev/shm is {size}, under the 1 GiB per GPU multi-worker loading and NCCL want ({gpus} GPU(s))", PL: "/dev/shm ma {size}, mniej niż 1 GiB na kartę potrzebny przy wielu wątkach ładowania i NCCL (kart: {gpus})"},
-			Fix:    Text{EN: "enlarge it: `--shm-size={want}` for containers, or `sudo mount -o remount,size={want} /dev/shm`", PL: "powiększ go: `--shm-size={want}` dla kontenerów albo `sudo mount -o remount,size={want} /dev/shm`"},
-		},
-	},
+	ID: "host.shm_size",
 	Run: func(_ context.Context, e *Env) Finding {
 		var size int64
 		ev := []Evidence{}
@@ -184,15 +171,7 @@ func readCgroupLimits(e *Env) CgroupLimits {
 }
 
 var checkCgroup = &Check{
-	ID:    "host.cgroup_limits",
-	Title: Text{EN: "cgroup memory and CPU limits match the host", PL: "Limity pamięci i CPU w cgroup odpowiadają hostowi"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "no cgroup memory or CPU limit below the host's ({mem} RAM, {cpus} CPUs)", PL: "brak limitów cgroup poniżej zasobów hosta ({mem} RAM, {cpus} CPU)"}},
-		"limited": {
-			Detail: Text{EN: "this process may use {what}, less than the host's {host}: sizing by the host's figures gets the job OOM-killed or oversubscribed", PL: "ten proces może użyć {what}, mniej niż host ({host}): planowanie według zasobów hosta skończy się zabiciem przez OOM lub przeciążeniem"},
-			Fix:    Text{EN: "size the job to the limit (e.g. DataLoader num_workers ≤ {workers}), or raise it: `docker run --memory=... --cpus=...` / the pod's resources.limits", PL: "dopasuj zadanie do limitu (np. num_workers w DataLoader ≤ {workers}) albo go podnieś: `docker run --memory=... --cpus=...` / resources.limits poda"},
-		},
-	},
+	ID: "host.cgroup_limits",
 	Run: func(_ context.Context, e *Env) Finding {
 		l := readCgroupLimits(e)
 		total, haveMem := memTotal(e)
@@ -229,20 +208,7 @@ var checkCgroup = &Check{
 }
 
 var checkAVX2 = &Check{
-	ID:    "cpu.avx2",
-	Title: Text{EN: "CPU has AVX2 (prebuilt wheels assume it)", PL: "Procesor obsługuje AVX2 (gotowe pakiety tego wymagają)"},
-	Messages: map[string]Message{
-		"pass":            {Detail: Text{EN: "CPU flags include avx2 and fma", PL: "flagi procesora zawierają avx2 i fma"}},
-		"skip_no_cpuinfo": {Detail: Text{EN: "no /proc/cpuinfo and no CPU feature sysctl to read", PL: "brak /proc/cpuinfo i sysctl z cechami procesora"}},
-		"no_avx": {
-			Detail: Text{EN: "CPU has no AVX at all: jaxlib, TensorFlow and most PyTorch CPU kernels crash with \"Illegal instruction\"", PL: "procesor w ogóle nie obsługuje AVX: jaxlib, TensorFlow i większość jąder CPU PyTorch kończą się błędem \"Illegal instruction\""},
-			Fix:    Text{EN: "use a machine (or VM CPU model) with AVX2: for QEMU/KVM set `-cpu host`; otherwise build the framework from source without AVX", PL: "użyj maszyny (lub modelu CPU w VM) z AVX2: w QEMU/KVM ustaw `-cpu host`; w przeciwnym razie zbuduj framework ze źródeł bez AVX"},
-		},
-		"no_avx2": {
-			Detail: Text{EN: "CPU has AVX but not AVX2: wheels built for AVX2 (llama.cpp, recent TensorFlow, many CPU kernels) crash with \"Illegal instruction\" or run slowly", PL: "procesor ma AVX, ale nie AVX2: pakiety budowane dla AVX2 (llama.cpp, nowy TensorFlow, wiele jąder CPU) kończą się \"Illegal instruction\" albo działają wolno"},
-			Fix:    Text{EN: "in a VM expose the host CPU (`-cpu host`, or a CPU model with AVX2); otherwise install builds without AVX2", PL: "w VM udostępnij procesor hosta (`-cpu host` lub model CPU z AVX2); w przeciwnym razie instaluj wersje bez AVX2"},
-		},
-	},
+	ID: "cpu.avx2",
 	Run: func(_ context.Context, e *Env) Finding {
 		h := e.Host
 		if h.OS == "darwin" {
@@ -284,19 +250,7 @@ var checkAVX2 = &Check{
 }
 
 var checkP2P = &Check{
-	ID:    "multi_gpu.p2p_iommu",
-	Title: Text{EN: "IOMMU/P2P settings will not hang NCCL", PL: "Ustawienia IOMMU/P2P nie zawieszą NCCL"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{count} GPUs; {iommu}", PL: "kart: {count}; {iommu}"}},
-		"translated": {
-			Detail: Text{EN: "{count} GPUs with the IOMMU in translated mode ({cmdline}): GPU peer-to-peer traffic is redirected through the root complex and NCCL all-reduce can hang", PL: "{count} kart przy IOMMU w trybie translacji ({cmdline}): ruch peer-to-peer jest kierowany przez root complex i all-reduce NCCL może się zawiesić"},
-			Fix:    Text{EN: "add `iommu=pt` to the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then `sudo update-grub && sudo reboot`), or disable VT-d/IOMMU and PCIe ACS in the BIOS; `NCCL_P2P_DISABLE=1` is only a slow workaround", PL: "dodaj `iommu=pt` do parametrów jądra (GRUB_CMDLINE_LINUX w /etc/default/grub, potem `sudo update-grub && sudo reboot`) albo wyłącz VT-d/IOMMU i PCIe ACS w BIOS; `NCCL_P2P_DISABLE=1` to tylko wolne obejście"},
-		},
-		"p2p_disabled": {
-			Detail: Text{EN: "NCCL_P2P_DISABLE={value} on a {count}-GPU machine: GPU-to-GPU traffic goes through host memory (several times slower)", PL: "NCCL_P2P_DISABLE={value} na maszynie z {count} kartami: ruch między kartami idzie przez pamięć hosta (kilka razy wolniej)"},
-			Fix:    Text{EN: "fix the cause instead (IOMMU/ACS, see above) and `unset NCCL_P2P_DISABLE`", PL: "usuń przyczynę (IOMMU/ACS) i wykonaj `unset NCCL_P2P_DISABLE`"},
-		},
-	},
+	ID: "multi_gpu.p2p_iommu",
 	Run: func(_ context.Context, e *Env) Finding {
 		n := e.gpuCount()
 		if n < 2 {
@@ -336,16 +290,7 @@ var checkP2P = &Check{
 }
 
 var checkPCIeLink = &Check{
-	ID:    "pcie.link_width",
-	Title: Text{EN: "Accelerator PCIe links run at full width", PL: "Łącza PCIe akceleratorów działają z pełną szerokością"},
-	Messages: map[string]Message{
-		"skip_no_link": {Detail: Text{EN: "no accelerator with PCIe link information", PL: "brak akceleratora z informacją o łączu PCIe"}},
-		"pass":         {Detail: Text{EN: "{count} accelerator link(s) at full width{gen}", PL: "łącza akceleratorów ({count}) mają pełną szerokość{gen}"}},
-		"narrow": {
-			Detail: Text{EN: "{dev} link is x{cur} of a possible x{max}: host↔device transfers run at a fraction of their bandwidth", PL: "łącze {dev} ma x{cur} z możliwych x{max}: transfery host↔urządzenie mają ułamek przepustowości"},
-			Fix:    Text{EN: "reseat the card in a full-width slot (check the riser and the slot's electrical width in the board manual); `sudo lspci -vv -s {addr} | grep -i lnk` shows LnkCap vs LnkSta", PL: "osadź kartę ponownie w gnieździe o pełnej szerokości (sprawdź riser i szerokość elektryczną gniazda w instrukcji płyty); `sudo lspci -vv -s {addr} | grep -i lnk` pokaże LnkCap i LnkSta"},
-		},
-	},
+	ID: "pcie.link_width",
 	Run: func(ctx context.Context, e *Env) Finding {
 		count := 0
 		genNote := ""

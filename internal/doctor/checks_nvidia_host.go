@@ -26,27 +26,7 @@ func (e *Env) nvidiaPresent() bool {
 }
 
 var checkDriverLoaded = &Check{
-	ID:    "nvidia.driver_loaded",
-	Title: Text{EN: "NVIDIA kernel driver bound to every GPU", PL: "Sterownik jądra NVIDIA obsługuje każdą kartę"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{count} NVIDIA GPU(s) bound to the nvidia driver, kernel module {version}", PL: "{count} kart(y) NVIDIA obsługiwanych przez sterownik nvidia, moduł jądra {version}"}},
-		"nouveau": {
-			Detail: Text{EN: "GPU {addr} is bound to nouveau, the open-source display driver: CUDA cannot use it", PL: "karta {addr} jest obsługiwana przez nouveau (otwarty sterownik grafiki): CUDA nie może jej użyć"},
-			Fix:    Text{EN: "install the NVIDIA driver and blacklist nouveau: `sudo apt install nvidia-driver-550 && echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot`", PL: "zainstaluj sterownik NVIDIA i zablokuj nouveau: `sudo apt install nvidia-driver-550 && echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot`"},
-		},
-		"vfio": {
-			Detail: Text{EN: "GPU {addr} is bound to vfio-pci (passed through to a virtual machine), not to nvidia", PL: "karta {addr} jest przypisana do vfio-pci (przekazana do maszyny wirtualnej), a nie do nvidia"},
-			Fix:    Text{EN: "if this host should use the GPU, unbind it from vfio-pci (remove it from vfio-pci.ids in /etc/modprobe.d) and reboot", PL: "jeśli ten host ma używać karty, odłącz ją od vfio-pci (usuń z vfio-pci.ids w /etc/modprobe.d) i uruchom ponownie"},
-		},
-		"no_driver": {
-			Detail: Text{EN: "GPU {addr} is on the PCI bus but no NVIDIA kernel module is loaded ({why})", PL: "karta {addr} jest na magistrali PCI, ale moduł jądra NVIDIA nie jest załadowany ({why})"},
-			Fix:    Text{EN: "load the module: `sudo modprobe nvidia`; if it fails, (re)install the driver: `sudo apt install --reinstall nvidia-driver-550` (or `sudo ubuntu-drivers install`) and reboot", PL: "załaduj moduł: `sudo modprobe nvidia`; jeśli to nie działa, (prze)instaluj sterownik: `sudo apt install --reinstall nvidia-driver-550` (lub `sudo ubuntu-drivers install`) i uruchom ponownie"},
-		},
-		"secure_boot": {
-			Detail: Text{EN: "GPU {addr} has no NVIDIA kernel module loaded and Secure Boot is on: an unsigned DKMS module is refused at load", PL: "karta {addr} nie ma załadowanego modułu NVIDIA, a Secure Boot jest włączony: niepodpisany moduł DKMS zostaje odrzucony"},
-			Fix:    Text{EN: "enrol the DKMS signing key (`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`, then reboot and confirm) or disable Secure Boot in the firmware", PL: "zarejestruj klucz podpisu DKMS (`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`, restart i potwierdzenie) albo wyłącz Secure Boot w firmware"},
-		},
-	},
+	ID:  "nvidia.driver_loaded",
 	Run: runDriverLoaded,
 }
 
@@ -98,25 +78,8 @@ func runDriverLoaded(_ context.Context, e *Env) Finding {
 		Evidence: []Evidence{{nvVersionFile, version}}}
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 var checkVersionMatch = &Check{
-	ID:    "nvidia.version_match",
-	Title: Text{EN: "NVIDIA kernel module and user-space library versions match", PL: "Wersje modułu jądra NVIDIA i biblioteki użytkownika są zgodne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "kernel module and libnvidia-ml are both {version}", PL: "moduł jądra i libnvidia-ml mają tę samą wersję {version}"}},
-		"mismatch": {
-			Detail: Text{EN: "kernel module {kernel} but user-space library {library}: NVML and CUDA fail with \"Driver/library version mismatch\" (typically after an unattended driver upgrade)", PL: "moduł jądra {kernel}, ale biblioteka użytkownika {library}: NVML i CUDA zgłoszą \"Driver/library version mismatch\" (zwykle po automatycznej aktualizacji sterownika)"},
-			Fix:    Text{EN: "reboot to load the new module (`sudo reboot`), or without rebooting: stop GPU processes, then `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`", PL: "uruchom ponownie, aby załadować nowy moduł (`sudo reboot`), albo bez restartu: zatrzymaj procesy GPU i wykonaj `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`"},
-		},
-		"no_module":  {Detail: Text{EN: "no kernel module version ({path} missing): nothing to compare", PL: "brak wersji modułu jądra (brak {path}): nie ma czego porównać"}},
-		"no_library": {Detail: Text{EN: "kernel module {kernel}, no libnvidia-ml.so.<version> found in the ld cache or library directories", PL: "moduł jądra {kernel}, nie znaleziono libnvidia-ml.so.<wersja> w pamięci ld ani w katalogach bibliotek"}},
-	},
+	ID:  "nvidia.version_match",
 	Run: runVersionMatch,
 }
 
@@ -195,24 +158,7 @@ func runVersionMatch(ctx context.Context, e *Env) Finding {
 }
 
 var checkDeviceNodes = &Check{
-	ID:    "nvidia.device_nodes",
-	Title: Text{EN: "NVIDIA device nodes exist and are accessible", PL: "Pliki urządzeń NVIDIA istnieją i są dostępne"},
-	Messages: map[string]Message{
-		"skip_wsl": {Detail: Text{EN: "WSL2 (/dev/dxg): the GPU is reached through /dev/dxg, not /dev/nvidia*", PL: "WSL2 (/dev/dxg): karta jest dostępna przez /dev/dxg, a nie /dev/nvidia*"}},
-		"pass":     {Detail: Text{EN: "{nodes} present and read/write for uid {uid}", PL: "{nodes} istnieją i są do odczytu/zapisu dla uid {uid}"}},
-		"missing": {
-			Detail: Text{EN: "{node} is missing: CUDA cannot open the GPU", PL: "brak {node}: CUDA nie może otworzyć karty"},
-			Fix:    Text{EN: "create the nodes: `sudo nvidia-modprobe -c=0 -u` (or `sudo nvidia-smi` once as root); in a container, start it with `--gpus all` / the NVIDIA runtime", PL: "utwórz pliki urządzeń: `sudo nvidia-modprobe -c=0 -u` (lub raz `sudo nvidia-smi`); w kontenerze uruchom go z `--gpus all` / środowiskiem NVIDIA"},
-		},
-		"missing_uvm": {
-			Detail: Text{EN: "{node} is missing: CUDA fails with \"unknown error\" (999), typically after suspend/resume or when nvidia_uvm did not load", PL: "brak {node}: CUDA zgłasza \"unknown error\" (999), zwykle po uśpieniu/wybudzeniu albo gdy nvidia_uvm się nie załadował"},
-			Fix:    Text{EN: "load the unified-memory module: `sudo nvidia-modprobe -u -c=0` (or `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`)", PL: "załaduj moduł pamięci zunifikowanej: `sudo nvidia-modprobe -u -c=0` (lub `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`)"},
-		},
-		"no_access": {
-			Detail: Text{EN: "{node} is {mode}: uid {uid} (groups {groups}) cannot open it read/write", PL: "{node} ma uprawnienia {mode}: uid {uid} (grupy {groups}) nie może go otworzyć do odczytu i zapisu"},
-			Fix:    Text{EN: "add yourself to the device group and log in again: `sudo usermod -aG video $USER`, or make the nodes world-accessible via NVreg_DeviceFileMode=0666 in /etc/modprobe.d/nvidia.conf", PL: "dodaj się do grupy urządzeń i zaloguj ponownie: `sudo usermod -aG video $USER`, albo ustaw NVreg_DeviceFileMode=0666 w /etc/modprobe.d/nvidia.conf"},
-		},
-	},
+	ID:  "nvidia.device_nodes",
 	Run: runDeviceNodes,
 }
 

@@ -50,16 +50,7 @@ func sysctlIs(e *Env, key, want string) bool {
 }
 
 var checkRosetta = &Check{
-	ID:    "apple.rosetta",
-	Title: Text{EN: "Not running under Rosetta on Apple silicon", PL: "Brak uruchamiania przez Rosettę na Apple silicon"},
-	Messages: map[string]Message{
-		"pass":  {Detail: Text{EN: "native {arch} process on {cpu}", PL: "natywny proces {arch} na {cpu}"}},
-		"intel": {Detail: Text{EN: "Intel Mac: Rosetta does not apply", PL: "Mac z procesorem Intel: Rosetta nie dotyczy"}},
-		"translated": {
-			Detail: Text{EN: "{what} runs as x86_64 under Rosetta 2 on Apple silicon: MPS is unusable and CPU code is emulated", PL: "{what} działa jako x86_64 przez Rosettę 2 na Apple silicon: MPS jest niedostępne, a kod CPU jest emulowany"},
-			Fix:    Text{EN: "install a native arm64 Python (`arch -arm64 brew install python` or Miniforge for arm64) and recreate the environment", PL: "zainstaluj natywny Python arm64 (`arch -arm64 brew install python` lub Miniforge dla arm64) i utwórz środowisko od nowa"},
-		},
-	},
+	ID: "apple.rosetta",
 	Run: func(_ context.Context, e *Env) Finding {
 		h := e.Host
 		if h.OS != "darwin" {
@@ -121,20 +112,7 @@ func MachOArch(b []byte) string {
 }
 
 var checkMacOS = &Check{
-	ID:    "apple.macos_version",
-	Title: Text{EN: "macOS new enough for MPS and bf16", PL: "macOS wystarczająco nowy dla MPS i bf16"},
-	Messages: map[string]Message{
-		"pass":         {Detail: Text{EN: "macOS {version}: MPS with bf16 available", PL: "macOS {version}: MPS z bf16 dostępne"}},
-		"skip_unknown": {Detail: Text{EN: "macOS version unknown (no sysctl kern.osproductversion, no SystemVersion.plist)", PL: "nieznana wersja macOS (brak sysctl kern.osproductversion i SystemVersion.plist)"}},
-		"no_mps": {
-			Detail: Text{EN: "macOS {version} is older than 12.3: PyTorch's MPS backend is not available at all", PL: "macOS {version} jest starszy niż 12.3: backend MPS PyTorch jest całkowicie niedostępny"},
-			Fix:    Text{EN: "upgrade macOS to 14 (Sonoma) or later: System Settings → General → Software Update", PL: "zaktualizuj macOS do 14 (Sonoma) lub nowszego: Ustawienia systemowe → Ogólne → Uaktualnienia"},
-		},
-		"no_bf16": {
-			Detail: Text{EN: "macOS {version} is older than 14: MPS has no bfloat16 (\"MPS BFloat16 is only supported on MacOS 14 or newer\") and current PyTorch releases require macOS 14", PL: "macOS {version} jest starszy niż 14: MPS nie obsługuje bfloat16 (\"MPS BFloat16 is only supported on MacOS 14 or newer\"), a aktualne wersje PyTorch wymagają macOS 14"},
-			Fix:    Text{EN: "upgrade to macOS 14 or later, or use float16 (`--precision fp16`)", PL: "zaktualizuj do macOS 14 lub nowszego albo używaj float16 (`--precision fp16`)"},
-		},
-	},
+	ID: "apple.macos_version",
 	Run: func(_ context.Context, e *Env) Finding {
 		if e.Host.OS != "darwin" {
 			return skip("skip_not_macos", Args{"os": e.Host.OS})
@@ -160,23 +138,7 @@ var checkMacOS = &Check{
 }
 
 var checkMPSWatermark = &Check{
-	ID:    "apple.mps_watermark",
-	Title: Text{EN: "PYTORCH_MPS_*_WATERMARK_RATIO values are safe", PL: "Wartości PYTORCH_MPS_*_WATERMARK_RATIO są bezpieczne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
-		"zero": {
-			Detail: Text{EN: "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 removes MPS's memory limit: a large job swaps the whole machine or crashes it", PL: "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 usuwa limit pamięci MPS: duże zadanie wpędzi maszynę w swap albo ją zawiesi"},
-			Fix:    Text{EN: "set a bounded pair instead: `export PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.0 PYTORCH_MPS_LOW_WATERMARK_RATIO=0.8`", PL: "ustaw ograniczoną parę: `export PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.0 PYTORCH_MPS_LOW_WATERMARK_RATIO=0.8`"},
-		},
-		"below_low": {
-			Detail: Text{EN: "PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} is below the low watermark {low}{lowsrc}: PyTorch refuses to start the MPS allocator (\"invalid low watermark ratio\")", PL: "PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} jest poniżej niskiego progu {low}{lowsrc}: PyTorch nie uruchomi alokatora MPS (\"invalid low watermark ratio\")"},
-			Fix:    Text{EN: "set both, low ≤ high: `export PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} PYTORCH_MPS_LOW_WATERMARK_RATIO={suggest}`", PL: "ustaw obie, niski ≤ wysoki: `export PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} PYTORCH_MPS_LOW_WATERMARK_RATIO={suggest}`"},
-		},
-		"too_high": {
-			Detail: Text{EN: "PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} is above 2.0, the largest PyTorch accepts", PL: "PYTORCH_MPS_HIGH_WATERMARK_RATIO={high} przekracza 2.0, największą wartość akceptowaną przez PyTorch"},
-			Fix:    Text{EN: "`export PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7` (the default) or lower", PL: "`export PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7` (domyślna) lub niższa"},
-		},
-	},
+	ID: "apple.mps_watermark",
 	Run: func(_ context.Context, e *Env) Finding {
 		if e.Host.OS != "darwin" {
 			return skip("skip_not_macos", Args{"os": e.Host.OS})
@@ -218,20 +180,7 @@ var checkMPSWatermark = &Check{
 }
 
 var checkWSL = &Check{
-	ID:    "platform.wsl2",
-	Title: Text{EN: "WSL2 GPU setup", PL: "Konfiguracja GPU w WSL2"},
-	Messages: map[string]Message{
-		"skip_not_wsl": {Detail: Text{EN: "not WSL2 (no /dev/dxg)", PL: "to nie WSL2 (brak /dev/dxg)"}},
-		"pass":         {Detail: Text{EN: "WSL2: GPU through /dev/dxg, NVML from {lib}; note that some NVML queries (ECC, clocks, processes) are not supported under WSL", PL: "WSL2: karta przez /dev/dxg, NVML z {lib}; część zapytań NVML (ECC, zegary, procesy) nie działa w WSL"}},
-		"no_lib": {
-			Detail: Text{EN: "WSL2 (/dev/dxg) but no /usr/lib/wsl/lib/libnvidia-ml.so.1: the Windows NVIDIA driver does not expose CUDA to this distribution", PL: "WSL2 (/dev/dxg), ale brak /usr/lib/wsl/lib/libnvidia-ml.so.1: sterownik NVIDIA dla Windows nie udostępnia CUDA tej dystrybucji"},
-			Fix:    Text{EN: "install the current NVIDIA driver on Windows (not inside WSL), then `wsl --shutdown` and reopen", PL: "zainstaluj aktualny sterownik NVIDIA w Windows (nie w WSL), potem `wsl --shutdown` i otwórz ponownie"},
-		},
-		"linux_driver": {
-			Detail: Text{EN: "WSL2 with a Linux NVIDIA driver installed inside the distribution ({where}): it shadows the Windows driver's libraries and breaks CUDA", PL: "WSL2 z linuksowym sterownikiem NVIDIA zainstalowanym w dystrybucji ({where}): przesłania biblioteki sterownika Windows i psuje CUDA"},
-			Fix:    Text{EN: "remove it: `sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*'`; only the CUDA toolkit (not a driver) belongs inside WSL", PL: "usuń go: `sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*'`; w WSL instaluje się tylko CUDA toolkit (bez sterownika)"},
-		},
-	},
+	ID: "platform.wsl2",
 	Run: func(_ context.Context, e *Env) Finding {
 		h := e.Host
 		if !h.Exists("/dev/dxg") {
@@ -262,16 +211,7 @@ var checkWSL = &Check{
 }
 
 var checkJetson = &Check{
-	ID:    "platform.jetson",
-	Title: Text{EN: "Jetson (Tegra) setup", PL: "Konfiguracja Jetson (Tegra)"},
-	Messages: map[string]Message{
-		"skip_not_jetson": {Detail: Text{EN: "not a Jetson (no /etc/nv_tegra_release, /sys/devices/soc0/family not tegra)", PL: "to nie Jetson (brak /etc/nv_tegra_release, /sys/devices/soc0/family to nie tegra)"}},
-		"pass":            {Detail: Text{EN: "Jetson {release}: there is no NVML on Tegra (use `tegrastats` for load and memory); the GPU shares system RAM", PL: "Jetson {release}: na Tegrze nie ma NVML (obciążenie i pamięć pokazuje `tegrastats`); karta dzieli RAM z systemem"}},
-		"cpu_torch": {
-			Detail: Text{EN: "Jetson {release} with {pkg} from PyPI, built without CUDA: it cannot use the Jetson GPU", PL: "Jetson {release} z {pkg} z PyPI, zbudowanym bez CUDA: nie użyje karty Jetsona"},
-			Fix:    Text{EN: "install NVIDIA's Jetson build for your JetPack (https://developer.nvidia.com/embedded/downloads, or `pip install torch --index-url https://pypi.jetson-ai-lab.dev/jp6/cu126`)", PL: "zainstaluj wersję NVIDIA dla Jetsona zgodną z JetPack (https://developer.nvidia.com/embedded/downloads lub `pip install torch --index-url https://pypi.jetson-ai-lab.dev/jp6/cu126`)"},
-		},
-	},
+	ID: "platform.jetson",
 	Run: func(_ context.Context, e *Env) Finding {
 		h := e.Host
 		release := ""

@@ -35,19 +35,7 @@ func amdGPUs(e *Env) (int, bool) {
 }
 
 var checkROCm = &Check{
-	ID:    "rocm.kfd_access",
-	Title: Text{EN: "ROCm /dev/kfd and render nodes accessible", PL: "ROCm: /dev/kfd i węzły render dostępne"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{count} AMD GPU(s); {nodes} read/write for uid {uid}", PL: "kart AMD: {count}; {nodes} do odczytu/zapisu dla uid {uid}"}},
-		"no_kfd": {
-			Detail: Text{EN: "{count} AMD GPU(s) but /dev/kfd is missing: the amdgpu driver is not loaded with KFD (compute) support", PL: "kart AMD: {count}, ale brak /dev/kfd: sterownik amdgpu nie jest załadowany z obsługą KFD (obliczeń)"},
-			Fix:    Text{EN: "install the ROCm kernel driver: `sudo amdgpu-install --usecase=rocm` and reboot (in a container: `--device=/dev/kfd --device=/dev/dri`)", PL: "zainstaluj sterownik jądra ROCm: `sudo amdgpu-install --usecase=rocm` i uruchom ponownie (w kontenerze: `--device=/dev/kfd --device=/dev/dri`)"},
-		},
-		"no_access": {
-			Detail: Text{EN: "{node} is {mode} and uid {uid} is not in the render or video group (groups: {groups}): ROCm fails with \"Unable to open /dev/kfd read-write: Permission denied\"", PL: "{node} ma uprawnienia {mode}, a uid {uid} nie należy do grupy render ani video (grupy: {groups}): ROCm zgłosi \"Unable to open /dev/kfd read-write: Permission denied\""},
-			Fix:    Text{EN: "`sudo usermod -aG render,video $USER`, then log out and in again", PL: "`sudo usermod -aG render,video $USER`, a potem wyloguj się i zaloguj ponownie"},
-		},
-	},
+	ID: "rocm.kfd_access",
 	Run: func(_ context.Context, e *Env) Finding {
 		n, _ := amdGPUs(e)
 		if n == 0 {
@@ -101,20 +89,23 @@ func tpuModern(id uint16) bool {
 	return false
 }
 
+// tpuChips returns the TPU chips on the PCI bus, or the skip finding to
+// return when there are none (as nvml does for the NVIDIA checks).
+func tpuChips(e *Env) ([]PCIDevice, *Finding) {
+	tpus := e.pciOf(VendorGoogle, false)
+	if len(tpus) == 0 {
+		f := skip("skip_no_tpu", nil)
+		return nil, &f
+	}
+	return tpus, nil
+}
+
 var checkTPUInUse = &Check{
-	ID:    "tpu.in_use",
-	Title: Text{EN: "TPU not held by another process", PL: "TPU nie jest zajęte przez inny proces"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{count} TPU chip(s) ({gen}); no process holds {nodes}{note}", PL: "chipy TPU: {count} ({gen}); żaden proces nie trzyma {nodes}{note}"}},
-		"busy": {
-			Detail: Text{EN: "the TPU is already in use by process {pid} ({comm}) holding {node}: libtpu refuses to load (\"The TPU is already in use by process with pid {pid}\")", PL: "TPU jest już używane przez proces {pid} ({comm}), który trzyma {node}: libtpu odmówi załadowania (\"The TPU is already in use by process with pid {pid}\")"},
-			Fix:    Text{EN: "stop it (`kill {pid}`, after checking `sudo lsof -w {node}`); a crashed notebook kernel is the usual holder", PL: "zatrzymaj go (`kill {pid}`, po sprawdzeniu `sudo lsof -w {node}`); zwykle to proces po awarii notatnika"},
-		},
-	},
+	ID: "tpu.in_use",
 	Run: func(_ context.Context, e *Env) Finding {
-		tpus := e.pciOf(VendorGoogle, false)
-		if len(tpus) == 0 {
-			return skip("skip_no_tpu", nil)
+		tpus, sk := tpuChips(e)
+		if sk != nil {
+			return *sk
 		}
 		gen := tpuGen[tpus[0].Device]
 		if gen == "" {
@@ -179,20 +170,11 @@ func sortStrings(ss []string) []string {
 const thpFile = "/sys/kernel/mm/transparent_hugepage/enabled"
 
 var checkTPUHugepages = &Check{
-	ID:    "tpu.hugepages",
-	Title: Text{EN: "Transparent hugepages on for TPU v5e and newer", PL: "Transparent hugepages włączone dla TPU v5e i nowszych"},
-	Messages: map[string]Message{
-		"skip_old": {Detail: Text{EN: "TPU {gen} does not need transparent hugepages", PL: "TPU {gen} nie wymaga transparent hugepages"}},
-		"pass":     {Detail: Text{EN: "TPU {gen}; transparent hugepages: {value}", PL: "TPU {gen}; transparent hugepages: {value}"}},
-		"off": {
-			Detail: Text{EN: "TPU {gen} with transparent hugepages \"{value}\": JAX warns that start-up and shutdown are significantly slower without them", PL: "TPU {gen} przy transparent hugepages \"{value}\": JAX ostrzega, że start i zamknięcie są bez nich znacznie wolniejsze"},
-			Fix:    Text{EN: "`echo always | sudo tee /sys/kernel/mm/transparent_hugepage/enabled` (persist with `transparent_hugepage=always` on the kernel command line)", PL: "`echo always | sudo tee /sys/kernel/mm/transparent_hugepage/enabled` (na stałe: `transparent_hugepage=always` w parametrach jądra)"},
-		},
-	},
+	ID: "tpu.hugepages",
 	Run: func(_ context.Context, e *Env) Finding {
-		tpus := e.pciOf(VendorGoogle, false)
-		if len(tpus) == 0 {
-			return skip("skip_no_tpu", nil)
+		tpus, sk := tpuChips(e)
+		if sk != nil {
+			return *sk
 		}
 		gen := tpuGen[tpus[0].Device]
 		if !tpuModern(tpus[0].Device) {
@@ -249,27 +231,7 @@ func validAcceleratorType(v string) bool {
 }
 
 var checkTPUEnv = &Check{
-	ID:    "tpu.env_bounds",
-	Title: Text{EN: "No stray TPU topology variables", PL: "Brak zbędnych zmiennych topologii TPU"},
-	Messages: map[string]Message{
-		"pass": {Detail: Text{EN: "{summary}", PL: "{summary}"}},
-		"bad_bounds": {
-			Detail: Text{EN: "{var}=\"{value}\" is not three positive integers like 1,1,1", PL: "{var}=\"{value}\" to nie trzy dodatnie liczby całkowite, np. 1,1,1"},
-			Fix:    Text{EN: "`unset {var}` (libtpu computes the topology itself), or set e.g. `{var}=1,1,1`", PL: "`unset {var}` (libtpu sam wyznaczy topologię) albo ustaw np. `{var}=1,1,1`"},
-		},
-		"addresses": {
-			Detail: Text{EN: "TPU_PROCESS_ADDRESSES lists {n} addresses but this is a single host: TPU initialisation fails with \"Expected {n} worker addresses, got 1\"", PL: "TPU_PROCESS_ADDRESSES zawiera {n} adresów, a to pojedynczy host: inicjalizacja TPU zakończy się błędem \"Expected {n} worker addresses, got 1\""},
-			Fix:    Text{EN: "`unset TPU_PROCESS_ADDRESSES TPU_PROCESS_BOUNDS TPU_CHIPS_PER_PROCESS_BOUNDS` before starting (Kaggle and some images set them)", PL: "`unset TPU_PROCESS_ADDRESSES TPU_PROCESS_BOUNDS TPU_CHIPS_PER_PROCESS_BOUNDS` przed startem (ustawiają je Kaggle i niektóre obrazy)"},
-		},
-		"stray": {
-			Detail: Text{EN: "{vars} set on a machine without a TPU: JAX/torch_xla may try to initialise a TPU topology and fail or hang", PL: "{vars} ustawione na maszynie bez TPU: JAX/torch_xla mogą próbować zainicjalizować topologię TPU i zawieść lub się zawiesić"},
-			Fix:    Text{EN: "`unset {vars}`", PL: "`unset {vars}`"},
-		},
-		"bad_type": {
-			Detail: Text{EN: "TPU_ACCELERATOR_TYPE=\"{value}\" does not look like v4-16 or v5litepod-8", PL: "TPU_ACCELERATOR_TYPE=\"{value}\" nie wygląda jak v4-16 ani v5litepod-8"},
-			Fix:    Text{EN: "set it to the slice type shown by `gcloud compute tpus tpu-vm describe`, or unset it", PL: "ustaw typ wycinka z `gcloud compute tpus tpu-vm describe` albo ją usuń"},
-		},
-	},
+	ID: "tpu.env_bounds",
 	Run: func(_ context.Context, e *Env) Finding {
 		h := e.Host
 		var set []string

@@ -3,9 +3,10 @@
 // probe report, and returns a Finding with the evidence and one fix.
 //
 // Checks are data plus a function. Their messages (title, detail templates,
-// fixes) are data too, kept in English and Polish beside each check and
-// rendered per language, so that findings can be translated and tested
-// without touching the logic. Run executes checks concurrently, each under
+// fixes) are data too: an i18n.Catalog, the same kind that holds the log
+// explanations, filled from messages_en.go and messages_pl.go and rendered
+// per language, so that findings can be translated and tested without
+// touching the logic. Run executes checks concurrently, each under
 // its own deadline; a check that errors, panics or hangs becomes an
 // "error" or "timeout" finding and never stops the others.
 //

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,8 +33,9 @@ type Evidence struct {
 	Value  string `json:"value"`
 }
 
-// Finding is what one check concluded, before rendering. Msg names an entry
-// of the check's Messages; Args fill its templates.
+// Finding is what one check concluded, before rendering. Msg names the
+// finding's message: "<check id>.<Msg>" in the catalogue (messages_en.go),
+// else "common.<Msg>"; Args fill its templates.
 type Finding struct {
 	Status   Status
 	Msg      string
@@ -42,12 +44,12 @@ type Finding struct {
 }
 
 // Check is one diagnosis. Run must honour ctx and only read the machine
-// through env.Host (or env's shared facts).
+// through env.Host (or env's shared facts). Its title and findings' texts
+// are in the message catalogue under its ID, kept apart from the logic so
+// that they can be translated and tested as data.
 type Check struct {
-	ID       string
-	Title    Text
-	Messages map[string]Message
-	Run      func(ctx context.Context, env *Env) Finding
+	ID  string
+	Run func(ctx context.Context, env *Env) Finding
 }
 
 // Result is a rendered finding: devctl's JSON schema for `checks[]`.
@@ -120,19 +122,13 @@ func runOne(ctx context.Context, c *Check, env *Env, timeout time.Duration) Outc
 	return Outcome{Check: c, Finding: f, Duration: time.Since(start)}
 }
 
-// Keys of the messages every check shares (defined in common below).
-const (
-	msgBroken = "_broken"
-	msgSkip   = "_skip"
-)
+// msgBroken is the common message of a check that could not run.
+const msgBroken = "broken"
 
 // broken is the finding of a check that failed to run.
 func broken(s Status, why string) Finding {
 	return Finding{Status: s, Msg: msgBroken, Args: Args{"error": why}}
 }
-
-// errFinding reports an unexpected error from a check's own reading.
-func errFinding(err error) Finding { return broken(Error, err.Error()) }
 
 // skip reports a check that does not apply, with the reason as a common
 // message key.
@@ -140,48 +136,26 @@ func skip(reason string, args Args) Finding {
 	return Finding{Status: Skip, Msg: reason, Args: args}
 }
 
-// common are messages any check may use.
-var common = map[string]Message{
-	msgBroken: {
-		Detail: Text{EN: "the check could not run: {error}", PL: "nie udało się wykonać sprawdzenia: {error}"},
-		Fix:    Text{EN: "report this at https://github.com/devctl/devctl/issues with `devctl snapshot`", PL: "zgłoś to na https://github.com/devctl/devctl/issues, dołączając `devctl snapshot`"},
-	},
-	"skip_no_nvidia": {Detail: Text{EN: "no NVIDIA GPU on the PCI bus or in the probe report", PL: "brak karty NVIDIA na magistrali PCI i w raporcie probe"}},
-	"skip_no_nvml":   {Detail: Text{EN: "no NVML answers (NVML not loaded, or a --sysroot tree without them): {why}", PL: "brak odpowiedzi NVML (biblioteka nie załadowana albo drzewo --sysroot bez nich): {why}"}},
-	"skip_no_amd":    {Detail: Text{EN: "no AMD GPU (no KFD node with SIMDs, no 0x1002 display device)", PL: "brak karty AMD (brak węzła KFD z SIMD, brak urządzenia 0x1002)"}},
-	"skip_no_tpu":    {Detail: Text{EN: "no Google TPU on the PCI bus (vendor 0x1ae0)", PL: "brak TPU Google na magistrali PCI (producent 0x1ae0)"}},
-	"skip_not_macos": {Detail: Text{EN: "not a macOS host (os {os})", PL: "to nie jest macOS (system {os})"}},
-	"skip_not_linux": {Detail: Text{EN: "not a Linux host (os {os})", PL: "to nie jest Linux (system {os})"}},
-	"skip_not_x86":   {Detail: Text{EN: "not an x86 CPU (arch {arch})", PL: "procesor nie jest x86 (architektura {arch})"}},
-	"skip_one_gpu":   {Detail: Text{EN: "fewer than two GPUs ({count}): peer-to-peer does not matter", PL: "mniej niż dwie karty ({count}): komunikacja peer-to-peer nie ma znaczenia"}},
-}
-
-// message finds a finding's message: the check's own, then the common ones.
-func (c *Check) message(key string) (Message, bool) {
-	if m, ok := c.Messages[key]; ok {
-		return m, true
-	}
-	m, ok := common[key]
-	return m, ok
-}
-
-// Render turns an outcome into text in lang.
+// Render turns an outcome into text in lang. A finding whose message is
+// missing from the catalogue shows its key as the detail, so that a gap in
+// a translation table is visible rather than blank.
 func Render(o Outcome, lang Lang) Result {
 	c, f := o.Check, o.Finding
 	r := Result{
 		ID:         c.ID,
-		Title:      c.Title.In(lang),
+		Title:      title(c.ID, lang),
 		Status:     f.Status,
 		Evidence:   f.Evidence,
 		DurationMS: o.Duration.Milliseconds(),
 	}
-	m, ok := c.message(f.Msg)
+	m, ok := findingMessage(c.ID, f.Msg, lang)
 	if !ok {
 		r.Detail = f.Msg
 	} else {
-		r.Detail = Expand(m.Detail.In(lang), f.Args)
+		m = m.Render(f.Args)
+		r.Detail = m.Detail
 		if f.Status != Pass && f.Status != Skip {
-			r.Fix = Expand(m.Fix.In(lang), f.Args)
+			r.Fix = strings.Join(m.Fixes, "; ")
 		}
 	}
 	if len(f.Evidence) > 0 {
@@ -193,6 +167,10 @@ func Render(o Outcome, lang Lang) Result {
 	}
 	return r
 }
+
+// orNone and orUnknown name a value that was not there, for templates.
+func orNone(s string) string    { return cmp.Or(s, "none") }
+func orUnknown(s string) string { return cmp.Or(s, "unknown") }
 
 // RenderAll renders outcomes, keeping their order.
 func RenderAll(os []Outcome, lang Lang) []Result {

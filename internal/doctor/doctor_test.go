@@ -16,10 +16,9 @@ func testEnv() *Env {
 }
 
 func TestRunIsolatesBrokenChecks(t *testing.T) {
-	ok := &Check{ID: "t.ok", Title: Text{EN: "ok"}, Messages: map[string]Message{"pass": {Detail: Text{EN: "fine"}}},
-		Run: func(context.Context, *Env) Finding { return Finding{Status: Pass, Msg: "pass"} }}
-	panics := &Check{ID: "t.panic", Title: Text{EN: "panics"}, Run: func(context.Context, *Env) Finding { panic("boom") }}
-	hangs := &Check{ID: "t.hang", Title: Text{EN: "hangs"}, Run: func(ctx context.Context, _ *Env) Finding {
+	ok := &Check{ID: "cpu.avx2", Run: func(context.Context, *Env) Finding { return Finding{Status: Pass, Msg: "pass"} }}
+	panics := &Check{ID: "t.panic", Run: func(context.Context, *Env) Finding { panic("boom") }}
+	hangs := &Check{ID: "t.hang", Run: func(ctx context.Context, _ *Env) Finding {
 		time.Sleep(time.Hour) // ignores ctx on purpose: the runner must not wait
 		return Finding{}
 	}}
@@ -40,35 +39,32 @@ func TestRunIsolatesBrokenChecks(t *testing.T) {
 	}
 }
 
-func TestCatalogueIsComplete(t *testing.T) {
-	seen := map[string]bool{}
-	for _, c := range All() {
-		if seen[c.ID] {
-			t.Errorf("duplicate id %s", c.ID)
-		}
-		seen[c.ID] = true
-		if c.Title.EN == "" || c.Title.PL == "" {
-			t.Errorf("%s: title needs English and Polish", c.ID)
-		}
-		for key, m := range c.Messages {
-			if m.Detail.EN == "" || m.Detail.PL == "" {
-				t.Errorf("%s/%s: detail needs English and Polish", c.ID, key)
-			}
-			if (m.Fix.EN == "") != (m.Fix.PL == "") {
-				t.Errorf("%s/%s: fix must exist in both languages or neither", c.ID, key)
-			}
-			if d := cmp.Diff(placeholders(m.Detail.EN), placeholders(m.Detail.PL)); d != "" {
-				t.Errorf("%s/%s: Polish detail names other placeholders (-en +pl):\n%s", c.ID, key, d)
-			}
-			if d := cmp.Diff(placeholders(m.Fix.EN), placeholders(m.Fix.PL)); d != "" {
-				t.Errorf("%s/%s: Polish fix names other placeholders (-en +pl):\n%s", c.ID, key, d)
-			}
-		}
+func TestRenderShowsWhatTheCatalogueLacks(t *testing.T) {
+	c := &Check{ID: "t.unknown"}
+	got := Render(Outcome{Check: c, Finding: Finding{Status: Warn, Msg: "no_such_key"}}, Polish)
+	want := Result{ID: "t.unknown", Title: "t.unknown", Status: Warn, Detail: "no_such_key"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("an id and a key without messages (-want +got):\n%s", d)
 	}
-	for key, m := range common {
-		if m.Detail.EN == "" || m.Detail.PL == "" {
-			t.Errorf("common/%s: detail needs both languages", key)
-		}
+}
+
+func TestRenderUsesTheCommonMessageAfterTheChecksOwn(t *testing.T) {
+	c := Lookup("nvidia.ecc")
+	got := Render(Outcome{Check: c, Finding: Finding{Status: Skip, Msg: "skip_no_nvml", Args: Args{"why": "no NVML source"}}}, English)
+	if want := "no NVML answers (NVML not loaded, or a --sysroot tree without them): no NVML source"; got.Detail != want {
+		t.Errorf("Detail = %q, want %q", got.Detail, want)
+	}
+	if got.Title != "No ECC errors, pending page retirement or row remaps" {
+		t.Errorf("Title = %q", got.Title)
+	}
+}
+
+func TestRenderDropsOptionalPartsWithEmptyValues(t *testing.T) {
+	c := Lookup("env.visible_devices")
+	f := Finding{Status: Warn, Msg: "hidden", Args: Args{"var": "CUDA_VISIBLE_DEVICES", "value": ""}}
+	want := `CUDA_VISIBLE_DEVICES="" hides every GPU: frameworks fall back to the CPU`
+	if got := Render(Outcome{Check: c, Finding: f}, English).Detail; got != want {
+		t.Errorf("Detail = %q, want %q", got, want)
 	}
 }
 
@@ -95,6 +91,7 @@ func TestDetectLang(t *testing.T) {
 		{"no locale is English", nil, English},
 		{"a Polish LANG is Polish", map[string]string{"LANG": "pl_PL.UTF-8"}, Polish},
 		{"LC_ALL wins over a Polish LANG", map[string]string{"LC_ALL": "C.UTF-8", "LANG": "pl_PL.UTF-8"}, English},
+		{"a language devctl lacks in LC_ALL means English, not LANG's", map[string]string{"LC_ALL": "de_DE.UTF-8", "LANG": "pl_PL.UTF-8"}, English},
 		{"LC_MESSAGES wins over LANG", map[string]string{"LC_MESSAGES": "pl_PL", "LANG": "en_US.UTF-8"}, Polish},
 		{"an empty LC_ALL is skipped", map[string]string{"LC_ALL": "", "LANG": "pl"}, Polish},
 	}
@@ -108,11 +105,27 @@ func TestDetectLang(t *testing.T) {
 	}
 }
 
-func TestExpand(t *testing.T) {
-	if got := Expand("driver {v} on {gpu}, {missing}", Args{"v": "550", "gpu": "GPU 0"}); got != "driver 550 on GPU 0, {missing}" {
-		t.Errorf("Expand = %q", got)
+func TestParseLang(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     Lang
+		err      string
+	}{
+		{"pl is Polish", "pl", Polish, ""},
+		{"case and spaces do not matter", " EN ", English, ""},
+		{"a locale names its language", "pl_PL.UTF-8", Polish, ""},
+		{"a language devctl lacks is refused", "de", "", `invalid --lang "de": want en or pl`},
 	}
-	if got := Expand("unclosed {v", Args{"v": "x"}); got != "unclosed {v" {
-		t.Errorf("Expand = %q", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseLang(tt.in)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if got != tt.want || gotErr != tt.err {
+				t.Errorf("ParseLang(%q) = %q, %q; want %q, %q", tt.in, got, gotErr, tt.want, tt.err)
+			}
+		})
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/devctl/devctl/internal/explain/i18n"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe/nvidia"
 )
@@ -151,6 +153,37 @@ func loadFixture(t *testing.T, dir string) (*Env, fixtureCase) {
 	return env, fc
 }
 
+var unfilled = regexp.MustCompile(`\{[a-z0-9_]+\}`)
+
+// checkRendered holds a finding's texts in lang to the catalogue: its
+// message exists, every placeholder its templates use outside a [[ ]] part
+// has a value in the finding's Args, nothing looking like a placeholder
+// survives rendering, and a failure or warning comes with a fix.
+func checkRendered(t *testing.T, o Outcome, lang Lang) {
+	t.Helper()
+	f := o.Finding
+	m, ok := findingMessage(o.Check.ID, f.Msg, lang)
+	if !ok {
+		t.Errorf("%s: no %s message for key %q", o.Check.ID, lang, f.Msg)
+		return
+	}
+	for _, tmpl := range append([]string{m.Detail}, m.Fixes...) {
+		if miss := i18n.Missing(tmpl, f.Args); len(miss) > 0 {
+			t.Errorf("%s/%s in %s: the finding gives no value for %v in %q", o.Check.ID, f.Msg, lang, miss, tmpl)
+		}
+	}
+	r := Render(o, lang)
+	if u := unfilled.FindAllString(r.Detail+" "+r.Fix, -1); len(u) > 0 {
+		t.Errorf("%s/%s in %s: unfilled %v in %q / %q", o.Check.ID, f.Msg, lang, u, r.Detail, r.Fix)
+	}
+	if r.Title == o.Check.ID {
+		t.Errorf("%s: no %s title", o.Check.ID, lang)
+	}
+	if (r.Status == Fail || r.Status == Warn) && r.Fix == "" {
+		t.Errorf("%s/%s: a %s finding without a fix in %s: %s", o.Check.ID, f.Msg, r.Status, lang, r.Detail)
+	}
+}
+
 // TestFixtures runs every check against its passing and failing fixture
 // trees under testdata/doctor/<check id>/<case>/.
 func TestFixtures(t *testing.T) {
@@ -174,19 +207,11 @@ func TestFixtures(t *testing.T) {
 			t.Run(cd.Name()+"/"+cs.Name(), func(t *testing.T) {
 				env, fc := loadFixture(t, dir)
 				o := Run(context.Background(), []*Check{c}, env, Options{Timeout: 5 * time.Second})[0]
-				r := Render(o, English)
 				if o.Finding.Status != fc.Want || o.Finding.Msg != fc.Msg {
-					t.Errorf("status %s msg %q, want %s %q\ndetail: %s", o.Finding.Status, o.Finding.Msg, fc.Want, fc.Msg, r.Detail)
+					t.Errorf("status %s msg %q, want %s %q\ndetail: %s", o.Finding.Status, o.Finding.Msg, fc.Want, fc.Msg, Render(o, English).Detail)
 				}
-				if strings.Contains(r.Detail, "{") || strings.Contains(r.Fix, "{") {
-					t.Errorf("unfilled placeholder: %q / %q", r.Detail, r.Fix)
-				}
-				if (r.Status == Fail || r.Status == Warn) && r.Fix == "" {
-					t.Errorf("a %s finding without a fix: %s", r.Status, r.Detail)
-				}
-				pl := Render(o, Polish)
-				if strings.Contains(pl.Detail, "{") {
-					t.Errorf("unfilled placeholder in Polish: %q", pl.Detail)
+				for _, lang := range Langs {
+					checkRendered(t, o, lang)
 				}
 			})
 			if covered[cd.Name()] == nil {

@@ -2,122 +2,84 @@ package doctor
 
 import (
 	"fmt"
-	"sort"
-	"strings"
+	"sync"
+
+	"github.com/devctl/devctl/internal/explain/i18n"
 )
 
-// Lang is a message language.
+// Lang is a message language, in i18n's two-letter form.
 type Lang string
 
 // The languages devctl's messages exist in. English is the default; Polish
 // comes from the device-manager design devctl grew from, whose users read
 // its messages in Polish.
 const (
-	English Lang = "en"
-	Polish  Lang = "pl"
+	English Lang = i18n.English
+	Polish  Lang = i18n.Polish
 )
 
 // Langs lists the accepted --lang values.
 var Langs = []Lang{English, Polish}
 
-// ParseLang validates a --lang value.
+func supported() []string {
+	out := make([]string, len(Langs))
+	for i, l := range Langs {
+		out[i] = string(l)
+	}
+	return out
+}
+
+// ParseLang validates a --lang value: a language (en, pl) or a locale
+// naming one (pl_PL.UTF-8).
 func ParseLang(s string) (Lang, error) {
-	v := Lang(strings.ToLower(strings.TrimSpace(s)))
+	v := i18n.NormalizeLang(s)
 	for _, l := range Langs {
-		if v == l {
-			return v, nil
+		if v == string(l) {
+			return l, nil
 		}
 	}
 	return "", fmt.Errorf("invalid --lang %q: want en or pl", s)
 }
 
 // DetectLang picks the language from the locale variables in POSIX
-// precedence (LC_ALL, then LC_MESSAGES, then LANG): a value starting with
-// "pl" (pl_PL.UTF-8, pl) means Polish, anything else English.
+// precedence (LC_ALL, then LC_MESSAGES, then LANG): the first one set
+// decides, and one naming a language devctl lacks means English.
 func DetectLang(lookup func(string) (string, bool)) Lang {
-	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
-		v, ok := lookup(k)
-		if !ok || v == "" {
-			continue
-		}
-		if strings.HasPrefix(strings.ToLower(v), "pl") {
-			return Polish
-		}
-		return English
-	}
-	return English
+	return Lang(i18n.Negotiate(supported(), i18n.Locale(lookup)))
 }
 
-// Text is one message in every language. Templates name their values in
-// braces ("driver {version}") so a translation may reorder them.
-type Text struct {
-	EN string
-	PL string
-}
-
-// In returns the text in lang, falling back to English when a translation
-// is missing.
-func (t Text) In(lang Lang) string {
-	if lang == Polish && t.PL != "" {
-		return t.PL
-	}
-	return t.EN
-}
-
-// Message is what a finding says: the detail template and the fix.
-type Message struct {
-	Detail Text
-	Fix    Text
-}
-
-// Args are the named values a template refers to.
+// Args are the named values a finding's templates refer to.
 type Args map[string]string
 
-// Expand fills {name} placeholders from args. An unknown name is left as
-// written so a typo in a catalogue shows up in tests rather than vanishing.
-func Expand(tmpl string, args Args) string {
-	if !strings.Contains(tmpl, "{") || len(args) == 0 {
-		return tmpl
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			b.WriteString(tmpl)
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			b.WriteString(tmpl)
-			break
-		}
-		name := tmpl[i+1 : i+j]
-		if v, ok := args[name]; ok {
-			b.WriteString(tmpl[:i])
-			b.WriteString(v)
-		} else {
-			b.WriteString(tmpl[:i+j+1])
-		}
-		tmpl = tmpl[i+j+1:]
-	}
-	return b.String()
+// commonPrefix keys the messages any check may return.
+const commonPrefix = "common."
+
+// catalog holds every check's texts, built on first use so that commands
+// other than doctor pay nothing for it.
+var catalog = sync.OnceValue(func() *i18n.Catalog {
+	return i18n.New().MustAdd(i18n.English, messagesEN...).MustAdd(i18n.Polish, messagesPL...)
+})
+
+// lookup finds id itself in lang or English: never a parent id, which for
+// a finding would be its check's title.
+func lookup(id string, lang Lang) (i18n.Message, bool) {
+	m, ok := catalog().Lookup(id, string(lang))
+	return m, ok && m.ID == id
 }
 
-// placeholders lists the {names} a template uses (for catalogue tests).
-func placeholders(tmpl string) []string {
-	var out []string
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			break
-		}
-		out = append(out, tmpl[i+1:i+j])
-		tmpl = tmpl[i+j+1:]
+// title is a check's title in lang; its id when the catalogue has none.
+func title(id string, lang Lang) string {
+	if m, ok := lookup(id, lang); ok && m.Title != "" {
+		return m.Title
 	}
-	sort.Strings(out)
-	return out
+	return id
+}
+
+// findingMessage finds a finding's message: the check's own, then the
+// common one.
+func findingMessage(checkID, key string, lang Lang) (i18n.Message, bool) {
+	if m, ok := lookup(checkID+"."+key, lang); ok {
+		return m, true
+	}
+	return lookup(commonPrefix+key, lang)
 }

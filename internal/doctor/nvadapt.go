@@ -42,7 +42,22 @@ func FromRaw(r *nvidia.Raw) *NVState {
 		s.CUDADriverVersion = v
 	}
 	for _, g := range r.GPUs {
-		d := NVDevice{Index: g.Index}
+		d := NVDevice{
+			Index:                   g.Index,
+			Minor:                   value(g.MinorNumber),
+			Persistence:             mapValue(g.PersistenceMode, isOne),
+			ClockEventReasons:       value(g.ClocksEventReasons),
+			PowerLimitMW:            value(g.PowerLimitMW),
+			DefaultPowerMW:          value(g.PowerDefaultLimitMW),
+			ECCEnabled:              mapValue(g.ECCMode, func(m nvidia.ModePair) bool { return m.Current == 1 }),
+			ECCVolatileUncorrected:  value(g.ECCVolatileUncorrected),
+			ECCAggregateUncorrected: value(g.ECCAggregateUncorrected),
+			RetiredPagesPending:     mapValue(g.RetiredPagesPending, func(n int) bool { return n != 0 }),
+			LinkWidthCur:            value(g.PCIeWidthCurrent),
+			LinkWidthMax:            value(g.PCIeWidthMax),
+			LinkGenCur:              value(g.PCIeGenCurrent),
+			LinkGenMax:              value(g.PCIeGenMax),
+		}
 		if v, ok := g.Name.Get(); ok {
 			d.Name = v
 		}
@@ -51,36 +66,6 @@ func FromRaw(r *nvidia.Raw) *NVState {
 		}
 		if v, ok := g.PCI.Get(); ok {
 			d.BusID = v.BusID
-		}
-		if v, ok := g.MinorNumber.Get(); ok {
-			d.Minor = &v
-		}
-		if v, ok := g.PersistenceMode.Get(); ok {
-			on := v == 1
-			d.Persistence = &on
-		}
-		if v, ok := g.ClocksEventReasons.Get(); ok {
-			d.ClockEventReasons = &v
-		}
-		if v, ok := g.PowerLimitMW.Get(); ok {
-			d.PowerLimitMW = &v
-		}
-		if v, ok := g.PowerDefaultLimitMW.Get(); ok {
-			d.DefaultPowerMW = &v
-		}
-		if v, ok := g.ECCMode.Get(); ok {
-			on := v.Current == 1
-			d.ECCEnabled = &on
-		}
-		if v, ok := g.ECCVolatileUncorrected.Get(); ok {
-			d.ECCVolatileUncorrected = &v
-		}
-		if v, ok := g.ECCAggregateUncorrected.Get(); ok {
-			d.ECCAggregateUncorrected = &v
-		}
-		if v, ok := g.RetiredPagesPending.Get(); ok {
-			p := v != 0
-			d.RetiredPagesPending = &p
 		}
 		if v, ok := g.RemappedRows.Get(); ok {
 			p, f := v.Pending, v.Failure
@@ -107,19 +92,24 @@ func FromRaw(r *nvidia.Raw) *NVState {
 			st, status := v.State, v.Status
 			d.FabricState, d.FabricStatus = &st, &status
 		}
-		if v, ok := g.PCIeWidthCurrent.Get(); ok {
-			d.LinkWidthCur = &v
-		}
-		if v, ok := g.PCIeWidthMax.Get(); ok {
-			d.LinkWidthMax = &v
-		}
-		if v, ok := g.PCIeGenCurrent.Get(); ok {
-			d.LinkGenCur = &v
-		}
-		if v, ok := g.PCIeGenMax.Get(); ok {
-			d.LinkGenMax = &v
-		}
 		s.Devices = append(s.Devices, d)
 	}
 	return s
 }
+
+// value is an NVML answer as NVState keeps it: nil when NVML did not say.
+func value[T any](a *nvidia.Answer[T]) *T {
+	return mapValue(a, func(v T) T { return v })
+}
+
+// mapValue is value with the answer converted (a mode number to a bool).
+func mapValue[T, U any](a *nvidia.Answer[T], conv func(T) U) *U {
+	v, ok := a.Get()
+	if !ok {
+		return nil
+	}
+	u := conv(v)
+	return &u
+}
+
+func isOne(v int) bool { return v == 1 }

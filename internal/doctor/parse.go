@@ -35,13 +35,8 @@ func isDriverVersion(s string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if p == "" {
+		if !isDigits(p) {
 			return false
-		}
-		for _, c := range p {
-			if c < '0' || c > '9' {
-				return false
-			}
 		}
 	}
 	return true

@@ -23,7 +23,7 @@ type CheckInfo struct {
 func List(checks []*Check, lang Lang) []CheckInfo {
 	out := make([]CheckInfo, len(checks))
 	for i, c := range checks {
-		out[i] = CheckInfo{ID: c.ID, Title: c.Title.In(lang)}
+		out[i] = CheckInfo{ID: c.ID, Title: title(c.ID, lang)}
 	}
 	return out
 }

@@ -5,28 +5,61 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/explain/i18n"
 	"github.com/devctl/devctl/internal/history"
 )
 
-// doctorHeadings names each status group, per language.
-var doctorHeadings = map[doctor.Status][2]string{
-	doctor.Fail:    {"Failed", "Błędy"},
-	doctor.Error:   {"Checks that broke", "Sprawdzenia, które zawiodły"},
-	doctor.Timeout: {"Checks that timed out", "Sprawdzenia przerwane po czasie"},
-	doctor.Warn:    {"Warnings", "Ostrzeżenia"},
-	doctor.Pass:    {"Passed", "Zaliczone"},
-	doctor.Skip:    {"Skipped (not applicable)", "Pominięte (nie dotyczy)"},
-}
+// doctorLabels are the doctor table's headings and labels, in the same
+// kind of catalogue as the findings they frame (a title each): "status.<s>"
+// heads a status group, "log.<key>" labels a part of a log explanation.
+var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
+	return i18n.New().MustAdd(i18n.English,
+		i18n.Message{ID: "status.fail", Title: "Failed"},
+		i18n.Message{ID: "status.error", Title: "Checks that broke"},
+		i18n.Message{ID: "status.timeout", Title: "Checks that timed out"},
+		i18n.Message{ID: "status.warn", Title: "Warnings"},
+		i18n.Message{ID: "status.pass", Title: "Passed"},
+		i18n.Message{ID: "status.skip", Title: "Skipped (not applicable)"},
+		i18n.Message{ID: "fix", Title: "fix:"},
+		i18n.Message{ID: "log.title", Title: "Log"},
+		i18n.Message{ID: "log.category", Title: "Category:"},
+		i18n.Message{ID: "log.device", Title: "Device:"},
+		i18n.Message{ID: "log.evidence", Title: "Evidence:"},
+		i18n.Message{ID: "log.numbers", Title: "Numbers:"},
+		i18n.Message{ID: "log.machine", Title: "This machine:"},
+		i18n.Message{ID: "log.fixes", Title: "Fixes, in order:"},
+		i18n.Message{ID: "log.plan", Title: "First plan that fits:"},
+		i18n.Message{ID: "log.noplan", Title: "No plan fits; closest:"},
+		i18n.Message{ID: "history.empty", Title: "No history recorded yet (`devctl doctor --log` and `devctl doctor --record-success` record it)."},
+	).MustAdd(i18n.Polish,
+		i18n.Message{ID: "status.fail", Title: "Błędy"},
+		i18n.Message{ID: "status.error", Title: "Sprawdzenia, które zawiodły"},
+		i18n.Message{ID: "status.timeout", Title: "Sprawdzenia przerwane po czasie"},
+		i18n.Message{ID: "status.warn", Title: "Ostrzeżenia"},
+		i18n.Message{ID: "status.pass", Title: "Zaliczone"},
+		i18n.Message{ID: "status.skip", Title: "Pominięte (nie dotyczy)"},
+		i18n.Message{ID: "fix", Title: "naprawa:"},
+		i18n.Message{ID: "log.title", Title: "Log"},
+		i18n.Message{ID: "log.category", Title: "Kategoria:"},
+		i18n.Message{ID: "log.device", Title: "Urządzenie:"},
+		i18n.Message{ID: "log.evidence", Title: "Dowód:"},
+		i18n.Message{ID: "log.numbers", Title: "Liczby:"},
+		i18n.Message{ID: "log.machine", Title: "Ta maszyna:"},
+		i18n.Message{ID: "log.fixes", Title: "Naprawy, po kolei:"},
+		i18n.Message{ID: "log.plan", Title: "Pierwszy plan, który się mieści:"},
+		i18n.Message{ID: "log.noplan", Title: "Żaden plan się nie mieści; najbliższy:"},
+		i18n.Message{ID: "history.empty", Title: "Brak zapisanej historii (zapisują ją `devctl doctor --log` i `devctl doctor --record-success`)."},
+	)
+})
 
-func heading(s doctor.Status, lang doctor.Lang) string {
-	h := doctorHeadings[s]
-	if lang == doctor.Polish {
-		return h[1]
-	}
-	return h[0]
+// label is a doctor label in lang (English when it has no translation).
+func label(id string, lang doctor.Lang) string {
+	m, _ := doctorLabels().Lookup(id, string(lang))
+	return m.Title
 }
 
 func (st *Style) status(s doctor.Status) string {
@@ -61,16 +94,12 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 		if len(group) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(heading(s, r.Lang)), len(group))
+		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(label("status."+string(s), r.Lang)), len(group))
 		for _, c := range group {
 			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status), c.ID, st.Dim(c.Title))
 			fmt.Fprintf(w, "          %s\n", c.Detail)
 			if c.Fix != "" {
-				label := "fix:"
-				if r.Lang == doctor.Polish {
-					label = "naprawa:"
-				}
-				fmt.Fprintf(w, "          %s %s\n", st.Label(label), c.Fix)
+				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), c.Fix)
 			}
 		}
 	}
@@ -86,23 +115,7 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 }
 
 func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) error {
-	labels := map[string][2]string{
-		"title":    {"Log", "Log"},
-		"category": {"Category:", "Kategoria:"},
-		"device":   {"Device:", "Urządzenie:"},
-		"evidence": {"Evidence:", "Dowód:"},
-		"numbers":  {"Numbers:", "Liczby:"},
-		"machine":  {"This machine:", "Ta maszyna:"},
-		"fixes":    {"Fixes, in order:", "Naprawy, po kolei:"},
-		"plan":     {"First plan that fits:", "Pierwszy plan, który się mieści:"},
-		"noplan":   {"No plan fits; closest:", "Żaden plan się nie mieści; najbliższy:"},
-	}
-	lb := func(k string) string {
-		if lang == doctor.Polish {
-			return labels[k][1]
-		}
-		return labels[k][0]
-	}
+	lb := func(k string) string { return label("log."+k, lang) }
 	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), l.Title)
 	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), l.Category)
 	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), l.Device)
@@ -213,11 +226,7 @@ func DoctorList(w io.Writer, checks []doctor.CheckInfo) error {
 // DoctorHistory renders `doctor --history`: each device's record.
 func DoctorHistory(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) error {
 	if len(sums) == 0 {
-		if lang == doctor.Polish {
-			fmt.Fprintln(w, "Brak zapisanej historii (zapisują ją `devctl doctor --log` i `devctl doctor --record-success`).")
-		} else {
-			fmt.Fprintln(w, "No history recorded yet (`devctl doctor --log` and `devctl doctor --record-success` record it).")
-		}
+		fmt.Fprintln(w, label("history.empty", lang))
 		return nil
 	}
 	rows := make([][]string, len(sums))

@@ -3,6 +3,10 @@
 // findings and log explanations share it so that every sentence a person
 // reads can be rendered, translated and tested in one place.
 //
+// A message that reports a measured state rather than explaining a log (a
+// doctor finding) carries a one-line Detail template instead of, or beside,
+// a Title; Message.Render fills it like the other texts.
+//
 // A Catalog maps (language, id) to a Message. Lookup falls back from the
 // asked language to English, and from a dotted sub-id ("no_gpu_found.cpu_build")
 // to its parent ("no_gpu_found"), so a translation or a refinement can be
@@ -29,10 +33,14 @@ const Polish = "pl"
 
 // Message is one finding or explanation in one language.
 type Message struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Explanation string   `json:"explanation"`
-	Fixes       []string `json:"fixes,omitempty"`
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Explanation string `json:"explanation"`
+	// Detail is a one-line finding with its evidence ("kernel module {kernel}
+	// but user-space library {library}"): what doctor's checks report, where
+	// a log explanation has a title and a paragraph.
+	Detail string   `json:"detail,omitempty"`
+	Fixes  []string `json:"fixes,omitempty"`
 }
 
 // ErrInvalid marks a message that cannot enter a catalogue.
@@ -52,7 +60,7 @@ func New() *Catalog {
 
 // Add registers messages for lang. An id already present for lang is an
 // error (two packages claiming one id is a bug worth hearing about), as is
-// an empty id, title or language.
+// an empty id or language, or a message with neither a title nor a detail.
 func (c *Catalog) Add(lang string, msgs ...Message) error {
 	lang = NormalizeLang(lang)
 	if lang == "" {
@@ -66,8 +74,8 @@ func (c *Catalog) Add(lang string, msgs ...Message) error {
 		c.msgs[lang] = byID
 	}
 	for _, m := range msgs {
-		if m.ID == "" || m.Title == "" {
-			return fmt.Errorf("%w: id %q needs an id and a title", ErrInvalid, m.ID)
+		if m.ID == "" || (m.Title == "" && m.Detail == "") {
+			return fmt.Errorf("%w: id %q needs an id and a title or a detail", ErrInvalid, m.ID)
 		}
 		if _, dup := byID[m.ID]; dup {
 			return fmt.Errorf("%w: id %q already registered for %q", ErrInvalid, m.ID, lang)
@@ -155,6 +163,20 @@ func NormalizeLang(s string) string {
 	return s
 }
 
+// Locale returns the locale that governs messages, in POSIX precedence:
+// LC_ALL, then LC_MESSAGES, then LANG, the first one set and not empty, or
+// "" when none is. Only that one decides: a set LC_ALL in a language devctl
+// lacks means English, not the LANG under it, so callers Negotiate this
+// value rather than all three. lookup is os.LookupEnv or a test's map.
+func Locale(lookup func(string) (string, bool)) string {
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v, ok := lookup(k); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // Negotiate picks the first supported language among candidates, in order
 // (e.g. the --lang flag, then LC_ALL, LC_MESSAGES and LANG as the caller
 // read them), and English when none is supported.
@@ -175,7 +197,7 @@ func Negotiate(supported []string, candidates ...string) string {
 
 // Render returns m with its placeholders filled from vars.
 func (m Message) Render(vars map[string]string) Message {
-	out := Message{ID: m.ID, Title: Render(m.Title, vars), Explanation: Render(m.Explanation, vars)}
+	out := Message{ID: m.ID, Title: Render(m.Title, vars), Explanation: Render(m.Explanation, vars), Detail: Render(m.Detail, vars)}
 	for _, f := range m.Fixes {
 		out.Fixes = append(out.Fixes, Render(f, vars))
 	}
@@ -189,13 +211,46 @@ func (m Message) Render(vars map[string]string) Message {
 // "?". Unbalanced brackets or braces are left as text: Render never fails,
 // because a message must reach the user even when a translation has a typo.
 func Render(tmpl string, vars map[string]string) string {
-	out, _ := render(tmpl, vars)
+	out, _ := render(tmpl, vars, nil, nil)
+	return out
+}
+
+// Missing lists the placeholders Render would show as "?" for vars: those
+// outside every [[ ]] part with no value, in order, each once. Tests use it
+// to prove that a caller provides every value a template needs.
+func Missing(tmpl string, vars map[string]string) []string {
+	var names []string
+	render(tmpl, vars, &names, nil)
+	return uniq(names)
+}
+
+// Placeholders lists the placeholder names tmpl uses, in [[ ]] parts or not,
+// sorted and each once; tests compare a translation's against the original's.
+func Placeholders(tmpl string) []string {
+	var names []string
+	render(tmpl, nil, nil, &names)
+	names = uniq(names)
+	sort.Strings(names)
+	return names
+}
+
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
 	return out
 }
 
 // render returns the text of tmpl and whether every placeholder at this
-// level (not inside nested optional parts) had a value.
-func render(tmpl string, vars map[string]string) (string, bool) {
+// level (not inside nested optional parts) had a value. It appends the
+// names without a value at this level to missing, and every name at any
+// level to all (either may be nil).
+func render(tmpl string, vars map[string]string, missing, all *[]string) (string, bool) {
 	var b strings.Builder
 	complete := true
 	for tmpl != "" {
@@ -207,15 +262,15 @@ func render(tmpl string, vars map[string]string) (string, bool) {
 		if j < 0 {
 			break
 		}
-		s, ok := fill(tmpl[:i], vars)
+		s, ok := fill(tmpl[:i], vars, missing, all)
 		b.WriteString(s)
 		complete = complete && ok
-		if part, ok := render(tmpl[i+2:i+2+j], vars); ok {
+		if part, ok := render(tmpl[i+2:i+2+j], vars, nil, all); ok {
 			b.WriteString(part)
 		}
 		tmpl = tmpl[i+2+j+2:]
 	}
-	s, ok := fill(tmpl, vars)
+	s, ok := fill(tmpl, vars, missing, all)
 	b.WriteString(s)
 	return b.String(), complete && ok
 }
@@ -241,8 +296,8 @@ func matchClose(s string) int {
 }
 
 // fill substitutes placeholders; ok is false when one had no value (it
-// then renders as "?").
-func fill(s string, vars map[string]string) (string, bool) {
+// then renders as "?" and its name goes to missing). Every name goes to all.
+func fill(s string, vars map[string]string, missing, all *[]string) (string, bool) {
 	if !strings.Contains(s, "{") {
 		return s, true
 	}
@@ -259,6 +314,9 @@ func fill(s string, vars map[string]string) (string, bool) {
 		}
 		name := s[i+1 : i+j]
 		b.WriteString(s[:i])
+		if validName(name) && all != nil {
+			*all = append(*all, name)
+		}
 		switch v := vars[name]; {
 		case !validName(name):
 			b.WriteString(s[i : i+j+1])
@@ -267,6 +325,9 @@ func fill(s string, vars map[string]string) (string, bool) {
 		default:
 			b.WriteString("?")
 			ok = false
+			if missing != nil {
+				*missing = append(*missing, name)
+			}
 		}
 		s = s[i+j+1:]
 	}

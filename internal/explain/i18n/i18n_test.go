@@ -2,6 +2,7 @@ package i18n
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +149,106 @@ func FuzzRender(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, tmpl string) {
 		_ = Render(tmpl, map[string]string{"a": "1", "b": ""})
+	})
+}
+
+func TestCatalogAcceptsADetailWithoutATitle(t *testing.T) {
+	c := New()
+	if err := c.Add("en", Message{ID: "check.fail", Detail: "{node} is missing", Fixes: []string{"create {node}"}}); err != nil {
+		t.Fatalf("Add = %v, want a detail-only message accepted", err)
+	}
+	m, ok := c.Lookup("check.fail", "pl")
+	if !ok {
+		t.Fatal("a detail-only message is not found")
+	}
+	want := Message{ID: "check.fail", Detail: "/dev/kfd is missing", Fixes: []string{"create /dev/kfd"}}
+	if diff := cmp.Diff(want, m.Render(map[string]string{"node": "/dev/kfd"})); diff != "" {
+		t.Errorf("Render (-want +got):\n%s", diff)
+	}
+}
+
+func TestMissing(t *testing.T) {
+	tests := []struct {
+		name, tmpl string
+		vars       map[string]string
+		want       []string
+	}{
+		{"every value given leaves nothing missing", "{a} and {b}", map[string]string{"a": "1", "b": "2"}, nil},
+		{"a value not given is missing", "{a} and {b}", map[string]string{"a": "1"}, []string{"b"}},
+		{"an empty value is missing", "{a}", map[string]string{"a": ""}, []string{"a"}},
+		{"a name is listed once, in order of use", "{b} {a} {b}", nil, []string{"b", "a"}},
+		{"a missing value inside an optional part is not missing", "x[[ {a}]]", nil, nil},
+		{"a missing value around a kept part is still missing", "{b}[[ {a}]]", map[string]string{"a": "1"}, []string{"b"}},
+		{"text that only looks like a placeholder is not one", `{"a": 1} {Not}`, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Missing(tt.tmpl, tt.vars)); diff != "" {
+				t.Errorf("Missing(%q) (-want +got):\n%s", tt.tmpl, diff)
+			}
+		})
+	}
+}
+
+func TestPlaceholders(t *testing.T) {
+	tests := []struct {
+		name, tmpl string
+		want       []string
+	}{
+		{"names are sorted and listed once", "{b} {a} {b}", []string{"a", "b"}},
+		{"names in optional parts count, nested or not", "x[[ {c}[[ {d}]]]] {a}", []string{"a", "c", "d"}},
+		{"JSON-looking text is not a name", `set {"a": 1} and {Not_A_Name}`, nil},
+		{"a template without names has none", "plain text", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Placeholders(tt.tmpl)); diff != "" {
+				t.Errorf("Placeholders(%q) (-want +got):\n%s", tt.tmpl, diff)
+			}
+		})
+	}
+}
+
+func TestLocale(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"nothing set gives nothing", nil, ""},
+		{"LANG alone decides", map[string]string{"LANG": "pl_PL.UTF-8"}, "pl_PL.UTF-8"},
+		{"LC_MESSAGES wins over LANG", map[string]string{"LC_MESSAGES": "pl_PL", "LANG": "en_US.UTF-8"}, "pl_PL"},
+		{"LC_ALL wins over both", map[string]string{"LC_ALL": "C.UTF-8", "LC_MESSAGES": "pl_PL", "LANG": "pl_PL"}, "C.UTF-8"},
+		{"an empty LC_ALL is skipped", map[string]string{"LC_ALL": "", "LANG": "pl"}, "pl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Locale(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			if got != tt.want {
+				t.Errorf("Locale = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLocaleThenNegotiateKeepsPOSIXPrecedence(t *testing.T) {
+	env := map[string]string{"LC_ALL": "de_DE.UTF-8", "LANG": "pl_PL.UTF-8"}
+	got := Negotiate([]string{"en", "pl"}, Locale(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	if got != English {
+		t.Errorf("a German LC_ALL over a Polish LANG gave %q, want English (LC_ALL decides)", got)
+	}
+}
+
+func FuzzMissing(f *testing.F) {
+	for _, s := range []string{"a {b} [[ {c} ]]", "[[[[{{}}]]", "{", "{a}{b}[[{c}]]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		vars := map[string]string{"a": "1"}
+		out := Render(tmpl, vars)
+		if len(Missing(tmpl, vars)) > strings.Count(out, "?") {
+			t.Errorf("Missing names more placeholders than Render shows as ?: %q -> %q", tmpl, out)
+		}
+		_ = Placeholders(tmpl)
 	})
 }
