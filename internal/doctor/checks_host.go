@@ -173,11 +173,14 @@ func readCgroupLimits(e *Env) CgroupLimits {
 var checkCgroup = &Check{
 	ID: "host.cgroup_limits",
 	Run: func(_ context.Context, e *Env) Finding {
+		if e.Host.OS != "linux" {
+			return skip("skip_not_linux", Args{"os": e.Host.OS})
+		}
 		l := readCgroupLimits(e)
 		total, haveMem := memTotal(e)
-		cpus := 0
-		if b, err := e.Host.FS.ReadFile("/proc/cpuinfo"); err == nil {
-			cpus, _, _ = ParseCPUInfo(b)
+		cpus := hostCPUs(e)
+		if !haveMem && cpus == 0 {
+			return skip("skip_unknown", nil)
 		}
 		args := Args{"mem": "?", "cpus": strconv.Itoa(cpus)}
 		if haveMem {
@@ -328,4 +331,24 @@ var checkPCIeLink = &Check{
 		}
 		return Finding{Status: Pass, Msg: "pass", Args: Args{"count": strconv.Itoa(count), "gen": genNote}}
 	},
+}
+
+// hostCPUs is the machine's logical CPU count: the probe's CPU device
+// (which understands every architecture's cpuinfo) when there is one, else
+// a count of /proc/cpuinfo processors. The cpuset narrows the probe's figure,
+// so the online count it keeps in extra is preferred.
+func hostCPUs(e *Env) int {
+	for _, d := range e.Devices("cpu") {
+		if n, ok := d.Extra["online_cpus"].(int); ok && n > 0 {
+			return n
+		}
+		if d.LogicalCPUs != nil && *d.LogicalCPUs > 0 {
+			return *d.LogicalCPUs
+		}
+	}
+	if b, err := e.Host.FS.ReadFile("/proc/cpuinfo"); err == nil {
+		n, _, _ := ParseCPUInfo(b)
+		return n
+	}
+	return 0
 }

@@ -133,6 +133,13 @@ var checkMacOS = &Check{
 		case ma < 14:
 			return Finding{Status: Warn, Msg: "no_bf16", Args: Args{"version": v}, Evidence: ev}
 		}
+		// macOS is new enough; bf16 also needs Apple silicon (an AMD GPU
+		// in an Intel Mac has none), which the probe's rules already decided.
+		for _, d := range e.Devices("mps") {
+			if !d.SupportsBF16 {
+				return Finding{Status: Pass, Msg: "pass_no_bf16_hw", Args: Args{"version": v, "gpu": d.Name}, Evidence: ev}
+			}
+		}
 		return Finding{Status: Pass, Msg: "pass", Args: Args{"version": v}, Evidence: ev}
 	},
 }

@@ -91,13 +91,13 @@ type PCIDevice struct {
 	MaxSpeed string
 }
 
-// Vendor IDs devctl recognises on the PCI bus.
+// Vendor IDs devctl recognises on the PCI bus (the pci package's).
 const (
-	VendorNVIDIA = 0x10de
-	VendorAMD    = 0x1002
-	VendorIntel  = 0x8086
-	VendorGoogle = 0x1ae0
-	VendorAmazon = 0x1d0f
+	VendorNVIDIA = pci.VendorNVIDIA
+	VendorAMD    = pci.VendorAMD
+	VendorIntel  = pci.VendorIntel
+	VendorGoogle = pci.VendorGoogle
+	VendorAmazon = pci.VendorAmazon
 )
 
 // IsDisplay reports a display-class function (0x03xxxx: VGA, 3D controller).

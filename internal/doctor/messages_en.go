@@ -173,6 +173,7 @@ var messagesEN = []i18n.Message{
 		Fixes: []string{"enlarge it: `--shm-size={want}` for containers, or `sudo mount -o remount,size={want} /dev/shm`"}},
 
 	{ID: "host.cgroup_limits", Title: "cgroup memory and CPU limits match the host"},
+	{ID: "host.cgroup_limits.skip_unknown", Detail: "neither the host's memory nor its CPU count is known, so its limits cannot be compared"},
 	{ID: "host.cgroup_limits.pass", Detail: "no cgroup memory or CPU limit below the host's ({mem} RAM, {cpus} CPUs)"},
 	{ID: "host.cgroup_limits.limited", Detail: "this process may use {what}, less than the host's {host}: sizing by the host's figures gets the job OOM-killed or oversubscribed",
 		Fixes: []string{"size the job to the limit (e.g. DataLoader num_workers ≤ {workers}), or raise it: `docker run --memory=... --cpus=...` / the pod's resources.limits"}},
@@ -221,6 +222,7 @@ var messagesEN = []i18n.Message{
 
 	{ID: "apple.macos_version", Title: "macOS new enough for MPS and bf16"},
 	{ID: "apple.macos_version.pass", Detail: "macOS {version}: MPS with bf16 available"},
+	{ID: "apple.macos_version.pass_no_bf16_hw", Detail: "macOS {version} is new enough for MPS; {gpu} has no bfloat16 on MPS (only Apple silicon does), use float16"},
 	{ID: "apple.macos_version.skip_unknown", Detail: "macOS version unknown (no sysctl kern.osproductversion, no SystemVersion.plist)"},
 	{ID: "apple.macos_version.no_mps", Detail: "macOS {version} is older than 12.3: PyTorch's MPS backend is not available at all",
 		Fixes: []string{"upgrade macOS to 14 (Sonoma) or later: System Settings → General → Software Update"}},

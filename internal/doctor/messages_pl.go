@@ -171,6 +171,7 @@ var messagesPL = []i18n.Message{
 		Fixes: []string{"powiększ go: `--shm-size={want}` dla kontenerów albo `sudo mount -o remount,size={want} /dev/shm`"}},
 
 	{ID: "host.cgroup_limits", Title: "Limity pamięci i CPU w cgroup odpowiadają hostowi"},
+	{ID: "host.cgroup_limits.skip_unknown", Detail: "nie znamy ani pamięci, ani liczby CPU hosta, więc nie da się porównać limitów"},
 	{ID: "host.cgroup_limits.pass", Detail: "brak limitów cgroup poniżej zasobów hosta ({mem} RAM, {cpus} CPU)"},
 	{ID: "host.cgroup_limits.limited", Detail: "ten proces może użyć {what}, mniej niż host ({host}): planowanie według zasobów hosta skończy się zabiciem przez OOM lub przeciążeniem",
 		Fixes: []string{"dopasuj zadanie do limitu (np. num_workers w DataLoader ≤ {workers}) albo go podnieś: `docker run --memory=... --cpus=...` / resources.limits poda"}},
@@ -219,6 +220,7 @@ var messagesPL = []i18n.Message{
 
 	{ID: "apple.macos_version", Title: "macOS wystarczająco nowy dla MPS i bf16"},
 	{ID: "apple.macos_version.pass", Detail: "macOS {version}: MPS z bf16 dostępne"},
+	{ID: "apple.macos_version.pass_no_bf16_hw", Detail: "macOS {version} wystarcza dla MPS; {gpu} nie obsługuje bfloat16 na MPS (tylko Apple silicon), używaj float16"},
 	{ID: "apple.macos_version.skip_unknown", Detail: "nieznana wersja macOS (brak sysctl kern.osproductversion i SystemVersion.plist)"},
 	{ID: "apple.macos_version.no_mps", Detail: "macOS {version} jest starszy niż 12.3: backend MPS PyTorch jest całkowicie niedostępny",
 		Fixes: []string{"zaktualizuj macOS do 14 (Sonoma) lub nowszego: Ustawienia systemowe → Ogólne → Uaktualnienia"}},
