@@ -330,6 +330,9 @@ func TestDefaultThreads(t *testing.T) {
 	if got := DefaultThreads(2, probe.Ptr(16.0)); got != 2 {
 		t.Errorf("quota above CPUs: %d, want 2", got)
 	}
+	if got := DefaultThreads(5000, nil); got != MaxThreads {
+		t.Errorf("more CPUs than MaxThreads: %d, want %d", got, MaxThreads)
+	}
 }
 
 func TestFactsFromAFixtureTree(t *testing.T) {

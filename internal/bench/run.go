@@ -157,11 +157,13 @@ func DefaultThreads(logical int, quota *float64) int {
 			n = q
 		}
 	}
-	if n < 1 {
-		n = 1
-	}
-	return n
+	return min(max(n, 1), MaxThreads)
 }
+
+// MaxThreads bounds the thread count: every worker holds an OS thread (the
+// Go runtime aborts the whole process past 10,000), and far more threads
+// than CPUs only add switching that overruns the duration.
+const MaxThreads = 1024
 
 // threadModes is 1 and n, or just 1.
 func threadModes(n int) []int {
@@ -177,8 +179,8 @@ func Measure(ctx context.Context, opts Options) (*Run, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if opts.Threads < 1 {
-		return nil, fmt.Errorf("threads %d: want at least 1", opts.Threads)
+	if opts.Threads < 1 || opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("threads %d: want 1 to %d", opts.Threads, MaxThreads)
 	}
 	if opts.Duration <= 0 {
 		return nil, fmt.Errorf("duration %s: want a positive duration", opts.Duration)
@@ -292,11 +294,17 @@ func runCPU(ctx context.Context, r *Run, opts Options, kernels []Kernel, modes [
 			}
 			progress(SuiteCPU, fmt.Sprintf("%s (%s, %d thread%s)", k.Spec.Name, k.Spec.ISA, n, plural(n)))
 			p := pools[n]
+			// More threads than CPUs share them: shrink each thread's share
+			// so that a trial still takes about its budget.
+			iters := perTrial
+			if cpus := runtime.NumCPU(); n > cpus {
+				iters = max(1, perTrial*int64(cpus)/int64(n))
+			}
 			times := make([]time.Duration, 0, computeTrials)
 			for t := 0; t < computeTrials; t++ {
-				times = append(times, p.run(func(int) { k.Run(perTrial) }))
+				times = append(times, p.run(func(int) { k.Run(iters) }))
 			}
-			work := k.Spec.OpsPerIter * float64(perTrial) * float64(n)
+			work := k.Spec.OpsPerIter * float64(iters) * float64(n)
 			res := Result{
 				Suite: SuiteCPU, Name: k.Spec.Name, Threads: n, Unit: k.Spec.Unit,
 				Value: Rate(work, Best(times), 1e9),
@@ -306,7 +314,7 @@ func runCPU(ctx context.Context, r *Run, opts Options, kernels []Kernel, modes [
 					Trials:        computeTrials,
 					Statistic:     "best",
 					MedianValue:   probe.Ptr(Rate(work, Median(times), 1e9)),
-					ItersPerTrial: perTrial,
+					ItersPerTrial: iters,
 					Verified:      true,
 					Pinned:        p.pinned,
 				},

@@ -14,12 +14,15 @@ import (
 
 // GlobalOptions are the flags every command accepts.
 type GlobalOptions struct {
-	Sysroot   string
-	From      string
-	Config    string
-	NoColor   bool
-	Timeout   time.Duration
-	NvidiaSMI string
+	Sysroot string
+	// SysrootFrom names where Sysroot came from, for messages: "--sysroot"
+	// or "DEVCTL_SYSROOT".
+	SysrootFrom string
+	From        string
+	Config      string
+	NoColor     bool
+	Timeout     time.Duration
+	NvidiaSMI   string
 	// ConfigFlags are config keys set by flags (--device, --precision, ...).
 	ConfigFlags map[string]config.Flag
 }

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -124,7 +126,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		file = DefaultFile(lookup)
 	}
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := readFile(file)
 		switch {
 		case err == nil:
 			keys, err := checkFile(file, data)
@@ -138,8 +140,10 @@ func Load(opts LoadOptions) (*Config, error) {
 			for _, k := range keys {
 				cfg.Sources[k] = "file " + file
 			}
-		case explicit || !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, errors.Unwrap(err))
+		case explicit:
+			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, unwrapPath(err))
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("%w: config file %s: %v", ErrInvalid, file, unwrapPath(err))
 		}
 	}
 	for _, k := range Keys {
@@ -162,12 +166,56 @@ func Load(opts LoadOptions) (*Config, error) {
 	return cfg, nil
 }
 
+// MaxFileBytes bounds the user file: a settings file is a few hundred
+// bytes, and a wrong --config (a log, /dev/zero) must not be read whole.
+const MaxFileBytes = 1 << 20
+
+// readFile reads at most MaxFileBytes of a user file. Pipes are read as
+// they come, so --config <(...) works.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("larger than %d bytes: not a devctl config file", MaxFileBytes)
+	}
+	return data, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// yamlError turns a YAML error into one line: yaml.v3 lists several
+// problems on separate lines under "unmarshal errors:".
+func yamlError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
 // checkFile parses a user file strictly: YAML errors carry the file and
 // line, and unknown keys are refused (a typo must not be silently ignored).
 func checkFile(file string, data []byte) ([]string, error) {
 	var root map[string]any
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, file, yamlError(err))
 	}
 	var keys []string
 	for top, val := range root {
@@ -183,11 +231,55 @@ func checkFile(file string, data []byte) ([]string, error) {
 			if !contains(Keys, full) {
 				return nil, fmt.Errorf("%w: %s: unknown key %q (accepted: %s)", ErrInvalid, file, full, strings.Join(Keys, ", "))
 			}
+			if err := checkKind(full, section[k]); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+			}
 			keys = append(keys, full)
 		}
 	}
 	sort.Strings(keys)
 	return keys, nil
+}
+
+// checkKind refuses a list or mapping where a single value belongs (and
+// anything but a list of names for platform_priority): viper would read
+// them as "" and the message would name the wrong value.
+func checkKind(key string, v any) error {
+	scalar := func(x any) bool {
+		switch x.(type) {
+		case nil, []any, map[string]any, map[any]any:
+			return false
+		}
+		return true
+	}
+	if key == "device.platform_priority" {
+		if list, ok := v.([]any); ok {
+			for _, x := range list {
+				if _, ok := x.(string); !ok {
+					return fmt.Errorf("%s entry %v: want backend names such as [cuda, cpu]", key, x)
+				}
+			}
+			return nil
+		}
+		if _, ok := v.(string); ok {
+			return nil
+		}
+		return fmt.Errorf("%s: want a list of backends such as [cuda, cpu]", key)
+	}
+	if !scalar(v) {
+		return fmt.Errorf("%s: want a single value, not %s", key, kindName(v))
+	}
+	return nil
+}
+
+func kindName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "an empty value"
+	case []any:
+		return "a list"
+	}
+	return "a mapping"
 }
 
 func decode(v *viper.Viper, cfg *Config) error {

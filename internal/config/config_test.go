@@ -144,6 +144,12 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		{name: "an unknown section", file: "devices:\n  preferred: cuda\n", want: `unknown section "devices"`},
 		{name: "a priority with an unknown backend", file: "device:\n  platform_priority: [cuda, gpu]\n", want: `platform_priority entry "gpu"`},
 		{name: "a fraction and strategy that disagree in one file", file: "device:\n  memory_strategy: balanced\n  memory_fraction: 0.5\n", want: "conflicts with device.memory_strategy balanced"},
+		{name: "a list where one value belongs is named as a list", file: "device:\n  preferred: [cuda]\n", want: "device.preferred: want a single value, not a list"},
+		{name: "an empty value is named as empty, not as false", file: "device:\n  fallback_enabled: ~\n", want: "device.fallback_enabled: want a single value, not an empty value"},
+		{name: "a nested list in the priority is refused", file: "device:\n  platform_priority: [[cpu]]\n", want: "device.platform_priority entry [cpu]: want backend names"},
+		{name: "a mapping as the priority is refused", file: "device:\n  platform_priority: {a: b}\n", want: "device.platform_priority: want a list of backends"},
+		{name: "several YAML errors stay on one line", file: "device:\n  preferred: cpu\n  preferred: cuda\n  precision: fp16\n  precision: bf16\n", want: "line 3: mapping key \"preferred\" already defined at line 2; line 5"},
+		{name: "a file over the size bound is refused before parsing", file: "device: {}\n#" + strings.Repeat("x", MaxFileBytes), want: "larger than 1048576 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,7 +166,24 @@ func TestLoadRejectsBadValues(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q spans several lines", err)
+			}
 		})
+	}
+}
+
+func TestLoadDefaultFileThatIsADirectoryDoesNotBlameConfigFlag(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "devctl", "config.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(LoadOptions{LookupEnv: env(map[string]string{"XDG_CONFIG_HOME": dir})})
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+	if strings.Contains(err.Error(), "--config") || !strings.Contains(err.Error(), "config file ") {
+		t.Errorf("error %q should name the default config file, not --config", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -137,6 +138,8 @@ type OSEnv struct{}
 // Lookup implements Env.
 func (OSEnv) Lookup(name string) (string, bool) { return os.LookupEnv(name) }
 
+var errNotRegular = errors.New("not a regular file")
+
 // DirFS serves absolute machine paths from a directory on this machine.
 type DirFS string
 
@@ -148,11 +151,20 @@ func (d DirFS) path(name string) (string, error) {
 }
 
 // ReadFile implements FS. It reads at most 16 MiB: no file a driver needs is
-// larger, and a hostile tree must not make devctl read without bound.
+// larger, and a hostile tree must not make devctl read without bound. Only
+// regular files are read (procfs and sysfs files are regular): a FIFO would
+// block the open and a link to /dev/zero would fill the buffer.
 func (d DirFS) ReadFile(name string) ([]byte, error) {
 	p, err := d.path(name)
 	if err != nil {
 		return nil, err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
 	}
 	f, err := os.Open(p)
 	if err != nil {

@@ -156,6 +156,15 @@ func unknownName(flag, name string, names []string) error {
 // when nothing is reasonably close (more than half the name differs).
 func Closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
+	// A name cut short ("a100", "llama-3") means one that starts with it,
+	// even when a shorter name is fewer edits away ("a10g").
+	if len(name) >= 2 {
+		for _, c := range candidates {
+			if strings.HasPrefix(strings.ToLower(c), name) {
+				return c
+			}
+		}
+	}
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
 		d := editDistance(name, strings.ToLower(c))

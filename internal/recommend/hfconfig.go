@@ -55,8 +55,15 @@ type hfConfig struct {
 	RelativeAttentionNumBuckets *int64 `json:"relative_attention_num_buckets"`
 }
 
-// maxDim bounds every dimension so products stay well inside int64.
-const maxDim = 1 << 22
+// Bounds on config.json dimensions, far above any published model, chosen
+// so that no product in the counters can overflow int64 (layers × width ×
+// heads × head_dim stays below 2^60). The total is then held to MaxParams.
+const (
+	maxDim    = 1 << 22 // positions
+	maxWidth  = 1 << 20 // hidden, intermediate, vocabulary
+	maxLayers = 1 << 12
+	maxHeads  = 1 << 12 // heads, KV heads, head_dim, d_kv, buckets
+)
 
 // ParseHFConfig reads a Hugging Face config.json and counts the model's
 // parameters exactly for the llama, mistral, qwen2 (GQA, tied or untied
@@ -90,6 +97,9 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	if err != nil {
 		return oomsim.Model{}, fmt.Errorf("%s config.json: %w", family, err)
 	}
+	if m.Params > MaxParams {
+		return oomsim.Model{}, fmt.Errorf("%s config.json: %d parameters is more than the %g devctl accepts", family, m.Params, float64(MaxParams))
+	}
 	m.Family = family
 	m.Name = c.NameOrPath
 	m.LargestLayerParams = oomsim.LargestLayer(m)
@@ -101,8 +111,17 @@ func need(name string, v *int64) (int64, error) {
 	if v == nil {
 		return 0, fmt.Errorf("missing %s", name)
 	}
-	if *v <= 0 || *v > maxDim {
-		return 0, fmt.Errorf("%s = %d is out of range (1..%d)", name, *v, maxDim)
+	limit := int64(maxDim)
+	switch name {
+	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers":
+		limit = maxLayers
+	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets":
+		limit = maxHeads
+	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size":
+		limit = maxWidth
+	}
+	if *v <= 0 || *v > limit {
+		return 0, fmt.Errorf("%s = %d is out of range (1..%d)", name, *v, limit)
 	}
 	return *v, nil
 }
@@ -112,6 +131,15 @@ func opt(name string, v *int64, def int64) (int64, error) {
 		return def, nil
 	}
 	return need(name, v)
+}
+
+// headsFit refuses more heads than hidden units when the head size is
+// derived from them: the head size would be 0 and the KV cache vanish.
+func headsFit(heads, hidden int64, headsName, hiddenName string) error {
+	if heads > hidden {
+		return fmt.Errorf("%s %d is more than %s %d", headsName, heads, hiddenName, hidden)
+	}
+	return nil
 }
 
 func flag(v *bool, def bool) bool {
@@ -138,6 +166,11 @@ func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
 	kv, err := opt("num_key_value_heads", c.NumKeyValueHeads, nh)
 	if err != nil {
 		return m, err
+	}
+	if c.HeadDim == nil {
+		if err := headsFit(nh, h, "num_attention_heads", "hidden_size"); err != nil {
+			return m, err
+		}
 	}
 	hd, err := opt("head_dim", c.HeadDim, h/nh)
 	if err != nil {
@@ -202,6 +235,9 @@ func countGPT2(c hfConfig) (oomsim.Model, error) {
 	if err != nil {
 		return m, err
 	}
+	if err := headsFit(nh, h, "n_head", "n_embd"); err != nil {
+		return m, err
+	}
 	inner, err := opt("n_inner", c.NInner, 4*h)
 	if err != nil {
 		return m, err
@@ -237,6 +273,9 @@ func countBERT(c hfConfig) (oomsim.Model, error) {
 	}
 	nh, err := need("num_attention_heads", c.NumAttentionHeads)
 	if err != nil {
+		return m, err
+	}
+	if err := headsFit(nh, h, "num_attention_heads", "hidden_size"); err != nil {
 		return m, err
 	}
 	ffn, err := need("intermediate_size", c.IntermediateSize)

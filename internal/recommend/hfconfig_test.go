@@ -78,6 +78,12 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"KV heads that do not divide the heads", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":3,"intermediate_size":8,"vocab_size":10}`, "not a multiple"},
 		{"not an object", `[1,2]`, "not a valid config.json"},
 		{"a string where a number belongs", `{"model_type":"bert","hidden_size":"768"}`, "not a valid config.json"},
+		{"dimensions whose product once wrapped int64 to a plausible count", `{"model_type":"llama","hidden_size":4194304,"num_hidden_layers":4194304,"num_attention_heads":1,"num_key_value_heads":1,"intermediate_size":4194304,"vocab_size":4194304}`, "hidden_size = 4194304 is out of range (1..1048576)"},
+		{"layers beyond any model", `{"model_type":"gpt2","n_embd":768,"n_layer":100000,"n_head":12,"vocab_size":50257,"n_positions":1024}`, "n_layer = 100000 is out of range (1..4096)"},
+		{"in-range dimensions whose count exceeds MaxParams", `{"model_type":"llama","hidden_size":1048576,"num_hidden_layers":4096,"num_attention_heads":4096,"head_dim":4096,"intermediate_size":1048576,"vocab_size":1048576}`, "parameters is more than the 1e+15 devctl accepts"},
+		{"more heads than hidden units would give a head size of 0", `{"model_type":"llama","hidden_size":16,"num_hidden_layers":1,"num_attention_heads":32,"intermediate_size":8,"vocab_size":10}`, "num_attention_heads 32 is more than hidden_size 16"},
+		{"the same for GPT-2", `{"model_type":"gpt2","n_embd":1,"n_layer":1,"n_head":4096,"vocab_size":10,"n_positions":10}`, "n_head 4096 is more than n_embd 1"},
+		{"the same for BERT", `{"model_type":"bert","hidden_size":1,"num_hidden_layers":1,"num_attention_heads":8,"intermediate_size":1,"vocab_size":1}`, "num_attention_heads 8 is more than hidden_size 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +112,7 @@ func FuzzParseHFConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if m.Params <= 0 || m.Arch == nil {
+		if m.Params <= 0 || m.Params > MaxParams || m.Arch == nil {
 			t.Fatalf("accepted config with params %d arch %v", m.Params, m.Arch)
 		}
 		if _, err := oomsim.Estimate(oomsim.Plan{Model: m, Mode: oomsim.Training, Precision: oomsim.BF16, SeqLen: 4096, BatchSize: 8}); err != nil {
@@ -177,6 +183,23 @@ func TestFindModelSuggestsTheClosestName(t *testing.T) {
 	}
 	if _, err := FindModel(models, "Meta-Llama/Llama-2-7b-HF"); err != nil {
 		t.Errorf("a Hub id should resolve: %v", err)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	devices := []string{"t4", "a10g", "a100-40gb", "a100-80gb", "h100-80gb"}
+	tests := []struct{ name, in, want string }{
+		{"a typo gets the name one edit away", "a10x", "a10g"},
+		{"a name cut short gets a name that starts with it, not the nearest shorter one", "a100", "a100-40gb"},
+		{"prefix matching ignores case", "H100", "h100-80gb"},
+		{"nothing close gets nothing", "quantum-computer", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Closest(tt.in, devices); got != tt.want {
+				t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -100,16 +100,19 @@ func TargetFromProbe(rep *probe.Report) (Target, error) {
 	if dev.Backend == "cpu" {
 		t.TotalBytes, t.UsableBytes, t.UsableNote = host, host, "host memory (probe: MemTotal, capped by the cgroup limit)"
 		if rep.Host.MemoryAvailMB != nil {
-			t.FreeBytes = *rep.Host.MemoryAvailMB * oomsim.MiB
+			t.FreeBytes = mibBytes(*rep.Host.MemoryAvailMB)
 		}
 	} else {
 		if dev.TotalMemoryMB != nil {
-			t.TotalBytes = *dev.TotalMemoryMB * oomsim.MiB
+			if *dev.TotalMemoryMB > maxDeviceMiB {
+				return Target{}, fmt.Errorf("the probe reported %d MiB for %s, more than any device has; plan with a catalogued device (--device a100-80gb, --device cpu-64gb)", *dev.TotalMemoryMB, dev.ID)
+			}
+			t.TotalBytes = mibBytes(*dev.TotalMemoryMB)
 			t.UsableBytes = t.TotalBytes
 			t.UsableNote = "total reported by the driver (PyTorch may see slightly less)"
 		}
 		if dev.FreeMemoryMB != nil {
-			t.FreeBytes = *dev.FreeMemoryMB * oomsim.MiB
+			t.FreeBytes = mibBytes(*dev.FreeMemoryMB)
 			t.Shared = t.TotalBytes > 0 && float64(t.FreeBytes) < SharedThreshold*float64(t.TotalBytes)
 		}
 	}
@@ -128,13 +131,26 @@ func TargetFromProbe(rep *probe.Report) (Target, error) {
 	return t, nil
 }
 
+// maxDeviceMiB (1 PiB) is more memory than any one device has: a probe
+// answer above it is a broken driver or a hostile tree, not a plan.
+const maxDeviceMiB = 1 << 30
+
+// mibBytes converts a probe's MiB figure to bytes, saturating instead of
+// wrapping round for figures no machine has.
+func mibBytes(mb int64) int64 {
+	if mb > math.MaxInt64/oomsim.MiB {
+		return math.MaxInt64 / oomsim.MiB * oomsim.MiB
+	}
+	return mb * oomsim.MiB
+}
+
 func hostBytes(h probe.HostInfo) int64 {
 	var b int64
 	if h.MemoryTotalMB != nil {
-		b = *h.MemoryTotalMB * oomsim.MiB
+		b = mibBytes(*h.MemoryTotalMB)
 	}
-	if h.MemoryLimitMB != nil && *h.MemoryLimitMB > 0 && (b == 0 || *h.MemoryLimitMB*oomsim.MiB < b) {
-		b = *h.MemoryLimitMB * oomsim.MiB
+	if h.MemoryLimitMB != nil && *h.MemoryLimitMB > 0 && (b == 0 || mibBytes(*h.MemoryLimitMB) < b) {
+		b = mibBytes(*h.MemoryLimitMB)
 	}
 	return b
 }
@@ -347,16 +363,20 @@ func device(t Target, budget int64) oomsim.Device {
 // 8-bit/4-bit weights only when 16-bit does not fit and the device runs them.
 func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why func(d, c, w string)) (string, error) {
 	req := strings.ToLower(in.Precision)
+	src := srcOr(in.PrecisionSource)
 	if plan.Mode == oomsim.QLoRA {
 		if req != "" && req != "auto" && req != oomsim.Int4 {
-			return "", fmt.Errorf("%w: --mode qlora trains on 4-bit weights, but precision is %s (from %s)", ErrContradiction, req, srcOr(in.PrecisionSource))
+			return "", fmt.Errorf("%w: --mode qlora trains on 4-bit weights, but precision is %s (from %s)", ErrContradiction, req, src)
+		}
+		if req != oomsim.Int4 {
+			src = "--mode qlora"
 		}
 		req = oomsim.Int4
 	}
 	if req != "" && req != "auto" {
 		if req == oomsim.Int8 || req == oomsim.Int4 {
 			if plan.Mode == oomsim.Training {
-				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, srcOr(in.PrecisionSource))
+				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, src)
 			}
 		}
 		if !t.Support.Has(req) {
@@ -366,12 +386,12 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 			} else {
 				need = "needs " + need
 			}
-			return "", fmt.Errorf("%w: precision %s (from %s) is not supported on %s (%s)", ErrContradiction, req, srcOr(in.PrecisionSource), t.Name, need)
+			return "", fmt.Errorf("%w: precision %s (from %s) is not supported on %s (%s)", ErrContradiction, req, src, t.Name, need)
 		}
 		if plan.Mode == oomsim.QLoRA && in.Precision == "auto" {
 			why("precision", req, "QLoRA trains adapters on NF4 4-bit weights")
 		} else {
-			why("precision", req, "requested ("+srcOr(in.PrecisionSource)+")")
+			why("precision", req, "requested ("+src+")")
 		}
 		return req, nil
 	}

@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -114,7 +116,7 @@ func TestContradictionsAreRefused(t *testing.T) {
 		{"bf16 on a T4", "t4", "inference", "bf16", "compute capability >= 8.0"},
 		{"8-bit weights for full training", "a100-80gb", "training", "8bit", "use --mode lora"},
 		{"QLoRA at fp16", "a100-80gb", "qlora", "fp16", "4-bit weights"},
-		{"QLoRA on a ROCm GPU", "mi300x", "qlora", "auto", "not supported on mi300x"},
+		{"QLoRA on a ROCm GPU names --mode qlora, not the auto precision, as the source", "mi300x", "qlora", "auto", "precision 4bit (from --mode qlora) is not supported on mi300x"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,5 +211,51 @@ func TestTargetFromProbeMarksASharedGPU(t *testing.T) {
 	}
 	if r.MemoryStrategy == "aggressive" || r.Framework.PyTorchDevice != "cuda:1" {
 		t.Errorf("strategy %s device %s", r.MemoryStrategy, r.Framework.PyTorchDevice)
+	}
+}
+
+func TestTargetFromProbeDoesNotWrapAbsurdMemory(t *testing.T) {
+	tests := []struct {
+		name    string
+		dev     probe.Device
+		host    int64
+		wantErr string
+		check   func(Target) string
+	}{
+		{name: "a GPU reporting 2^43 MiB is refused, not wrapped to a negative size",
+			dev:     probe.Device{ID: "cuda:0", Backend: "cuda", TotalMemoryMB: probe.Ptr(int64(1) << 43), FreeMemoryMB: probe.Ptr(int64(1) << 43)},
+			host:    65536,
+			wantErr: "the probe reported 8796093022208 MiB for cuda:0, more than any device has"},
+		{name: "a host reporting the largest MemTotal saturates instead of wrapping",
+			dev:  probe.Device{ID: "cpu", Backend: "cpu"},
+			host: math.MaxInt64 >> 20,
+			check: func(tg Target) string {
+				if tg.TotalBytes <= 0 || tg.UsableBytes <= 0 {
+					return fmt.Sprintf("total %d usable %d, want positive", tg.TotalBytes, tg.UsableBytes)
+				}
+				return ""
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &probe.Report{
+				Host:    probe.HostInfo{MemoryTotalMB: probe.Ptr(tt.host)},
+				Summary: probe.Summary{DefaultDevice: tt.dev.ID},
+				Devices: []probe.Device{tt.dev},
+			}
+			tg, err := TargetFromProbe(rep)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.check(tg); msg != "" {
+				t.Error(msg)
+			}
+		})
 	}
 }

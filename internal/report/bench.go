@@ -17,7 +17,7 @@ import (
 func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 	h := r.Host
 	fmt.Fprintf(w, "%s %s, %d logical CPUs, %s memory; %d thread%s; %s\n",
-		st.Label("Host:"), benchOrDash(h.CPUModel), h.LogicalCPUs, FormatMiB(h.MemoryTotalMB), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
+		st.Label("Host:"), clean(benchOrDash(h.CPUModel)), h.LogicalCPUs, FormatMiB(h.MemoryTotalMB), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
 	fmt.Fprintln(w)
 	compare := r.Compare != nil
 	header := []string{"SUITE", "TEST", "THREADS", "MEASURED", "THEORETICAL", "EFFICIENCY", "METHOD"}

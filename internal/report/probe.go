@@ -31,13 +31,13 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	}
 	kv = append(kv, [2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, false)})
 	for _, p := range kv {
-		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), p[1])
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), clean(p[1]))
 	}
 	if r.Selection != nil && r.Selection.FellBack {
-		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), r.Selection.Reason)
+		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), clean(r.Selection.Reason))
 	}
 	h := r.Host
-	fmt.Fprintf(w, "%s %s/%s, kernel %s, container %s, memory %s", st.Label(fmt.Sprintf("%-19s", "Host:")), h.OS, h.Arch, orNA(h.Kernel), h.Container, mb(h.MemoryTotalMB))
+	fmt.Fprintf(w, "%s %s/%s, kernel %s, container %s, memory %s", st.Label(fmt.Sprintf("%-19s", "Host:")), clean(h.OS), clean(h.Arch), clean(orNA(h.Kernel)), clean(h.Container), mb(h.MemoryTotalMB))
 	if h.MemoryLimitMB != nil {
 		fmt.Fprintf(w, " (limit %s)", mb(h.MemoryLimitMB))
 	}
@@ -50,7 +50,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	rows := make([][]string, 0, len(r.Devices))
 	for _, d := range r.Devices {
 		rows = append(rows, []string{
-			d.ID, d.Name, memory(d), orNA(d.ComputeCapability), orNA(d.Architecture),
+			clean(d.ID), clean(d.Name), memory(d), clean(orNA(d.ComputeCapability)), clean(orNA(d.Architecture)),
 			precisions(d.SupportsFP16, d.SupportsBF16, d.Supports8Bit, d.SupportsFP8), link(d.Link),
 		})
 	}
@@ -67,7 +67,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Warn("Drivers that did not answer:"))
 		for _, d := range bad {
-			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), d.Detail)
+			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), clean(d.Detail))
 		}
 	}
 	return nil

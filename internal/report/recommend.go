@@ -38,7 +38,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 		{"Convention:", r.Memory.Convention},
 	}
 	for _, e := range kv {
-		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), e[1])
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), clean(e[1]))
 	}
 	fmt.Fprintln(w)
 
@@ -94,7 +94,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, st.Title("Why"))
 	for _, re := range r.Reasons {
-		fmt.Fprintf(w, "  %-16s %-13s %s\n", re.Decision, re.Choice, re.Why)
+		fmt.Fprintf(w, "  %-16s %-13s %s\n", re.Decision, clean(re.Choice), clean(re.Why))
 	}
 	f := r.Framework
 	fmt.Fprintln(w)

@@ -74,3 +74,26 @@ func TestProbeTableGolden(t *testing.T) {
 		t.Error("plain output must carry no escape codes")
 	}
 }
+
+func TestProbeTableNeutralisesControlCharacters(t *testing.T) {
+	name := "EVIL\x1b]0;pwned\x07\x1b[2J name\r\nX"
+	kernel := "6.1\x1b[31m"
+	rep := &probe.Report{
+		Host:    probe.HostInfo{OS: "linux", Arch: "amd64", Kernel: &kernel, Container: "none"},
+		Summary: probe.Summary{Backend: "cpu", DeviceType: "cpu", DefaultDevice: "cpu"},
+		Devices: []probe.Device{{ID: "cpu", Backend: "cpu", Name: name}},
+		Drivers: []probe.DriverStatus{{Name: "cpu", Status: "error", Detail: "bad\x1b[2Jdetail"}},
+	}
+	var b bytes.Buffer
+	if err := ProbeTable(&b, rep, NewStyle(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"\x1b", "\x07", "\r"} {
+		if bytes.Contains(b.Bytes(), []byte(c)) {
+			t.Errorf("output holds control character %q:\n%s", c, b.String())
+		}
+	}
+	if !bytes.Contains(b.Bytes(), []byte("EVIL?]0;pwned??[2J name??X")) {
+		t.Errorf("name not shown with ? for control characters:\n%s", b.String())
+	}
+}

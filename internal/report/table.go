@@ -2,6 +2,8 @@ package report
 
 import (
 	"io"
+	"strings"
+	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -31,4 +33,17 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// clean makes text read from the machine or a user's file safe to print on
+// a terminal: control characters (escape sequences, carriage returns,
+// line breaks) in a device or model name become "?" instead of acting on
+// the terminal or breaking the layout.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -108,8 +108,8 @@ func Validate(opts *Options) error {
 	if opts.Duration <= 0 {
 		return cmdutil.Usagef("invalid --duration %s: want a positive duration such as 10s or 500ms", opts.Duration)
 	}
-	if opts.ThreadsSet && opts.Threads < 1 {
-		return cmdutil.Usagef("invalid --threads %d: want a positive number of threads", opts.Threads)
+	if opts.ThreadsSet && (opts.Threads < 1 || opts.Threads > bench.MaxThreads) {
+		return cmdutil.Usagef("invalid --threads %d: want a positive number of threads, at most %d", opts.Threads, bench.MaxThreads)
 	}
 	if _, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON); err != nil {
 		return err

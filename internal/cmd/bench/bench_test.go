@@ -35,6 +35,7 @@ func TestFlags(t *testing.T) {
 		{"negative duration is a usage error", []string{"--duration", "-1s"}, nil, true},
 		{"zero threads is a usage error", []string{"--threads", "0"}, nil, true},
 		{"negative threads is a usage error", []string{"--threads", "-2"}, nil, true},
+		{"more threads than the runtime can hold is a usage error, not a crash", []string{"--threads", "100000"}, nil, true},
 		{"yaml is not offered", []string{"-o", "yaml"}, nil, true},
 	}
 	for _, tt := range tests {

@@ -22,6 +22,10 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Inspect devctl's configuration",
+		// Runnable with no arguments, so that 'devctl config typo' is an
+		// unknown command (exit 2) rather than help and exit 0.
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	opts := &ShowOptions{Factory: f}
 	show := &cobra.Command{

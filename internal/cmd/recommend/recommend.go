@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -50,7 +51,7 @@ type Options struct {
 // NewCmdRecommend builds `devctl recommend`. runF, when not nil, replaces
 // the run step (tests stop after flag parsing).
 func NewCmdRecommend(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f, ReadFile: os.ReadFile}
+	opts := &Options{Factory: f, ReadFile: readModelConfig}
 	cmd := &cobra.Command{
 		Use:   "recommend",
 		Short: "Say whether a model fits a device, in what precision and with what settings",
@@ -170,6 +171,9 @@ func Run(ctx context.Context, o *Options) error {
 
 	// --strategy feeds device.memory_strategy like a config flag; "auto"
 	// leaves the config alone and lets recommend choose by model size.
+	if prev, ok := f.Global.ConfigFlags["device.memory_strategy"]; ok && o.Strategy != "auto" && !strings.EqualFold(strings.TrimSpace(prev.Value), o.Strategy) {
+		return cmdutil.Usagef("--strategy %s conflicts with %s %s: give one of them", o.Strategy, prev.Name, prev.Value)
+	}
 	if o.Strategy != "auto" {
 		f.Global.ConfigFlags["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: o.Strategy}
 	}
@@ -297,6 +301,29 @@ func (o *Options) loadModel() (oomsim.Model, string, error) {
 		}
 		return m, "config.json", nil
 	}
+}
+
+// maxModelConfigBytes bounds --model-config: a config.json is a few KB
+// (with a big id2label, a few hundred), and a wrong path (a checkpoint,
+// /dev/zero) must not be read whole.
+const maxModelConfigBytes = 4 << 20
+
+// readModelConfig reads --model-config, at most maxModelConfigBytes. Pipes
+// are read as they come, so --model-config <(curl ...) works.
+func readModelConfig(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxModelConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxModelConfigBytes {
+		return nil, fmt.Errorf("larger than %d bytes: not a config.json", maxModelConfigBytes)
+	}
+	return data, nil
 }
 
 func unwrapPath(err error) error {

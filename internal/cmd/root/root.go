@@ -6,6 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +48,15 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 	}
 	f.HostFunc = func() (*host.Host, error) {
 		g := f.Global
+		if g.NvidiaSMI != "" {
+			if _, err := exec.LookPath(g.NvidiaSMI); err != nil {
+				var ee *exec.Error
+				if errors.As(err, &ee) {
+					err = unwrapPath(ee.Err)
+				}
+				return nil, cmdutil.Usagef("invalid --nvidia-smi %q: %v; want the path of an executable nvidia-smi", g.NvidiaSMI, err)
+			}
+		}
 		if g.From != "" {
 			if g.Sysroot != "" {
 				return nil, cmdutil.Usagef("--from and --sysroot cannot be used together: a snapshot is a whole machine")
@@ -53,6 +66,19 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 				return nil, cmdutil.Usagef("--from %s: %v", g.From, err)
 			}
 			return h, nil
+		}
+		if g.Sysroot != "" {
+			name := g.SysrootFrom
+			if name == "" {
+				name = "--sysroot"
+			}
+			st, err := os.Stat(g.Sysroot)
+			if err == nil && !st.IsDir() {
+				err = errors.New("not a directory")
+			}
+			if err != nil {
+				return nil, cmdutil.Usagef("invalid %s %q: %v; want a directory holding a machine's proc/ and sys/ trees", name, g.Sysroot, unwrapPath(err))
+			}
 		}
 		opts := host.LocalOptions{Sysroot: g.Sysroot, CommandTimeout: g.Timeout}
 		if g.NvidiaSMI != "" {
@@ -110,8 +136,9 @@ wrong when things break.`,
 		if g.NoColor {
 			f.IO.DisableColor()
 		}
+		g.SysrootFrom = "--sysroot"
 		if g.Sysroot == "" {
-			g.Sysroot = f.Getenv("DEVCTL_SYSROOT")
+			g.Sysroot, g.SysrootFrom = f.Getenv("DEVCTL_SYSROOT"), "DEVCTL_SYSROOT"
 		}
 		if g.Timeout <= 0 {
 			return cmdutil.Usagef("invalid --timeout %s: want a positive duration such as 5s or 500ms", g.Timeout)
@@ -171,8 +198,53 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 	if errors.As(err, &ee) && ee.Msg == "" {
 		return code
 	}
-	fmt.Fprintf(io.ErrOut, "devctl: %s\n", strings.TrimSpace(err.Error()))
+	fmt.Fprintf(io.ErrOut, "devctl: %s\n", OneLine(err.Error()))
 	return code
+}
+
+// maxQuoted bounds a quoted value echoed in a message: a 1 MB --device
+// must not become a 1 MB error line.
+const maxQuoted = 80
+
+// OneLine makes an error message the single line devctl promises: line
+// breaks become "; " and over-long quoted values are cut short.
+func OneLine(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	msg = strings.Join(lines, "; ")
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if msg[i] == '"' {
+			if q, err := strconv.QuotedPrefix(msg[i:]); err == nil {
+				i += len(q)
+				if len(q) > maxQuoted+2 {
+					v, _ := strconv.Unquote(q)
+					n := len(v)
+					if r := []rune(v); len(r) > maxQuoted {
+						v = string(r[:maxQuoted]) + "..."
+					}
+					q = fmt.Sprintf("%q (%d bytes)", v, n)
+				}
+				b.WriteString(q)
+				continue
+			}
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // ExitCode maps an error to devctl's documented exit codes.

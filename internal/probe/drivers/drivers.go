@@ -67,5 +67,8 @@ func Select(only []string) ([]probe.Driver, error) {
 		seen[n] = true
 		out = append(out, d)
 	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("empty --only: want any of %s", strings.Join(Names(), ", "))
+	}
 	return out, nil
 }

@@ -111,6 +111,9 @@ func ParseQueryGPU(b []byte, fields []string) (SMIQuery, error) {
 		if q.DriverVersion == nil || (!q.DriverVersion.OK() && drv.OK()) {
 			q.DriverVersion = drv
 		}
+		if len(q.GPUs) == maxGPUs {
+			return SMIQuery{}, fmt.Errorf("nvidia-smi line %d: more than %d GPUs", n, maxGPUs)
+		}
 		q.GPUs = append(q.GPUs, g)
 	}
 	if err := sc.Err(); err != nil {
@@ -175,7 +178,17 @@ func smiRow(vals []string, col map[string]int, ordinal int) (GPU, *Answer[string
 			g.PCI = Fail[PCIInfo](bus.Ret)
 		}
 	}
-	total, used, free := num("memory.total"), num("memory.used"), num("memory.free")
+	mem := func(field string) *Answer[int] {
+		a := num(field)
+		if a.OK() && a.Value > maxMemoryMiB {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s: %d MiB is more than any GPU has (at most %d)", field, a.Value, maxMemoryMiB)
+			}
+			return Fail[int](ErrUnknown)
+		}
+		return a
+	}
+	total, used, free := mem("memory.total"), mem("memory.used"), mem("memory.free")
 	if total.OK() {
 		m := Memory{Total: mib(total.Value)}
 		if used.OK() {
@@ -213,6 +226,15 @@ func smiRow(vals []string, col map[string]int, ordinal int) (GPU, *Answer[string
 	}
 	return g, drv, nil
 }
+
+// maxGPUs bounds the GPUs one nvidia-smi may list (NVML's own limit per
+// host is far lower): a broken or hostile program must not make devctl
+// build and print a report of tens of thousands of devices.
+const maxGPUs = 1024
+
+// maxMemoryMiB (1 PiB) bounds a memory figure: far above any GPU, and low
+// enough that byte counts stay inside int64 wherever they are used.
+const maxMemoryMiB = 1 << 30
 
 func mib(v int) uint64 { return uint64(v) << 20 }
 

@@ -92,10 +92,16 @@ func TestParseQueryGPUEdgeCases(t *testing.T) {
 
 func TestParseQueryGPURejects(t *testing.T) {
 	tests := map[string]string{
-		"too few columns":            "0, Tesla T4, GPU-1\n",
-		"a memory size that is text": "0, Tesla T4, GPU-1, 00000000:00:1E.0, lots, 0, 0, 550.54.15, 7.5, 1, 3, 16, 16\n",
-		"a bad compute capability":   "0, Tesla T4, GPU-1, 00000000:00:1E.0, 15360, 0, 15360, 550.54.15, seven, 1, 3, 16, 16\n",
-		"a negative width":           "0, Tesla T4, GPU-1, 00000000:00:1E.0, 15360, 0, 15360, 550.54.15, 7.5, 1, 3, -16, 16\n",
+		"too few columns":                                      "0, Tesla T4, GPU-1\n",
+		"a memory size that is text":                           "0, Tesla T4, GPU-1, 00000000:00:1E.0, lots, 0, 0, 550.54.15, 7.5, 1, 3, 16, 16\n",
+		"a bad compute capability":                             "0, Tesla T4, GPU-1, 00000000:00:1E.0, 15360, 0, 15360, 550.54.15, seven, 1, 3, 16, 16\n",
+		"a negative width":                                     "0, Tesla T4, GPU-1, 00000000:00:1E.0, 15360, 0, 15360, 550.54.15, 7.5, 1, 3, -16, 16\n",
+		"a memory size that would wrap when turned into bytes": "0, Tesla T4, GPU-1, 00000000:00:1E.0, 9223372036854775807, 0, 15360, 550.54.15, 7.5, 1, 3, 16, 16\n",
+		"a memory size far above any GPU":                      "0, Tesla T4, GPU-1, 00000000:00:1E.0, 8796093022208, 0, 15360, 550.54.15, 7.5, 1, 3, 16, 16\n",
+	}
+	many := strings.Repeat("0, Tesla T4, GPU-1, 00000000:00:1E.0, 15360, 0, 15360, 550.54.15, 7.5, 1, 3, 16, 16\n", maxGPUs+1)
+	if _, err := ParseQueryGPU([]byte(many), QueryFields); err == nil || !strings.Contains(err.Error(), "more than 1024 GPUs") {
+		t.Errorf("%d GPUs: err = %v, want more than %d GPUs", maxGPUs+1, err, maxGPUs)
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
