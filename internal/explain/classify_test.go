@@ -1,8 +1,11 @@
 package explain
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -318,4 +321,39 @@ func TestEveryRuleCompilesAndIsReachable(t *testing.T) {
 			t.Errorf("rule %q has category %q", r.id, r.cat)
 		}
 	}
+}
+
+func TestReadTailWrapsTheRingAtAnyReadSize(t *testing.T) {
+	var log strings.Builder
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&log, "line %d of a long job log\n", i)
+	}
+	in := log.String()
+	for _, max := range []int{7, 64, 1000, len(in) - 1, len(in), len(in) + 5} {
+		want := in
+		if len(in) > max {
+			want = in[len(in)-max:]
+			want = want[strings.IndexByte(want, '\n')+1:]
+		}
+		for name, r := range map[string]io.Reader{
+			"one byte at a time": iotest.OneByteReader(strings.NewReader(in)),
+			"in big reads":       strings.NewReader(in),
+			"in half reads":      iotest.HalfReader(strings.NewReader(in)),
+		} {
+			got, err := readTail(r, max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Errorf("max %d, %s: got %d bytes ending %q, want %d bytes", max, name, len(got), tail(string(got)), len(want))
+			}
+		}
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 30 {
+		return s[len(s)-30:]
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/devctl/devctl/internal/explain/i18n"
@@ -199,7 +200,8 @@ func (e Explanation) Message(cat *i18n.Catalog, lang string) i18n.Message {
 const MaxTail = 32 << 20
 
 // ClassifyReader classifies the last MaxTail bytes of r. It reads r to the
-// end without holding more than about 2×MaxTail bytes.
+// end holding at most MaxTail bytes (a ring once the log is that long). A
+// caller with a regular file should seek to its last MaxTail bytes first.
 func ClassifyReader(r io.Reader) (Explanation, error) {
 	b, err := readTail(r, MaxTail)
 	if err != nil {
@@ -208,16 +210,30 @@ func ClassifyReader(r io.Reader) (Explanation, error) {
 	return Classify(b), nil
 }
 
+// readTail returns the last max bytes of r, without the partial first line
+// when anything was cut. Memory stays at max bytes however long r is.
 func readTail(r io.Reader, max int) ([]byte, error) {
-	var buf []byte
-	cut := false
+	buf := make([]byte, 0, min(max, 64<<10))
 	chunk := make([]byte, 256<<10)
+	pos, full := 0, false // in ring mode, buf[pos] is the oldest byte
 	for {
 		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if len(buf) > 2*max {
-			buf = append(buf[:0], buf[len(buf)-max:]...)
-			cut = true
+		data := chunk[:n]
+		if !full {
+			room := max - len(buf)
+			if len(data) <= room {
+				buf = append(buf, data...)
+				data = nil
+			} else {
+				buf = append(buf, data[:room]...)
+				data = data[room:]
+				full = true
+			}
+		}
+		for len(data) > 0 {
+			k := copy(buf[pos:], data)
+			data = data[k:]
+			pos = (pos + k) % max
 		}
 		if err == io.EOF {
 			break
@@ -226,15 +242,15 @@ func readTail(r io.Reader, max int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(buf) > max {
-		buf = buf[len(buf)-max:]
-		cut = true
+	if !full {
+		return buf, nil
 	}
-	if cut {
-		// Drop the partial first line.
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
+	// Rotate the ring so the oldest byte comes first, in place.
+	slices.Reverse(buf[:pos])
+	slices.Reverse(buf[pos:])
+	slices.Reverse(buf)
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[i+1:] // drop the partial first line
 	}
 	return buf, nil
 }

@@ -230,11 +230,21 @@ func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 		if st.IsDir() {
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a directory; want a log file or - for standard input", path)
 		}
+		if st.Mode()&(os.ModeDevice|os.ModeSocket) != 0 {
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a device or socket; want a log file, a pipe or - for standard input", path)
+		}
 		fh, err := os.Open(path)
 		if err != nil {
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, errors.Unwrap(err))
 		}
 		defer fh.Close()
+		// The primary error sits at the end of a failed run: skip straight to
+		// the tail of a large file rather than reading it all.
+		if st.Mode().IsRegular() && st.Size() > explain.MaxTail {
+			if _, err := fh.Seek(st.Size()-explain.MaxTail, io.SeekStart); err != nil {
+				return explain.Explanation{}, fmt.Errorf("seeking in --log %q: %w", path, err)
+			}
+		}
 		r = fh
 	}
 	e, err := explain.ClassifyReader(r)
