@@ -64,7 +64,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	)
 	switch h.OS {
 	case "linux":
-		cg = kernfs.LoadCgroups(h.FS)
+		cg = kernfs.Shared(h)
 		f, err = readLinux(ctx, h, cg)
 	case "darwin":
 		f, err = readDarwin(h)

@@ -90,7 +90,7 @@ func read(h *host.Host, cg *kernfs.Cgroups, withShm bool) (Facts, error) {
 		Source:    "procfs",
 	}
 	if cg == nil {
-		cg = kernfs.LoadCgroups(h.FS)
+		cg = kernfs.Shared(h)
 	}
 	if lim, ok := cg.MemoryLimit(); ok {
 		f.Limit = probe.Ptr(int64(lim.Value))

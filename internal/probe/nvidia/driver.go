@@ -8,6 +8,7 @@ import (
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // Driver probes NVIDIA GPUs: NVML first, nvidia-smi when NVML cannot load,
@@ -125,6 +126,9 @@ func kernelModule(h *host.Host) (KernelModule, bool) {
 func queryNVML(ctx context.Context, h *host.Host) (*Raw, string) {
 	if h == nil || h.NVML == nil {
 		return &Raw{Version: RawVersion, Source: SourceNVML}, "NVML not available"
+	}
+	if why := noNVIDIAHere(h); why != "" {
+		return &Raw{Version: RawVersion, Source: SourceNVML}, why
 	}
 	type answer struct {
 		b   []byte
@@ -254,4 +258,28 @@ func mentionsInvalidField(out []byte, err error, field string) bool {
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return truncate(s, 200)
+}
+
+// noNVIDIAHere says why loading NVML is pointless, or "" when it is worth
+// a try. Loading the library searches a dozen directories even where it is
+// not installed, which is most of what a CPU-only probe would spend on
+// NVIDIA; so NVML is skipped when the PCI bus is visible and shows no
+// NVIDIA function and there is no driver, device node or WSL GPU bridge.
+// A host whose bus cannot be read gets the benefit of the doubt.
+func noNVIDIAHere(h *host.Host) string {
+	for _, p := range []string{"/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/dxg"} {
+		if h.Exists(p) {
+			return ""
+		}
+	}
+	devs, err := pci.Scan(h)
+	if err != nil {
+		return ""
+	}
+	for _, d := range devs {
+		if d.Vendor == pci.VendorNVIDIA {
+			return ""
+		}
+	}
+	return "no NVIDIA device on the PCI bus, no NVIDIA driver loaded (NVML not tried)"
 }

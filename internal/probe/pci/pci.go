@@ -18,12 +18,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
@@ -165,36 +162,19 @@ func ByAddress(devs []Device, addr string) (Device, bool) {
 	return Device{}, false
 }
 
-// scanEntry memoises one host's walk.
-type scanEntry struct {
-	once sync.Once
-	devs []Device
-	err  error
-}
-
-// cache maps a weak pointer to a Host onto its walk. Weak keys let a Host
-// (and its walk) be collected when a command or test is done with it.
-var cache sync.Map // weak.Pointer[host.Host] -> *scanEntry
-
 // Scan returns the host's PCI functions in bus-address order. The first
-// call per Host walks the bus; concurrent and later calls share that walk.
-// The returned slice is the caller's own copy.
+// call per Host walks the bus; concurrent and later calls share that walk
+// (host.Once). The returned slice is the caller's own copy.
 func Scan(h *host.Host) ([]Device, error) {
 	if h == nil || h.FS == nil {
 		return nil, ErrNoBus
 	}
-	key := weak.Make(h)
-	v, loaded := cache.LoadOrStore(key, &scanEntry{})
-	if !loaded {
-		runtime.AddCleanup(h, func(k weak.Pointer[host.Host]) { cache.Delete(k) }, key)
+	devs, err := host.Once(h, "pci.walk", func() ([]Device, error) { return walk(h) })
+	if err != nil {
+		return nil, err
 	}
-	e := v.(*scanEntry)
-	e.once.Do(func() { e.devs, e.err = walk(h) })
-	if e.err != nil {
-		return nil, e.err
-	}
-	out := make([]Device, len(e.devs))
-	copy(out, e.devs)
+	out := make([]Device, len(devs))
+	copy(out, devs)
 	return out, nil
 }
 

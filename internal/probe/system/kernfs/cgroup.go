@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/devctl/devctl/internal/host"
 )
@@ -227,6 +228,19 @@ type Cgroups struct {
 	v2 *hierarchy
 	// v1 maps a controller name to its hierarchy.
 	v1 map[string]*hierarchy
+
+	// The limits are read once and shared: the cpu and memory drivers both
+	// ask, concurrently.
+	cpuOnce, memOnce sync.Once
+	cpu, mem         Limit
+	cpuOK, memOK     bool
+}
+
+// Shared returns the host's cgroups, loaded once per Host for every driver
+// that asks (see host.Once).
+func Shared(h *host.Host) *Cgroups {
+	c, _ := host.Once(h, "kernfs.cgroups", func() (*Cgroups, error) { return LoadCgroups(h.FS), nil })
+	return c
 }
 
 type hierarchy struct{ leaf, mount string }
@@ -372,6 +386,11 @@ type Limit struct {
 // cgroup and all its ancestors in both hierarchies. ok is false when no
 // level has a limit.
 func (c *Cgroups) CPUQuota() (Limit, bool) {
+	c.cpuOnce.Do(func() { c.cpu, c.cpuOK = c.readCPUQuota() })
+	return c.cpu, c.cpuOK
+}
+
+func (c *Cgroups) readCPUQuota() (Limit, bool) {
 	best, ok := Limit{Value: math.Inf(1)}, false
 	for _, lv := range c.walk(c.v2, "cpu.max") {
 		if v, lim, err := ParseCPUMax(lv[0].Data); err == nil && lim && v < best.Value {
@@ -389,6 +408,11 @@ func (c *Cgroups) CPUQuota() (Limit, bool) {
 // MemoryLimit is the tightest memory limit in bytes over the process's
 // cgroup and its ancestors. ok is false when nothing limits memory.
 func (c *Cgroups) MemoryLimit() (Limit, bool) {
+	c.memOnce.Do(func() { c.mem, c.memOK = c.readMemoryLimit() })
+	return c.mem, c.memOK
+}
+
+func (c *Cgroups) readMemoryLimit() (Limit, bool) {
 	best, ok := Limit{Value: math.Inf(1)}, false
 	try := func(levels [][]Found) {
 		for _, lv := range levels {
