@@ -75,7 +75,7 @@ func visible(t Target, devices int) string {
 // FrameworkFor tells PyTorch and JAX how to address the device and which
 // dtype and inference context to use.
 func FrameworkFor(t Target, p oomsim.Plan) Framework {
-	f := Framework{InferenceContext: "torch.inference_mode()"}
+	f := Framework{InferenceContext: "torch.inference_mode"}
 	backend := t.Backend
 	if p.OnCPU {
 		backend = "cpu"
@@ -90,10 +90,10 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 		f.PyTorchDevice, f.JAXPlatform = "cuda", "rocm" // PyTorch's ROCm build keeps the "cuda" name
 	case "xla":
 		f.PyTorchDevice, f.JAXPlatform = "xla", "tpu"
-		f.InferenceContext = "torch.no_grad()" // inference_mode tensors break XLA's graph tracing
+		f.InferenceContext = "torch.no_grad" // inference_mode tensors break XLA's graph tracing
 	case "neuron":
-		f.PyTorchDevice, f.JAXPlatform = "xla", "neuron"
-		f.InferenceContext = "torch.no_grad()"
+		f.PyTorchDevice, f.JAXPlatform = "xla", "" // no JAX platform name is verified for Neuron
+		f.InferenceContext = "torch.no_grad"
 	case "mps":
 		f.PyTorchDevice, f.JAXPlatform = "mps", "metal"
 	case "xpu":

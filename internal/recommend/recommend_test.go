@@ -147,12 +147,12 @@ func TestEnvAndFramework(t *testing.T) {
 		jax     string
 		context string
 	}{
-		{"a100-80gb", false, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "cuda", "torch.inference_mode()"},
-		{"a100-80gb", true, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.75", "XLA_PYTHON_CLIENT_PREALLOCATE=false"}, "cuda:0", "cuda", "torch.inference_mode()"},
-		{"tpu-v5e", false, []string{"PJRT_DEVICE=TPU"}, "xla", "tpu", "torch.no_grad()"},
-		{"apple-m2-max-32gb", false, []string{"PYTORCH_ENABLE_MPS_FALLBACK=1", "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.90", "PYTORCH_MPS_LOW_WATERMARK_RATIO=0.74"}, "mps", "metal", "torch.inference_mode()"},
-		{"mi300x", false, []string{"HIP_VISIBLE_DEVICES=0", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "rocm", "torch.inference_mode()"},
-		{"cpu-64gb", false, []string{"JAX_PLATFORMS=cpu"}, "cpu", "cpu", "torch.inference_mode()"},
+		{"a100-80gb", false, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "cuda", "torch.inference_mode"},
+		{"a100-80gb", true, []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.75", "XLA_PYTHON_CLIENT_PREALLOCATE=false"}, "cuda:0", "cuda", "torch.inference_mode"},
+		{"tpu-v5e", false, []string{"PJRT_DEVICE=TPU"}, "xla", "tpu", "torch.no_grad"},
+		{"apple-m2-max-32gb", false, []string{"PYTORCH_ENABLE_MPS_FALLBACK=1", "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.90", "PYTORCH_MPS_LOW_WATERMARK_RATIO=0.74"}, "mps", "metal", "torch.inference_mode"},
+		{"mi300x", false, []string{"HIP_VISIBLE_DEVICES=0", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"}, "cuda", "rocm", "torch.inference_mode"},
+		{"cpu-64gb", false, []string{"JAX_PLATFORMS=cpu"}, "cpu", "cpu", "torch.inference_mode"},
 	}
 	for _, c := range cases {
 		t.Run(c.device, func(t *testing.T) {

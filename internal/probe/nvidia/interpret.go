@@ -30,7 +30,7 @@ func device(g GPU) probe.Device {
 		Vendor:           "NVIDIA",
 		Name:             "NVIDIA GPU",
 		PytorchDevice:    fmt.Sprintf("cuda:%d", g.Index),
-		JAXPlatform:      "gpu",
+		JAXPlatform:      "cuda",
 		VisibilityEnv:    "CUDA_VISIBLE_DEVICES",
 		InferenceContext: "torch.inference_mode",
 	}
