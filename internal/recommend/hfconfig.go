@@ -133,6 +133,29 @@ func opt(name string, v *int64, def int64) (int64, error) {
 	return need(name, v)
 }
 
+// fields reads a config's numbers with a sticky error, like bufio.Scanner:
+// a counter reads every field it needs and checks err once. After the
+// first failure every read returns 0, so check err before dividing.
+type fields struct{ err error }
+
+func (f *fields) need(name string, v *int64) int64 {
+	if f.err != nil {
+		return 0
+	}
+	n, err := need(name, v)
+	f.err = err
+	return n
+}
+
+func (f *fields) opt(name string, v *int64, def int64) int64 {
+	if f.err != nil {
+		return 0
+	}
+	n, err := opt(name, v, def)
+	f.err = err
+	return n
+}
+
 // headsFit refuses more heads than hidden units when the head size is
 // derived from them: the head size would be 0 and the KV cache vanish.
 func headsFit(heads, hidden int64, headsName, hiddenName string) error {
@@ -151,38 +174,24 @@ func flag(v *bool, def bool) bool {
 
 func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
 	var m oomsim.Model
-	h, err := need("hidden_size", c.HiddenSize)
-	if err != nil {
-		return m, err
-	}
-	L, err := need("num_hidden_layers", c.NumHiddenLayers)
-	if err != nil {
-		return m, err
-	}
-	nh, err := need("num_attention_heads", c.NumAttentionHeads)
-	if err != nil {
-		return m, err
-	}
-	kv, err := opt("num_key_value_heads", c.NumKeyValueHeads, nh)
-	if err != nil {
-		return m, err
+	var f fields
+	h := f.need("hidden_size", c.HiddenSize)
+	L := f.need("num_hidden_layers", c.NumHiddenLayers)
+	nh := f.need("num_attention_heads", c.NumAttentionHeads)
+	kv := f.opt("num_key_value_heads", c.NumKeyValueHeads, nh)
+	if f.err != nil {
+		return m, f.err
 	}
 	if c.HeadDim == nil {
 		if err := headsFit(nh, h, "num_attention_heads", "hidden_size"); err != nil {
 			return m, err
 		}
 	}
-	hd, err := opt("head_dim", c.HeadDim, h/nh)
-	if err != nil {
-		return m, err
-	}
-	ffn, err := need("intermediate_size", c.IntermediateSize)
-	if err != nil {
-		return m, err
-	}
-	V, err := need("vocab_size", c.VocabSize)
-	if err != nil {
-		return m, err
+	hd := f.opt("head_dim", c.HeadDim, h/nh)
+	ffn := f.need("intermediate_size", c.IntermediateSize)
+	V := f.need("vocab_size", c.VocabSize)
+	if f.err != nil {
+		return m, f.err
 	}
 	maxPos, _ := opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
 	if nh%kv != 0 {
@@ -223,31 +232,17 @@ func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
 // countGPT2 counts GPT2LMHeadModel (its head is tied to wte).
 func countGPT2(c hfConfig) (oomsim.Model, error) {
 	var m oomsim.Model
-	h, err := need("n_embd", c.NEmbd)
-	if err != nil {
-		return m, err
-	}
-	L, err := need("n_layer", c.NLayer)
-	if err != nil {
-		return m, err
-	}
-	nh, err := need("n_head", c.NHead)
-	if err != nil {
-		return m, err
+	var f fields
+	h := f.need("n_embd", c.NEmbd)
+	L := f.need("n_layer", c.NLayer)
+	nh := f.need("n_head", c.NHead)
+	inner := f.opt("n_inner", c.NInner, 4*h)
+	V := f.need("vocab_size", c.VocabSize)
+	P := f.need("n_positions", c.NPositions)
+	if f.err != nil {
+		return m, f.err
 	}
 	if err := headsFit(nh, h, "n_head", "n_embd"); err != nil {
-		return m, err
-	}
-	inner, err := opt("n_inner", c.NInner, 4*h)
-	if err != nil {
-		return m, err
-	}
-	V, err := need("vocab_size", c.VocabSize)
-	if err != nil {
-		return m, err
-	}
-	P, err := need("n_positions", c.NPositions)
-	if err != nil {
 		return m, err
 	}
 	linear := h*3*h + h*h + h*inner + inner*h
@@ -263,35 +258,18 @@ func countGPT2(c hfConfig) (oomsim.Model, error) {
 // KerasHub and accelerate report).
 func countBERT(c hfConfig) (oomsim.Model, error) {
 	var m oomsim.Model
-	h, err := need("hidden_size", c.HiddenSize)
-	if err != nil {
-		return m, err
-	}
-	L, err := need("num_hidden_layers", c.NumHiddenLayers)
-	if err != nil {
-		return m, err
-	}
-	nh, err := need("num_attention_heads", c.NumAttentionHeads)
-	if err != nil {
-		return m, err
+	var f fields
+	h := f.need("hidden_size", c.HiddenSize)
+	L := f.need("num_hidden_layers", c.NumHiddenLayers)
+	nh := f.need("num_attention_heads", c.NumAttentionHeads)
+	ffn := f.need("intermediate_size", c.IntermediateSize)
+	V := f.need("vocab_size", c.VocabSize)
+	P := f.opt("max_position_embeddings", c.MaxPositionEmbeddings, 512)
+	T := f.opt("type_vocab_size", c.TypeVocabSize, 2)
+	if f.err != nil {
+		return m, f.err
 	}
 	if err := headsFit(nh, h, "num_attention_heads", "hidden_size"); err != nil {
-		return m, err
-	}
-	ffn, err := need("intermediate_size", c.IntermediateSize)
-	if err != nil {
-		return m, err
-	}
-	V, err := need("vocab_size", c.VocabSize)
-	if err != nil {
-		return m, err
-	}
-	P, err := opt("max_position_embeddings", c.MaxPositionEmbeddings, 512)
-	if err != nil {
-		return m, err
-	}
-	T, err := opt("type_vocab_size", c.TypeVocabSize, 2)
-	if err != nil {
 		return m, err
 	}
 	linear := 4*h*h + h*ffn + ffn*h
@@ -309,37 +287,17 @@ func countBERT(c hfConfig) (oomsim.Model, error) {
 // block), and an LM head when untied (T5 v1.1, T0).
 func countT5(c hfConfig) (oomsim.Model, error) {
 	var m oomsim.Model
-	d, err := need("d_model", c.DModel)
-	if err != nil {
-		return m, err
-	}
-	dkv, err := need("d_kv", c.DKV)
-	if err != nil {
-		return m, err
-	}
-	dff, err := need("d_ff", c.DFF)
-	if err != nil {
-		return m, err
-	}
-	enc, err := need("num_layers", c.NumLayers)
-	if err != nil {
-		return m, err
-	}
-	dec, err := opt("num_decoder_layers", c.NumDecoderLayers, enc)
-	if err != nil {
-		return m, err
-	}
-	nh, err := need("num_heads", c.NumHeads)
-	if err != nil {
-		return m, err
-	}
-	V, err := need("vocab_size", c.VocabSize)
-	if err != nil {
-		return m, err
-	}
-	buckets, err := opt("relative_attention_num_buckets", c.RelativeAttentionNumBuckets, 32)
-	if err != nil {
-		return m, err
+	var f fields
+	d := f.need("d_model", c.DModel)
+	dkv := f.need("d_kv", c.DKV)
+	dff := f.need("d_ff", c.DFF)
+	enc := f.need("num_layers", c.NumLayers)
+	dec := f.opt("num_decoder_layers", c.NumDecoderLayers, enc)
+	nh := f.need("num_heads", c.NumHeads)
+	V := f.need("vocab_size", c.VocabSize)
+	buckets := f.opt("relative_attention_num_buckets", c.RelativeAttentionNumBuckets, 32)
+	if f.err != nil {
+		return m, f.err
 	}
 	inner := nh * dkv
 	attn := 4 * d * inner
