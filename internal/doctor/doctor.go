@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/devctl/devctl/internal/guard"
 )
 
 // Status is a finding's verdict.
@@ -84,40 +85,20 @@ func Run(ctx context.Context, checks []*Check, env *Env, opts Options) []Outcome
 		timeout = 5 * time.Second
 	}
 	out := make([]Outcome, len(checks))
-	var wg sync.WaitGroup
-	for i, c := range checks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = runOne(ctx, c, env, timeout)
-		}()
-	}
-	wg.Wait()
+	guard.Each(len(checks), func(i int) { out[i] = runOne(ctx, checks[i], env, timeout) })
 	return out
 }
 
 func runOne(ctx context.Context, c *Check, env *Env, timeout time.Duration) Outcome {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	start := time.Now()
-	ch := make(chan Finding, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- broken(Error, fmt.Sprintf("check panicked: %v", r))
-			}
-		}()
-		ch <- c.Run(ctx, env)
-	}()
-	var f Finding
-	select {
-	case f = <-ch:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			f = broken(Timeout, fmt.Sprintf("no answer within %s", timeout))
-		} else {
-			f = broken(Error, ctx.Err().Error())
-		}
+	f, err := guard.Run(ctx, timeout, func(ctx context.Context) (Finding, error) { return c.Run(ctx, env), nil })
+	switch {
+	case errors.Is(err, guard.ErrPanic):
+		f = broken(Error, "check "+err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		f = broken(Timeout, fmt.Sprintf("no answer within %s", timeout))
+	case err != nil:
+		f = broken(Error, err.Error())
 	}
 	return Outcome{Check: c, Finding: f, Duration: time.Since(start)}
 }

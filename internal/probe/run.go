@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
+	"github.com/devctl/devctl/internal/guard"
 	"github.com/devctl/devctl/internal/host"
 )
 
@@ -48,15 +48,7 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 		timeout = 5 * time.Second
 	}
 	outcomes := make([]Outcome, len(drivers))
-	var wg sync.WaitGroup
-	for i, d := range drivers {
-		wg.Add(1)
-		go func(i int, d Driver) {
-			defer wg.Done()
-			outcomes[i] = runOne(ctx, h, d, timeout)
-		}(i, d)
-	}
-	wg.Wait()
+	guard.Each(len(drivers), func(i int) { outcomes[i] = runOne(ctx, h, drivers[i], timeout) })
 
 	rep := &Report{
 		SchemaVersion: SchemaVersion,
@@ -91,48 +83,30 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 }
 
 func runOne(ctx context.Context, h *host.Host, d Driver, timeout time.Duration) Outcome {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	start := time.Now()
-	type answer struct {
-		res Result
-		err error
+	res, err := guard.Run(ctx, timeout, func(ctx context.Context) (Result, error) { return d.Probe(ctx, h) })
+	if errors.Is(err, guard.ErrPanic) {
+		err = fmt.Errorf("driver %w", err)
 	}
-	ch := make(chan answer, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- answer{err: fmt.Errorf("driver panicked: %v", r)}
-			}
-		}()
-		res, err := d.Probe(ctx, h)
-		ch <- answer{res, err}
-	}()
-	var a answer
-	select {
-	case a = <-ch:
-	case <-ctx.Done():
-		a = answer{err: ctx.Err()}
-	}
-	st := DriverStatus{Name: d.Name(), Source: a.res.Source, DurationMS: time.Since(start).Milliseconds()}
+	st := DriverStatus{Name: d.Name(), Source: res.Source, DurationMS: time.Since(start).Milliseconds()}
 	switch {
-	case a.err == nil:
+	case err == nil:
 		st.Status = StatusOK
-		st.Detail = a.res.Detail
+		st.Detail = res.Detail
 		if st.Detail == "" {
-			st.Detail = fmt.Sprintf("%d device(s)", len(a.res.Devices))
+			st.Detail = fmt.Sprintf("%d device(s)", len(res.Devices))
 		}
-	case errors.Is(a.err, ErrAbsent):
+	case errors.Is(err, ErrAbsent):
 		st.Status = StatusAbsent
-		st.Detail = trimAbsent(a.err.Error())
-	case errors.Is(a.err, context.DeadlineExceeded):
+		st.Detail = trimAbsent(err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
 		st.Status = StatusTimeout
 		st.Detail = fmt.Sprintf("no answer within %s", timeout)
 	default:
 		st.Status = StatusError
-		st.Detail = a.err.Error()
+		st.Detail = err.Error()
 	}
-	return Outcome{Status: st, Result: a.res, Err: a.err}
+	return Outcome{Status: st, Result: res, Err: err}
 }
 
 func trimAbsent(s string) string {

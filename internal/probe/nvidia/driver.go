@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/devctl/devctl/internal/guard"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/pci"
@@ -130,30 +131,17 @@ func queryNVML(ctx context.Context, h *host.Host) (*Raw, string) {
 	if why := noNVIDIAHere(h); why != "" {
 		return &Raw{Version: RawVersion, Source: SourceNVML}, why
 	}
-	type answer struct {
-		b   []byte
-		err error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				ch <- answer{err: fmt.Errorf("NVML query panicked: %v", p)}
-			}
-		}()
-		b, err := h.NVML.Query(ctx)
-		ch <- answer{b, err}
-	}()
-	var a answer
-	select {
-	case a = <-ch:
-	case <-ctx.Done():
+	b, err := guard.Run(ctx, 0, h.NVML.Query)
+	switch {
+	case errors.Is(err, guard.ErrPanic):
+		err = fmt.Errorf("NVML query %w", err)
+	case ctx.Err() != nil:
 		return &Raw{Version: RawVersion, Source: SourceNVML, NVMLError: ctx.Err().Error()}, "NVML did not answer: " + ctx.Err().Error()
 	}
-	if a.err != nil {
-		return &Raw{Version: RawVersion, Source: SourceNVML, NVMLError: a.err.Error()}, "NVML query failed: " + a.err.Error()
+	if err != nil {
+		return &Raw{Version: RawVersion, Source: SourceNVML, NVMLError: err.Error()}, "NVML query failed: " + err.Error()
 	}
-	raw, err := Decode(a.b)
+	raw, err := Decode(b)
 	if err != nil {
 		return &Raw{Version: RawVersion, Source: SourceNVML, NVMLError: err.Error()}, err.Error()
 	}
