@@ -80,14 +80,8 @@ func ParseCPUInfo(b []byte) CPUInfo {
 			features[strings.ToLower(f)] = true
 		}
 	}
-	for len(b) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
-		k, v, ok := bytes.Cut(line, []byte(":"))
+	for line := range bytes.Lines(b) {
+		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(":"))
 		if !ok {
 			continue
 		}

@@ -34,14 +34,8 @@ func ParseMeminfo(b []byte) (Meminfo, error) {
 		haveTotal, haveAvail bool
 		buffers, cached      int64
 	)
-	for len(b) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
-		k, v, ok := bytes.Cut(line, []byte(":"))
+	for line := range bytes.Lines(b) {
+		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(":"))
 		if !ok {
 			continue
 		}
