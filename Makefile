@@ -20,6 +20,8 @@ test: lint tidy-check unit cross
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@empty=$$(find testdata cmd/devctl/testdata -type d -empty 2>/dev/null); \
+	if [ -n "$$empty" ]; then echo "git does not keep empty fixture directories; put a real file in each:"; echo "$$empty"; exit 1; fi
 
 vet:
 	$(GO) vet ./...

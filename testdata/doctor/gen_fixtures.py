@@ -57,7 +57,7 @@ H2=nvpci('0000:17:00.0','2331')|nvpci('0000:65:00.0','2331')
 
 # 1 driver_loaded
 case('nvidia.driver_loaded','pass','pass','pass', nvpci('0000:07:00.0')|{'/proc/driver/nvidia/version':PROC565})
-case('nvidia.driver_loaded','fail','fail','nouveau', nvpci('0000:01:00.0','1C82','30000','nouveau')|{'/sys/module/nouveau/':''})
+case('nvidia.driver_loaded','fail','fail','nouveau', nvpci('0000:01:00.0','1C82','30000','nouveau')|{'/sys/module/nouveau/initstate':'live\n'})
 # 2 nvml_init
 case('nvidia.nvml_init','pass','pass','pass', H2, nvml_shared='nvidia/raw/h100-pcie-x2-full.json')
 case('nvidia.nvml_init','fail','fail','LIB_RM_VERSION_MISMATCH', H2, nvml_shared='nvidia/raw/init-lib-rm-mismatch.json')
@@ -125,8 +125,8 @@ for dp,dn,fn in os.walk(src):
         p=os.path.join(dp,f); files['/'+os.path.relpath(p,src)]=open(p).read()
 case('host.cgroup_limits','fail','warn','limited', files)
 # 17 p2p
-case('multi_gpu.p2p_iommu','pass','pass','pass', H2|{'/proc/cmdline':'BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0b5e ro intel_iommu=on iommu=pt quiet splash\n','/sys/kernel/iommu_groups/0/':'','/sys/kernel/iommu_groups/1/':''})
-case('multi_gpu.p2p_iommu','fail','warn','translated', H2|{'/proc/cmdline':'BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0b5e ro intel_iommu=on quiet splash\n','/sys/kernel/iommu_groups/0/':'','/sys/kernel/iommu_groups/1/':''})
+case('multi_gpu.p2p_iommu','pass','pass','pass', H2|{'/proc/cmdline':'BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0b5e ro intel_iommu=on iommu=pt quiet splash\n','/sys/kernel/iommu_groups/0/type':'DMA\n','/sys/kernel/iommu_groups/1/type':'DMA\n'})
+case('multi_gpu.p2p_iommu','fail','warn','translated', H2|{'/proc/cmdline':'BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0b5e ro intel_iommu=on quiet splash\n','/sys/kernel/iommu_groups/0/type':'DMA\n','/sys/kernel/iommu_groups/1/type':'DMA\n'})
 # 18 rocm
 kfdsrc=T+'/accel/rocm-mi210/sys/class/kfd/kfd/topology/nodes'
 kf={}
