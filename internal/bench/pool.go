@@ -55,8 +55,6 @@ func newPool(n int) *pool {
 	return p
 }
 
-func (p *pool) size() int { return len(p.jobs) }
-
 // run runs f on every worker at once and returns the wall time from the
 // common start to the last worker's end.
 func (p *pool) run(f func(worker int)) time.Duration {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,7 +229,7 @@ func checkFile(file string, data []byte) ([]string, error) {
 		}
 		for k := range section {
 			full := "device." + k
-			if !contains(Keys, full) {
+			if !slices.Contains(Keys, full) {
 				return nil, fmt.Errorf("%w: %s: unknown key %q (accepted: %s)", ErrInvalid, file, full, strings.Join(Keys, ", "))
 			}
 			if err := checkKind(full, section[k]); err != nil {
@@ -290,7 +291,7 @@ func decode(v *viper.Viper, cfg *Config) error {
 		return fmt.Errorf("%w: device.preferred %q (from %s): %v", ErrInvalid, d.Preferred, src("device.preferred"), err)
 	}
 	d.Precision = strings.ToLower(strings.TrimSpace(v.GetString("device.precision")))
-	if !contains(Precisions, d.Precision) {
+	if !slices.Contains(Precisions, d.Precision) {
 		return fmt.Errorf("%w: device.precision %q (from %s): want one of %s", ErrInvalid, d.Precision, src("device.precision"), strings.Join(Precisions, ", "))
 	}
 	var err error
@@ -301,7 +302,7 @@ func decode(v *viper.Viper, cfg *Config) error {
 		return fmt.Errorf("%w: device.enable_optimizations %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.enable_optimizations")), src("device.enable_optimizations"))
 	}
 	d.MemoryStrategy = strings.ToLower(strings.TrimSpace(v.GetString("device.memory_strategy")))
-	if !contains(Strategies, d.MemoryStrategy) {
+	if !slices.Contains(Strategies, d.MemoryStrategy) {
 		return fmt.Errorf("%w: device.memory_strategy %q (from %s): want one of %s", ErrInvalid, d.MemoryStrategy, src("device.memory_strategy"), strings.Join(Strategies, ", "))
 	}
 	rawFrac := strings.TrimSpace(fmt.Sprint(v.Get("device.memory_fraction")))
@@ -323,7 +324,7 @@ func decode(v *viper.Viper, cfg *Config) error {
 			if part == "tpu" {
 				part = "xla"
 			}
-			if !contains(backends, part) {
+			if !slices.Contains(backends, part) {
 				return fmt.Errorf("%w: device.platform_priority entry %q (from %s): want backends from %s", ErrInvalid, part, src("device.platform_priority"), strings.Join(backends, ", "))
 			}
 			d.PlatformPriority = append(d.PlatformPriority, part)
@@ -385,10 +386,10 @@ func ParseFraction(s string) (float64, error) {
 
 // ValidatePreferred accepts "auto", a backend or a device id "backend:N".
 func ValidatePreferred(p string) error {
-	if contains(Preferred, p) {
+	if slices.Contains(Preferred, p) {
 		return nil
 	}
-	if b, idx, ok := strings.Cut(p, ":"); ok && contains(backends, b) && b != "cpu" {
+	if b, idx, ok := strings.Cut(p, ":"); ok && slices.Contains(backends, b) && b != "cpu" {
 		if n, err := strconv.Atoi(idx); err == nil && n >= 0 && n < 1<<16 {
 			return nil
 		}
@@ -413,15 +414,6 @@ func parseBool(v any) (bool, error) {
 		}
 	}
 	return false, errors.New("not a boolean")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Value returns a key's effective value as text, for `config show`.

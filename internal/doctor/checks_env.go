@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,11 +207,11 @@ func ValidateDevctlEnv(name, value string) string {
 			return err.Error()
 		}
 	case "DEVCTL_PRECISION":
-		if !contains(config.Precisions, v) {
+		if !slices.Contains(config.Precisions, v) {
 			return "want one of " + strings.Join(config.Precisions, ", ")
 		}
 	case "DEVCTL_MEMORY_STRATEGY":
-		if !contains(config.Strategies, v) {
+		if !slices.Contains(config.Strategies, v) {
 			return "want one of " + strings.Join(config.Strategies, ", ")
 		}
 	case "DEVCTL_MEMORY_FRACTION":
@@ -233,15 +234,6 @@ func isBool(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "false", "1", "0", "yes", "no", "on", "off":
 		return true
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
 	}
 	return false
 }

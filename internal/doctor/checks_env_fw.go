@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -188,7 +189,7 @@ var xlaVars = []envRule{
 		return ""
 	}},
 	{names: []string{"XLA_PYTHON_CLIENT_ALLOCATOR"}, why: func(_, v string) string {
-		if !contains([]string{"default", "platform", "bfc", "cuda_async"}, strings.TrimSpace(v)) {
+		if !slices.Contains([]string{"default", "platform", "bfc", "cuda_async"}, strings.TrimSpace(v)) {
 			return "want default, platform, bfc or cuda_async"
 		}
 		return ""
@@ -204,7 +205,7 @@ var xlaVars = []envRule{
 	{names: []string{"JAX_PLATFORMS"}, why: func(_, v string) string {
 		for _, p := range strings.Split(v, ",") {
 			p = strings.TrimSpace(p)
-			if p != "" && !contains([]string{"cpu", "cuda", "gpu", "rocm", "tpu", "metal", "METAL", "neuron", "iree"}, p) {
+			if p != "" && !slices.Contains([]string{"cpu", "cuda", "gpu", "rocm", "tpu", "metal", "METAL", "neuron", "iree"}, p) {
 				return fmt.Sprintf("unknown platform %q (want cpu, cuda, gpu, rocm, tpu or metal)", p)
 			}
 		}

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe/cpu"
+	"github.com/devctl/devctl/internal/probe/memory"
+	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 // gpuCount is the number of accelerators (for sizing advice), from the
@@ -28,8 +33,8 @@ func memTotal(e *Env) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	kb, ok := ParseMemTotalKB(b)
-	return kb * 1024, ok
+	mi, err := memory.ParseMeminfo(b)
+	return mi.Total, err == nil
 }
 
 func mib(b int64) string { return strconv.FormatInt(b>>20, 10) + " MiB" }
@@ -49,12 +54,13 @@ var checkShm = &Check{
 				if err != nil {
 					continue
 				}
+				parse := kernfs.ParseMounts
 				if p == "/proc/self/mountinfo" {
-					_, opt, found = ParseMountinfoOption(b, "/dev/shm", "size")
-				} else {
-					_, opt, found = ParseMountOption(b, "/dev/shm", "size")
+					parse = kernfs.ParseMountInfo
 				}
-				if found {
+				var m kernfs.Mount
+				if m, found = kernfs.FindMount(parse(b), "/dev/shm"); found {
+					opt, _ = m.Option("size")
 					src = p
 					break
 				}
@@ -62,7 +68,7 @@ var checkShm = &Check{
 			if !found {
 				return skip("skip_no_shm", nil)
 			}
-			if s, ok := ParseSize(opt); ok {
+			if s, err := memory.ParseSize(opt, 0); err == nil {
 				size = s
 				ev = append(ev, Evidence{src + " /dev/shm", "size=" + opt})
 			} else if total, ok := memTotal(e); ok {
@@ -95,24 +101,6 @@ type CgroupLimits struct {
 	CPUSrc      string
 }
 
-// ParseCPUMax reads cgroup v2 cpu.max ("max 100000" or "200000 100000").
-func ParseCPUMax(s string) (float64, bool) {
-	f := strings.Fields(s)
-	if len(f) == 0 || f[0] == "max" {
-		return 0, len(f) > 0
-	}
-	q, err1 := strconv.ParseFloat(f[0], 64)
-	period := 100000.0
-	var err2 error
-	if len(f) > 1 {
-		period, err2 = strconv.ParseFloat(f[1], 64)
-	}
-	if err1 != nil || err2 != nil || q <= 0 || period <= 0 {
-		return 0, false
-	}
-	return q / period, true
-}
-
 // readCgroupLimits follows /proc/self/cgroup to the cgroup directory and
 // walks up to the root, taking the tightest limits (cgroup v2, then v1).
 func readCgroupLimits(e *Env) CgroupLimits {
@@ -143,7 +131,7 @@ func readCgroupLimits(e *Env) CgroupLimits {
 				mem, _ = strconv.ParseInt(s, 10, 64)
 			}
 			if s, err := h.ReadString(base + "/cpu.max"); err == nil {
-				cpu, _ = ParseCPUMax(s)
+				cpu, _, _ = kernfs.ParseCPUMax([]byte(s))
 			}
 			take(mem, base+"/memory.max", cpu, base+"/cpu.max")
 			if dir == "/" {
@@ -234,18 +222,18 @@ var checkAVX2 = &Check{
 			}
 			return skip("skip_no_cpuinfo", nil)
 		}
-		_, flags, x86 := ParseCPUInfo(b)
-		if !x86 {
+		info := cpu.ParseCPUInfo(b)
+		if info.Arch != "amd64" && info.Arch != "386" {
 			arch := h.Arch
-			if len(flags) > 0 {
+			if info.Arch == "arm" || info.Arch == "arm64" {
 				arch = "arm (Features line)"
 			}
 			return skip("skip_not_x86", Args{"arch": arch})
 		}
 		switch {
-		case !flags["avx"]:
+		case !slices.Contains(info.Features, "avx"):
 			return Finding{Status: Fail, Msg: "no_avx", Evidence: []Evidence{{"/proc/cpuinfo flags", "no avx"}}}
-		case !flags["avx2"]:
+		case !slices.Contains(info.Features, "avx2"):
 			return Finding{Status: Warn, Msg: "no_avx2", Evidence: []Evidence{{"/proc/cpuinfo flags", "avx without avx2"}}}
 		}
 		return Finding{Status: Pass, Msg: "pass", Evidence: []Evidence{{"/proc/cpuinfo flags", "avx2"}}}
@@ -300,16 +288,16 @@ var checkPCIeLink = &Check{
 		for _, d := range e.PCI() {
 			accel := (d.IsDisplay() && (d.Vendor == VendorNVIDIA || d.Vendor == VendorAMD || d.Vendor == VendorIntel)) ||
 				d.Vendor == VendorGoogle || (d.Vendor == VendorAmazon && d.Class>>16 != 0x02)
-			if !accel || d.MaxWidth <= 0 || d.CurWidth <= 0 {
+			if !accel || d.Max.Width <= 0 || d.Current.Width <= 0 {
 				continue
 			}
 			count++
-			if d.CurWidth < d.MaxWidth {
+			if d.Current.Width < d.Max.Width {
 				src := pciRoot + "/" + d.Address
-				return Finding{Status: Warn, Msg: "narrow", Args: Args{"dev": d.Address, "cur": strconv.Itoa(d.CurWidth), "max": strconv.Itoa(d.MaxWidth), "addr": d.Address},
-					Evidence: []Evidence{{src + "/current_link_width", strconv.Itoa(d.CurWidth)}, {src + "/max_link_width", strconv.Itoa(d.MaxWidth)}}}
+				return Finding{Status: Warn, Msg: "narrow", Args: Args{"dev": d.Address, "cur": strconv.Itoa(d.Current.Width), "max": strconv.Itoa(d.Max.Width), "addr": d.Address},
+					Evidence: []Evidence{{src + "/current_link_width", strconv.Itoa(d.Current.Width)}, {src + "/max_link_width", strconv.Itoa(d.Max.Width)}}}
 			}
-			if d.CurSpeed != "" && d.MaxSpeed != "" && d.CurSpeed != d.MaxSpeed {
+			if d.Current.Speed != "" && d.Max.Speed != "" && d.Current.Speed != d.Max.Speed {
 				genNote = " (speed below maximum while idle is normal power saving)"
 			}
 		}
@@ -347,8 +335,7 @@ func hostCPUs(e *Env) int {
 		}
 	}
 	if b, err := e.Host.FS.ReadFile("/proc/cpuinfo"); err == nil {
-		n, _, _ := ParseCPUInfo(b)
-		return n
+		return cpu.ParseCPUInfo(b).Processors
 	}
 	return 0
 }

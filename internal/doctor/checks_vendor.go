@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 const kfdTopology = "/sys/class/kfd/kfd/topology/nodes"
@@ -91,7 +93,7 @@ func tpuModern(id uint16) bool {
 
 // tpuChips returns the TPU chips on the PCI bus, or the skip finding to
 // return when there are none (as nvml does for the NVIDIA checks).
-func tpuChips(e *Env) ([]PCIDevice, *Finding) {
+func tpuChips(e *Env) ([]pci.Device, *Finding) {
 	tpus := e.pciOf(VendorGoogle, false)
 	if len(tpus) == 0 {
 		f := skip("skip_no_tpu", nil)

@@ -25,7 +25,7 @@ type Env struct {
 	ConfigErr error
 
 	pciOnce sync.Once
-	pci     []PCIDevice
+	pci     []pci.Device
 
 	nvOnce sync.Once
 	nv     *NVState
@@ -45,9 +45,11 @@ func (e *Env) Outcome(name string) *probe.Outcome {
 	return nil
 }
 
-// PCI returns the machine's PCI functions (once).
-func (e *Env) PCI() []PCIDevice {
-	e.pciOnce.Do(func() { e.pci = scanPCI(e.Host) })
+// PCI returns the machine's PCI functions from devctl's shared PCI walk
+// (memoised per Host, so the probe drivers and doctor walk the bus once).
+// A missing bus is no devices.
+func (e *Env) PCI() []pci.Device {
+	e.pciOnce.Do(func() { e.pci, _ = pci.Scan(e.Host) })
 	return e.pci
 }
 
@@ -78,19 +80,6 @@ func (e *Env) Devices(backend string) []probe.Device {
 	return out
 }
 
-// PCIDevice is one PCI function as sysfs shows it.
-type PCIDevice struct {
-	Address  string // 0000:3b:00.0
-	Vendor   uint16
-	Device   uint16
-	Class    uint32 // 0x030200
-	Driver   string // basename of the driver link, "" when unbound
-	CurWidth int
-	MaxWidth int
-	CurSpeed string
-	MaxSpeed string
-}
-
 // Vendor IDs devctl recognises on the PCI bus (the pci package's).
 const (
 	VendorNVIDIA = pci.VendorNVIDIA
@@ -100,33 +89,13 @@ const (
 	VendorAmazon = pci.VendorAmazon
 )
 
-// IsDisplay reports a display-class function (0x03xxxx: VGA, 3D controller).
-func (d PCIDevice) IsDisplay() bool { return d.Class>>16 == 0x03 }
-
 // pciRoot is where sysfs lists PCI functions.
 const pciRoot = pci.DevicesDir
 
-// scanPCI uses devctl's shared PCI walk (memoised per Host, so the probe
-// drivers and doctor walk the bus once). A missing bus is no devices.
-func scanPCI(h *host.Host) []PCIDevice {
-	devs, err := pci.Scan(h)
-	if err != nil {
-		return nil
-	}
-	out := make([]PCIDevice, 0, len(devs))
-	for _, d := range devs {
-		out = append(out, PCIDevice{
-			Address: d.Address, Vendor: d.Vendor, Device: d.Device, Class: d.Class, Driver: d.Driver,
-			CurWidth: d.Current.Width, MaxWidth: d.Max.Width, CurSpeed: d.Current.Speed, MaxSpeed: d.Max.Speed,
-		})
-	}
-	return out
-}
-
 // pciOf returns the functions of a vendor that are display devices (or any
 // class when display is false).
-func (e *Env) pciOf(vendor uint16, display bool) []PCIDevice {
-	var out []PCIDevice
+func (e *Env) pciOf(vendor uint16, display bool) []pci.Device {
+	var out []pci.Device
 	for _, d := range e.PCI() {
 		if d.Vendor == vendor && (!display || d.IsDisplay()) {
 			out = append(out, d)

@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/explain"
@@ -255,12 +254,4 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 		p.Changes = []string{}
 	}
 	return p, nil
-}
-
-// FormatBytesMiB prints bytes as MiB/GiB for plan summaries.
-func FormatBytesMiB(b int64) string {
-	if b >= 1<<30 {
-		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
-	}
-	return strconv.FormatInt(b>>20, 10) + " MiB"
 }

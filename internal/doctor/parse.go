@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe/nvidia"
 )
 
 // ParseNvidiaVersion reads the kernel module version from
@@ -12,19 +14,15 @@ import (
 //	NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024
 //	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ...
 //
-// It returns "" when the text has no NVRM line with a version.
+// The line is read by the nvidia probe's parser; doctor keeps only versions
+// of the shape libVersion also accepts, so that the two compare like for
+// like. It returns "" otherwise, or when the text has no NVRM version line.
 func ParseNvidiaVersion(b []byte) string {
-	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "NVRM version:") {
-			continue
-		}
-		for _, f := range strings.Fields(line) {
-			if isDriverVersion(f) {
-				return f
-			}
-		}
+	km, err := nvidia.ParseKernelModule(b)
+	if err != nil || !isDriverVersion(km.Version) {
+		return ""
 	}
-	return ""
+	return km.Version
 }
 
 // isDriverVersion accepts "550.90.07", "470.256.02" or "535.104": two or
@@ -139,120 +137,4 @@ func pyString(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return ""
-}
-
-// ParseMountOption finds a mount point in /proc/mounts and returns its
-// file-system type and the value of one option ("size=65536k" -> "65536k").
-func ParseMountOption(b []byte, mountPoint, option string) (fstype, value string, found bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 || f[1] != mountPoint {
-			continue
-		}
-		fstype, found, value = f[2], true, ""
-		for _, o := range strings.Split(f[3], ",") {
-			if k, v, ok := strings.Cut(o, "="); ok && k == option {
-				value = v
-			}
-		}
-	}
-	return fstype, value, found
-}
-
-// ParseMountinfoOption is ParseMountOption for /proc/self/mountinfo,
-// whose lines are "id parent maj:min root mountpoint opts [tags] - fstype
-// source superopts"; tmpfs keeps size= in the super options.
-func ParseMountinfoOption(b []byte, mountPoint, option string) (fstype, value string, found bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 6 || f[4] != mountPoint || len(g) < 1 {
-			continue
-		}
-		fstype, found, value = g[0], true, ""
-		opts := f[5]
-		if len(g) >= 3 {
-			opts += "," + g[2]
-		}
-		for _, o := range strings.Split(opts, ",") {
-			if k, v, ok := strings.Cut(o, "="); ok && k == option {
-				value = v
-			}
-		}
-	}
-	return fstype, value, found
-}
-
-// ParseSize reads a tmpfs size ("65536k", "8g", "1073741824") in bytes.
-func ParseSize(s string) (int64, bool) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if s == "" {
-		return 0, false
-	}
-	mult := int64(1)
-	switch s[len(s)-1] {
-	case 'k':
-		mult = 1 << 10
-	case 'm':
-		mult = 1 << 20
-	case 'g':
-		mult = 1 << 30
-	case 't':
-		mult = 1 << 40
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, false
-	}
-	return n * mult, true
-}
-
-// ParseMemTotalKB reads MemTotal from /proc/meminfo, in kB.
-func ParseMemTotalKB(b []byte) (int64, bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 0 {
-				return 0, false
-			}
-			n, err := strconv.ParseInt(f[0], 10, 64)
-			return n, err == nil && n >= 0
-		}
-	}
-	return 0, false
-}
-
-// ParseCPUInfo returns the number of processors and the x86 flags (or ARM
-// features) of the first processor in /proc/cpuinfo, and whether the flags
-// line is x86's "flags".
-func ParseCPUInfo(b []byte) (processors int, flags map[string]bool, x86 bool) {
-	flags = map[string]bool{}
-	seenFlags := false
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k = strings.TrimSpace(k)
-		switch k {
-		case "processor":
-			processors++
-		case "flags", "Features":
-			if seenFlags {
-				continue
-			}
-			seenFlags = true
-			x86 = k == "flags"
-			for _, f := range strings.Fields(v) {
-				flags[f] = true
-			}
-		}
-	}
-	return processors, flags, x86
 }

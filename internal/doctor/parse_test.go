@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/probe/memory"
+	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 func TestParseNvidiaVersion(t *testing.T) {
@@ -112,19 +115,22 @@ func TestCUDAForDriver(t *testing.T) {
 	}
 }
 
+// The shm and cgroup checks use the probe's parsers; these are the values
+// they rely on.
 func TestParseSizesAndMounts(t *testing.T) {
-	if n, ok := ParseSize("65536k"); !ok || n != 64<<20 {
-		t.Errorf("ParseSize(65536k) = %d %v", n, ok)
+	if n, err := memory.ParseSize("65536k", 0); err != nil || n != 64<<20 {
+		t.Errorf("ParseSize(65536k) = %d %v", n, err)
 	}
-	if _, ok := ParseSize("12x"); ok {
+	if _, err := memory.ParseSize("12x", 0); err == nil {
 		t.Error("ParseSize accepted 12x")
 	}
 	mi := "618 614 0:54 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k,inode64\n"
-	if fs, v, ok := ParseMountinfoOption([]byte(mi), "/dev/shm", "size"); !ok || fs != "tmpfs" || v != "65536k" {
-		t.Errorf("ParseMountinfoOption = %q %q %v", fs, v, ok)
+	m, ok := kernfs.FindMount(kernfs.ParseMountInfo([]byte(mi)), "/dev/shm")
+	if v, _ := m.Option("size"); !ok || m.FSType != "tmpfs" || v != "65536k" {
+		t.Errorf("mountinfo /dev/shm = %+v %v", m, ok)
 	}
-	if q, ok := ParseCPUMax("150000 100000"); !ok || q != 1.5 {
-		t.Errorf("ParseCPUMax = %v %v", q, ok)
+	if q, lim, err := kernfs.ParseCPUMax([]byte("150000 100000")); err != nil || !lim || q != 1.5 {
+		t.Errorf("ParseCPUMax = %v %v %v", q, lim, err)
 	}
 }
 
@@ -163,13 +169,9 @@ func FuzzParseTorchVersionPy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = ParseTorchVersionPy(b) })
 }
 
-func FuzzParseMountinfo(f *testing.F) {
-	f.Add([]byte("618 614 0:54 / /dev/shm rw - tmpfs shm rw,size=65536k\n"))
+func FuzzParsePlistAndMachO(f *testing.F) {
+	f.Add([]byte("<key>ProductVersion</key>\n<string>14.5</string>\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _, _ = ParseMountinfoOption(b, "/dev/shm", "size")
-		_, _, _ = ParseMountOption(b, "/dev/shm", "size")
-		_, _ = ParseMemTotalKB(b)
-		_, _, _ = ParseCPUInfo(b)
 		_ = ParsePlistString(b, "ProductVersion")
 		_ = MachOArch(b)
 	})

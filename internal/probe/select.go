@@ -6,20 +6,6 @@ import (
 	"strings"
 )
 
-// DeviceType maps a backend to the design documents' device type.
-func DeviceType(backend string) string {
-	switch backend {
-	case "cuda", "rocm", "xpu", "mps":
-		return "gpu"
-	case "xla":
-		return "tpu"
-	case "neuron":
-		return "npu"
-	default:
-		return "cpu"
-	}
-}
-
 // Backends lists the backend names devctl knows, for validation messages.
 var Backends = []string{"cuda", "rocm", "mps", "xla", "xpu", "neuron", "cpu"}
 

@@ -26,9 +26,6 @@ func NewStyle(w io.Writer, color bool) *Style {
 	return &Style{r: r, color: color}
 }
 
-// Plain reports whether the style adds no escape codes.
-func (s *Style) Plain() bool { return !s.color }
-
 func (s *Style) fg(c string, bold bool, text string) string {
 	if !s.color {
 		return text

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -120,7 +121,7 @@ func validate(o *Options) error {
 		{"--strategy", o.Strategy, append([]string{"auto"}, config.Strategies...)},
 	}
 	for _, c := range checks {
-		if !contains(c.ok, strings.ToLower(c.v)) {
+		if !slices.Contains(c.ok, strings.ToLower(c.v)) {
 			return cmdutil.Usagef("invalid %s %q: want one of %s", c.flag, c.v, strings.Join(c.ok, ", "))
 		}
 	}
@@ -140,15 +141,6 @@ func validate(o *Options) error {
 		return cmdutil.Usagef("--offload-params needs --offload cpu and --zero-stage 3")
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Run completes the options, validates, recommends and prints.
