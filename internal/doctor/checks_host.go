@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,59 +100,17 @@ type CgroupLimits struct {
 	CPUSrc      string
 }
 
-// readCgroupLimits follows /proc/self/cgroup to the cgroup directory and
-// walks up to the root, taking the tightest limits (cgroup v2, then v1).
+// readCgroupLimits takes the tightest memory and CPU limits on the
+// process's cgroup and its ancestors, in both hierarchies: the same walk the
+// probe's drivers made (kernfs.Shared reads it once per host).
 func readCgroupLimits(e *Env) CgroupLimits {
 	var l CgroupLimits
-	h := e.Host
-	rel := "/"
-	if b, err := h.FS.ReadFile("/proc/self/cgroup"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if p, ok := strings.CutPrefix(line, "0::"); ok {
-				rel = path.Clean("/" + strings.TrimSpace(p))
-			}
-		}
+	cg := kernfs.Shared(e.Host)
+	if m, ok := cg.MemoryLimit(); ok {
+		l.MemoryBytes, l.MemorySrc = int64(m.Value), m.Path
 	}
-	take := func(mem int64, memSrc string, cpu float64, cpuSrc string) {
-		if mem > 0 && (l.MemoryBytes == 0 || mem < l.MemoryBytes) {
-			l.MemoryBytes, l.MemorySrc = mem, memSrc
-		}
-		if cpu > 0 && (l.CPUQuota == 0 || cpu < l.CPUQuota) {
-			l.CPUQuota, l.CPUSrc = cpu, cpuSrc
-		}
-	}
-	if h.Exists("/sys/fs/cgroup/cgroup.controllers") {
-		for dir := rel; ; dir = path.Dir(dir) {
-			base := path.Join("/sys/fs/cgroup", dir)
-			var mem int64
-			var cpu float64
-			if s, err := h.ReadString(base + "/memory.max"); err == nil && s != "max" {
-				mem, _ = strconv.ParseInt(s, 10, 64)
-			}
-			if s, err := h.ReadString(base + "/cpu.max"); err == nil {
-				cpu, _, _ = kernfs.ParseCPUMax([]byte(s))
-			}
-			take(mem, base+"/memory.max", cpu, base+"/cpu.max")
-			if dir == "/" {
-				break
-			}
-		}
-		return l
-	}
-	// cgroup v1: the container's own hierarchy is mounted at the root.
-	if s, err := h.ReadString("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < 1<<62 {
-			take(n, "/sys/fs/cgroup/memory/memory.limit_in_bytes", 0, "")
-		}
-	}
-	q, err1 := h.ReadString("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
-	p, err2 := h.ReadString("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
-	if err1 == nil && err2 == nil {
-		qn, e1 := strconv.ParseFloat(q, 64)
-		pn, e2 := strconv.ParseFloat(p, 64)
-		if e1 == nil && e2 == nil && qn > 0 && pn > 0 {
-			take(0, "", qn/pn, "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
-		}
+	if c, ok := cg.CPUQuota(); ok {
+		l.CPUQuota, l.CPUSrc = c.Value, c.Path
 	}
 	return l
 }
