@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"path"
@@ -11,6 +9,9 @@ import (
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/cpu"
+	"github.com/devctl/devctl/internal/probe/memory"
+	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 // Machine is what bench needs to know about the machine it measures. The
@@ -52,8 +53,12 @@ type DeviceLink struct {
 func Facts(h *host.Host, rep *probe.Report) Machine {
 	m := Machine{OS: h.OS, Arch: h.Arch}
 	if b, err := h.FS.ReadFile("/proc/cpuinfo"); err == nil {
-		ci := ParseCPUInfo(b)
-		m.CPU, m.ModelName, m.LogicalCPUs = ci.ID, ci.ModelName, ci.Processors
+		ci := cpu.ParseCPUInfo(b)
+		m.CPU = CPUID{Family: ci.Family, Model: ci.ModelNumber, Implementer: ci.Implementer, Part: ci.Part}
+		if ci.Arch == "amd64" || ci.Arch == "386" {
+			m.CPU.Vendor = ci.VendorID // GenuineIntel, AuthenticAMD: the peak table keys on it
+		}
+		m.ModelName, m.LogicalCPUs = ci.Model, ci.Processors
 	}
 	if h.OS == "darwin" && h.Arch == "arm64" {
 		m.CPU.Vendor = "Apple"
@@ -107,18 +112,19 @@ func Facts(h *host.Host, rep *probe.Report) Machine {
 	}
 	if m.MemTotalBytes == 0 || m.MemAvailBytes == 0 {
 		if b, err := h.FS.ReadFile("/proc/meminfo"); err == nil {
-			total, avail := ParseMeminfo(b)
-			if m.MemTotalBytes == 0 {
-				m.MemTotalBytes = total
-			}
-			if m.MemAvailBytes == 0 {
-				m.MemAvailBytes = avail
+			if mi, err := memory.ParseMeminfo(b); err == nil {
+				if m.MemTotalBytes == 0 {
+					m.MemTotalBytes = mi.Total
+				}
+				if m.MemAvailBytes == 0 {
+					m.MemAvailBytes = mi.Available
+				}
 			}
 		}
 	}
 	if m.CPUQuota == nil {
-		if b, err := h.FS.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
-			m.CPUQuota, _ = ParseCPUMax(b)
+		if q, ok := kernfs.Shared(h).CPUQuota(); ok {
+			m.CPUQuota = probe.Ptr(q.Value)
 		}
 	}
 	m.LLCBytes = llcBytes(h, m.LogicalCPUs)
@@ -162,7 +168,9 @@ func llcBytes(h *host.Host, logical int) int64 {
 		}
 		bestLevel, size, shared = level, n, 0
 		if l, err := h.ReadString(p + "/shared_cpu_list"); err == nil {
-			shared, _ = ParseCPUList(l)
+			if cpus, err := kernfs.ParseCPUList([]byte(l)); err == nil {
+				shared = cpus.Count()
+			}
 		}
 	}
 	if size == 0 {
@@ -172,56 +180,6 @@ func llcBytes(h *host.Host, logical int) int64 {
 		return size * int64((logical+shared-1)/shared)
 	}
 	return size
-}
-
-// CPUInfo is what ParseCPUInfo takes from /proc/cpuinfo.
-type CPUInfo struct {
-	ID         CPUID
-	ModelName  string
-	Processors int
-}
-
-// ParseCPUInfo reads the first processor's identity and counts processors
-// in /proc/cpuinfo (x86 and arm64 layouts).
-func ParseCPUInfo(b []byte) CPUInfo {
-	var ci CPUInfo
-	first := true
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if k == "processor" {
-			ci.Processors++
-			if ci.Processors > 1 {
-				first = false
-			}
-			continue
-		}
-		if !first {
-			continue
-		}
-		switch k {
-		case "vendor_id":
-			ci.ID.Vendor = v
-		case "cpu family":
-			ci.ID.Family, _ = strconv.Atoi(v)
-		case "model":
-			ci.ID.Model, _ = strconv.Atoi(v)
-		case "model name":
-			ci.ModelName = v
-		case "CPU implementer":
-			n, _ := strconv.ParseInt(v, 0, 64)
-			ci.ID.Implementer = int(n)
-		case "CPU part":
-			n, _ := strconv.ParseInt(v, 0, 64)
-			ci.ID.Part = int(n)
-		}
-	}
-	return ci
 }
 
 // ParseCacheSize parses sysfs cache sizes such as "32768K", "1M" or "512".
@@ -241,80 +199,4 @@ func ParseCacheSize(s string) (int64, error) {
 		return 0, fmt.Errorf("cache size %q: want a number with an optional K, M or G suffix", s)
 	}
 	return n * mult, nil
-}
-
-// ParseCPUList counts the CPUs in a sysfs list such as "0-7,64-71".
-func ParseCPUList(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	n := 0
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return 0, fmt.Errorf("cpu list %q: bad entry %q", s, part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b-a > 1<<20 {
-				return 0, fmt.Errorf("cpu list %q: bad range %q", s, part)
-			}
-		}
-		n += b - a + 1
-		if n > 1<<22 {
-			return 0, fmt.Errorf("cpu list %q: too many CPUs", s)
-		}
-	}
-	return n, nil
-}
-
-// ParseCPUMax parses cgroup v2 cpu.max ("max 100000" or "150000 100000")
-// into a number of CPUs, nil when unlimited.
-func ParseCPUMax(b []byte) (*float64, error) {
-	f := strings.Fields(string(b))
-	if len(f) == 0 || len(f) > 2 {
-		return nil, fmt.Errorf("cpu.max %q: want \"QUOTA PERIOD\"", string(b))
-	}
-	if f[0] == "max" {
-		return nil, nil
-	}
-	q, err := strconv.ParseFloat(f[0], 64)
-	if err != nil || q <= 0 || math.IsInf(q, 0) || math.IsNaN(q) {
-		return nil, fmt.Errorf("cpu.max %q: bad quota", string(b))
-	}
-	period := 100000.0
-	if len(f) == 2 {
-		period, err = strconv.ParseFloat(f[1], 64)
-		if err != nil || period <= 0 || math.IsInf(period, 0) || math.IsNaN(period) {
-			return nil, fmt.Errorf("cpu.max %q: bad period", string(b))
-		}
-	}
-	v := q / period
-	return &v, nil
-}
-
-// ParseMeminfo returns MemTotal and MemAvailable from /proc/meminfo, in
-// bytes (0 when absent).
-func ParseMeminfo(b []byte) (total, avail int64) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil || n < 0 || n > math.MaxInt64>>10 {
-			continue
-		}
-		switch f[0] {
-		case "MemTotal:":
-			total = n << 10
-		case "MemAvailable:":
-			avail = n << 10
-		}
-	}
-	return total, avail
 }

@@ -32,7 +32,9 @@ func readFixture(t testing.TB, p string) []byte {
 func TestParseCPUInfo(t *testing.T) {
 	// Features are checked separately (they are long); here only a few
 	// that matter to the capability rules.
-	ignoreFeatures := cmpopts.IgnoreFields(CPUInfo{}, "Features")
+	// Features are checked below; the identity numbers in
+	// TestParseCPUInfoKeepsTheFirstProcessorsIdentity.
+	ignoreFeatures := cmpopts.IgnoreFields(CPUInfo{}, "Features", "Family", "ModelNumber", "Implementer", "Part")
 	tests := []struct {
 		name     string
 		file     string // fixture tree, or "" to use text
@@ -407,4 +409,48 @@ func FuzzParseCPUInfo(f *testing.F) {
 			t.Errorf("negative count: %+v", info)
 		}
 	})
+}
+
+func TestParseCPUInfoKeepsTheFirstProcessorsIdentity(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want [4]int // family, model number, implementer, part
+	}{
+		{
+			name: "an arm64 big.LITTLE file gives the first core's MIDR",
+			in:   "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: 0xd0c\n\nprocessor\t: 1\nCPU part\t: 0xd40\n",
+			want: [4]int{0, 0, 0x41, 0xd0c},
+		},
+		{
+			name: "an x86 file gives cpu family and model, not the model name",
+			in:   "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nflags\t\t: fpu lm\n\nprocessor\t: 1\ncpu family\t: 25\nmodel\t\t: 17\n",
+			want: [4]int{26, 2, 0, 0},
+		},
+	}
+	for _, fx := range []struct {
+		file string
+		want [4]int
+	}{
+		{"x86-sapphire-rapids", [4]int{6, 143, 0, 0}}, // Sapphire Rapids is family 6 model 0x8f
+		{"x86-epyc-genoa", [4]int{25, 17, 0, 0}},      // Zen 4 Genoa: family 0x19 model 0x11
+		{"ci-vm-amd64", [4]int{26, 2, 0, 0}},          // Zen 5: family 0x1a
+		{"arm64-ampere1a", [4]int{0, 0, 0xc0, 0xac4}}, // Ampere, AmpereOne
+		{"arm64-axion", [4]int{0, 0, 0x41, 0xd4f}},    // Arm Neoverse-V2
+		{"arm64-rpi4", [4]int{0, 0, 0x41, 0xd08}},     // Arm Cortex-A72
+	} {
+		tests = append(tests, struct {
+			name string
+			in   string
+			want [4]int
+		}{"the real " + fx.file + " dump", string(readFixture(t, fx.file+"/proc/cpuinfo")), fx.want})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ParseCPUInfo([]byte(tt.in))
+			if g := [4]int{got.Family, got.ModelNumber, got.Implementer, got.Part}; g != tt.want {
+				t.Errorf("got %v, want %v", g, tt.want)
+			}
+		})
+	}
 }

@@ -40,6 +40,11 @@ type CPUInfo struct {
 	// came from ("cpu MHz" on x86 is the current clock, not a maximum).
 	MaxMHz float64
 	MHzKey string
+	// Family and ModelNumber are x86's "cpu family" and "model" of the
+	// first processor; Implementer and Part are arm64's MIDR fields. bench
+	// tells microarchitectures apart by them (Zen 4 from Zen 5, say).
+	Family, ModelNumber int
+	Implementer, Part   int
 }
 
 // ParseCPUInfo parses /proc/cpuinfo from any architecture. It never fails
@@ -142,6 +147,14 @@ func ParseCPUInfo(b []byte) CPUInfo {
 			}
 		case lkey == "cpu family" && key == "CPU Family":
 			family = val
+		case key == "cpu family":
+			if info.Family == 0 {
+				info.Family, _ = strconv.Atoi(val)
+			}
+		case key == "model":
+			if info.ModelNumber == 0 {
+				info.ModelNumber, _ = strconv.Atoi(val)
+			}
 		case lkey == "physical id":
 			curPhys, havePhys = val, true
 			socketsSet[val] = true
@@ -219,6 +232,12 @@ func ParseCPUInfo(b []byte) CPUInfo {
 		}
 		info.VendorID = implement
 		info.Vendor = armVendor(implement)
+		if n, err := strconv.ParseInt(implement, 0, 32); err == nil {
+			info.Implementer = int(n)
+		}
+		if n, err := strconv.ParseInt(part, 0, 32); err == nil {
+			info.Part = int(n)
+		}
 		if info.Model == "" && part != "" {
 			info.Model = armPart(implement, part)
 		}
