@@ -339,6 +339,7 @@ func TestFactsFromAFixtureTree(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n")
 	write(t, root, "proc/meminfo", "MemTotal:       24576000 kB\nMemAvailable:   20000000 kB\n")
+	write(t, root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n") // marks a cgroup v2 root
 	write(t, root, "sys/fs/cgroup/cpu.max", "150000 100000\n")
 	write(t, root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3700000\n")
 	for _, c := range []struct{ idx, level, typ, size, shared string }{

@@ -55,7 +55,7 @@ func Facts(h *host.Host, rep *probe.Report) Machine {
 	if b, err := h.FS.ReadFile("/proc/cpuinfo"); err == nil {
 		ci := cpu.ParseCPUInfo(b)
 		m.CPU = CPUID{Family: ci.Family, Model: ci.ModelNumber, Implementer: ci.Implementer, Part: ci.Part}
-		if ci.Arch == "amd64" || ci.Arch == "386" {
+		if !strings.HasPrefix(ci.VendorID, "0x") { // arm's is the implementer code, kept in Implementer
 			m.CPU.Vendor = ci.VendorID // GenuineIntel, AuthenticAMD: the peak table keys on it
 		}
 		m.ModelName, m.LogicalCPUs = ci.Model, ci.Processors
