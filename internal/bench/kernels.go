@@ -27,15 +27,16 @@ func accInit(i int) float64 {
 	return float64(i%13) + float64(i%3)*0.125
 }
 
-// checkF32 checks a kernel computing acc[k*lanes+l] += x[l]*y[l].
-func checkF32(name string, lanes, accs int, run func(n int64, x, y, acc []float32)) error {
-	x, y := make([]float32, lanes), make([]float32, lanes)
+// checkFMA checks a kernel computing acc[k*lanes+l] += x[l]*y[l] for every
+// accumulator k, in float32 or float64.
+func checkFMA[T float32 | float64](name string, lanes, accs int, run func(n int64, x, y, acc []T)) error {
+	x, y := make([]T, lanes), make([]T, lanes)
 	for l := range x {
-		x[l], y[l] = float32(laneX(l)), float32(laneY(l))
+		x[l], y[l] = T(laneX(l)), T(laneY(l))
 	}
-	acc, want := make([]float32, lanes*accs), make([]float32, lanes*accs)
+	acc, want := make([]T, lanes*accs), make([]T, lanes*accs)
 	for i := range acc {
-		acc[i] = float32(accInit(i))
+		acc[i] = T(accInit(i))
 		want[i] = acc[i]
 	}
 	for it := 0; it < checkIters; it++ {
@@ -44,31 +45,12 @@ func checkF32(name string, lanes, accs int, run func(n int64, x, y, acc []float3
 		}
 	}
 	run(checkIters, x, y, acc)
-	for i := range want {
-		if acc[i] != want[i] {
-			return fmt.Errorf("kernel %s: accumulator %d lane %d = %v, want %v", name, i/lanes, i%lanes, acc[i], want[i])
-		}
-	}
-	return nil
+	return sameAccumulators(name, lanes, acc, want)
 }
 
-// checkF64 is checkF32 for float64 lanes.
-func checkF64(name string, lanes, accs int, run func(n int64, x, y, acc []float64)) error {
-	x, y := make([]float64, lanes), make([]float64, lanes)
-	for l := range x {
-		x[l], y[l] = laneX(l), laneY(l)
-	}
-	acc, want := make([]float64, lanes*accs), make([]float64, lanes*accs)
-	for i := range acc {
-		acc[i] = accInit(i)
-		want[i] = acc[i]
-	}
-	for it := 0; it < checkIters; it++ {
-		for i := range want {
-			want[i] += x[i%lanes] * y[i%lanes]
-		}
-	}
-	run(checkIters, x, y, acc)
+// sameAccumulators compares a kernel's accumulators with the reference, and
+// names the first lane that differs.
+func sameAccumulators[T comparable](name string, lanes int, acc, want []T) error {
 	for i := range want {
 		if acc[i] != want[i] {
 			return fmt.Errorf("kernel %s: accumulator %d lane %d = %v, want %v", name, i/lanes, i%lanes, acc[i], want[i])
@@ -102,12 +84,7 @@ func checkBF16(name string, lanes, accs int, run func(n int64, x, y []uint16, ac
 		}
 	}
 	run(checkIters, x, y, acc)
-	for i := range want {
-		if acc[i] != want[i] {
-			return fmt.Errorf("kernel %s: accumulator %d lane %d = %v, want %v", name, i/lanes, i%lanes, acc[i], want[i])
-		}
-	}
-	return nil
+	return sameAccumulators(name, lanes, acc, want)
 }
 
 // checkInt8 checks a kernel computing, for each int32 lane i, acc += the
@@ -132,12 +109,7 @@ func checkInt8(name string, lanes, accs int, run func(n int64, x []uint8, y []in
 		}
 	}
 	run(checkIters, x, y, acc)
-	for i := range want {
-		if acc[i] != want[i] {
-			return fmt.Errorf("kernel %s: accumulator %d lane %d = %d, want %d", name, i/lanes, i%lanes, acc[i], want[i])
-		}
-	}
-	return nil
+	return sameAccumulators(name, lanes, acc, want)
 }
 
 // fmaF32Go is the portable fallback: eight independent chains of

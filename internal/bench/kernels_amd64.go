@@ -43,7 +43,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF32AVX2(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF32(id, 8, 12, func(n int64, x, y, acc []float32) { fmaF32AVX2(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 8, 12, func(n int64, x, y, acc []float32) { fmaF32AVX2(n, &x[0], &y[0], &acc[0]) })
 		}
 	case "fma_fp64/" + ISAFMA3:
 		k.Run = func(n int64) {
@@ -53,7 +53,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF64AVX2(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF64(id, 4, 12, func(n int64, x, y, acc []float64) { fmaF64AVX2(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 4, 12, func(n int64, x, y, acc []float64) { fmaF64AVX2(n, &x[0], &y[0], &acc[0]) })
 		}
 	case "fma_fp32/" + ISAAVX512:
 		k.Run = func(n int64) {
@@ -63,7 +63,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF32AVX512(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF32(id, 16, 12, func(n int64, x, y, acc []float32) { fmaF32AVX512(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 16, 12, func(n int64, x, y, acc []float32) { fmaF32AVX512(n, &x[0], &y[0], &acc[0]) })
 		}
 	case "fma_fp64/" + ISAAVX512:
 		k.Run = func(n int64) {
@@ -73,7 +73,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF64AVX512(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF64(id, 8, 12, func(n int64, x, y, acc []float64) { fmaF64AVX512(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 8, 12, func(n int64, x, y, acc []float64) { fmaF64AVX512(n, &x[0], &y[0], &acc[0]) })
 		}
 	case "dot_bf16/" + ISAAVX512BF:
 		k.Run = func(n int64) {

@@ -21,7 +21,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF32NEON(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF32(id, 4, 24, func(n int64, x, y, acc []float32) { fmaF32NEON(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 4, 24, func(n int64, x, y, acc []float32) { fmaF32NEON(n, &x[0], &y[0], &acc[0]) })
 		}
 	case "fma_fp64/" + ISANEON:
 		k.Run = func(n int64) {
@@ -31,7 +31,7 @@ func kernelFor(id string) (Kernel, bool) {
 			fmaF64NEON(n, &x[0], &y[0], &acc[0])
 		}
 		k.Check = func() error {
-			return checkF64(id, 2, 24, func(n int64, x, y, acc []float64) { fmaF64NEON(n, &x[0], &y[0], &acc[0]) })
+			return checkFMA(id, 2, 24, func(n int64, x, y, acc []float64) { fmaF64NEON(n, &x[0], &y[0], &acc[0]) })
 		}
 	default:
 		return Kernel{}, false
