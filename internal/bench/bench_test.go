@@ -96,6 +96,9 @@ func TestPeakArithmetic(t *testing.T) {
 		{"Intel AVX2 fp64 is half of fp32", "fma_fp64/fma3-avx2", CPUID{Vendor: "GenuineIntel"}, "linux", 16},
 		{"Zen 1 has one 256-bit FMA per cycle", "fma_fp32/fma3-avx2", CPUID{Vendor: "AuthenticAMD", Family: 0x17, Model: 1}, "linux", 16},
 		{"Zen 2 has two", "fma_fp32/fma3-avx2", CPUID{Vendor: "AuthenticAMD", Family: 0x17, Model: 0x31}, "linux", 32},
+		{"Zen 2 starts at family 17h model 30h", "fma_fp32/fma3-avx2", CPUID{Vendor: "AuthenticAMD", Family: 0x17, Model: 0x30}, "linux", 32},
+		{"Zen 3 and Zen 4 (family 19h) have two 256-bit FMA units", "fma_fp32/fma3-avx2", CPUID{Vendor: "AuthenticAMD", Family: 0x19, Model: 0x21}, "linux", 32},
+		{"a Hygon Dhyana is a Zen 1 core with one FMA per cycle", "fma_fp32/fma3-avx2", CPUID{Vendor: "HygonGenuine", Family: 0x18}, "linux", 16},
 		{"Zen 4 double-pumps AVX-512", "fma_fp32/avx512f", CPUID{Vendor: "AuthenticAMD", Family: 0x19}, "linux", 32},
 		{"Zen 5 fp32 AVX-512 is 64", "fma_fp32/avx512f", zen5, "linux", 64},
 		{"Zen 5 bf16 dot is 2 x 16 lanes x 4", "dot_bf16/avx512_bf16", zen5, "linux", 128},
@@ -103,6 +106,8 @@ func TestPeakArithmetic(t *testing.T) {
 		{"Intel AVX-512 assumes two units", "fma_fp64/avx512f", CPUID{Vendor: "GenuineIntel"}, "linux", 32},
 		{"Apple NEON has four pipes", "fma_fp32/neon", CPUID{}, "darwin", 32},
 		{"Neoverse N1 has two pipes", "fma_fp64/neon", CPUID{Implementer: 0x41, Part: 0xd0c}, "linux", 8},
+		{"Neoverse V1 has four pipes", "fma_fp64/neon", CPUID{Implementer: 0x41, Part: 0xd40}, "linux", 16},
+		{"an Apple core under Linux (implementer 0x61) has four pipes", "fma_fp32/neon", CPUID{Implementer: 0x61, Part: 0x23}, "linux", 32},
 		{"an unknown arm core has no peak", "fma_fp32/neon", CPUID{Implementer: 0x41, Part: 0xd03}, "linux", 0},
 		{"the Go fallback has no peak", "fma_fp32/go", CPUID{Vendor: "GenuineIntel"}, "linux", 0},
 		{"an unknown x86 vendor has no peak", "fma_fp32/fma3-avx2", CPUID{Vendor: "CentaurHauls"}, "linux", 0},
@@ -124,6 +129,9 @@ func TestPeakArithmetic(t *testing.T) {
 	}
 	if e := Efficiency(1, nil); e != nil {
 		t.Errorf("Efficiency without theoretical = %v, want nil", *e)
+	}
+	if e := Efficiency(1, probe.Ptr(0.0)); e != nil {
+		t.Errorf("Efficiency against a zero theoretical = %v, want nil", *e)
 	}
 }
 

@@ -25,8 +25,10 @@ func TestEvaluate(t *testing.T) {
 		// CUDA by compute capability.
 		{"a Pascal P100 (6.0) has only 4-bit", capability.Facts{Backend: "cuda", ComputeCapability: "6.0"}, got{Int4: true}},
 		{"a V100 (7.0) adds fp16", capability.Facts{Backend: "cuda", ComputeCapability: "7.0"}, got{FP16: true, Int4: true}},
+		{"a Jetson Xavier (7.2) has fp16 but no int8 tensor cores", capability.Facts{Backend: "cuda", ComputeCapability: "7.2"}, got{FP16: true, Int4: true}},
 		{"a T4 (7.5) adds int8", capability.Facts{Backend: "cuda", ComputeCapability: "7.5"}, got{FP16: true, Int8: true, Int4: true}},
 		{"an A100 (8.0) adds bf16", capability.Facts{Backend: "cuda", ComputeCapability: "8.0"}, got{FP16: true, BF16: true, Int8: true, Int4: true}},
+		{"an RTX 3090 (8.6) has bf16 but no fp8", capability.Facts{Backend: "cuda", ComputeCapability: "8.6"}, got{FP16: true, BF16: true, Int8: true, Int4: true}},
 		{"an L4 (8.9) adds fp8", capability.Facts{Backend: "cuda", ComputeCapability: "8.9"}, got{FP16: true, BF16: true, Int8: true, FP8: true, Int4: true}},
 		{"an H100 (9.0) has everything", capability.Facts{Backend: "cuda", ComputeCapability: "9.0"}, got{FP16: true, BF16: true, Int8: true, FP8: true, Int4: true}},
 		{"a Blackwell (10.0) compares as a number, not text", capability.Facts{Backend: "cuda", ComputeCapability: "10.0"}, got{FP16: true, BF16: true, Int8: true, FP8: true, Int4: true}},
@@ -50,6 +52,7 @@ func TestEvaluate(t *testing.T) {
 		// Google TPU by generation.
 		{"a TPU v4 is bf16-native", capability.Facts{Backend: "xla", Generation: "v4"}, got{BF16: true}},
 		{"a TPU v5e adds int8", capability.Facts{Backend: "xla", Generation: "v5e"}, got{BF16: true, Int8: true}},
+		{"a TPU v5p has int8", capability.Facts{Backend: "xla", Generation: "v5p"}, got{BF16: true, Int8: true}},
 		{"a TPU v6e has int8", capability.Facts{Backend: "xla", Generation: "v6e"}, got{BF16: true, Int8: true}},
 		{"a TPU7x adds fp8", capability.Facts{Backend: "xla", Generation: "7x"}, got{BF16: true, Int8: true, FP8: true}},
 
@@ -69,12 +72,14 @@ func TestEvaluate(t *testing.T) {
 		// Intel XPU by family.
 		{"a Data Center Max has bf16 and int8", capability.Facts{Backend: "xpu", Generation: "max"}, got{FP16: true, BF16: true, Int8: true}},
 		{"an Arc A770 has bf16 and int8", capability.Facts{Backend: "xpu", Generation: "arc"}, got{FP16: true, BF16: true, Int8: true}},
+		{"a Flex 170 has bf16 and int8", capability.Facts{Backend: "xpu", Generation: "flex"}, got{FP16: true, BF16: true, Int8: true}},
 		{"a Battlemage has bf16 and int8", capability.Facts{Backend: "xpu", Generation: "battlemage"}, got{FP16: true, BF16: true, Int8: true}},
 		{"an unknown Intel GPU has fp16 only", capability.Facts{Backend: "xpu", Generation: "integrated"}, got{FP16: true}},
 
 		// AWS Neuron by generation.
 		{"an Inferentia1 has fp16 and bf16", capability.Facts{Backend: "neuron", Generation: "inf1"}, got{FP16: true, BF16: true}},
 		{"an Inferentia2 adds int8", capability.Facts{Backend: "neuron", Generation: "inf2"}, got{FP16: true, BF16: true, Int8: true}},
+		{"a Trainium1 has int8 but no fp8", capability.Facts{Backend: "neuron", Generation: "trn1"}, got{FP16: true, BF16: true, Int8: true}},
 		{"a Trainium2 adds fp8", capability.Facts{Backend: "neuron", Generation: "trn2"}, got{FP16: true, BF16: true, Int8: true, FP8: true}},
 
 		{"an unknown backend has nothing", capability.Facts{Backend: "quantum"}, got{}},

@@ -96,6 +96,27 @@ func TestLoadLayers(t *testing.T) {
 			},
 		},
 		{
+			name:  "a fraction flag beats a strategy from the environment",
+			env:   map[string]string{"DEVCTL_MEMORY_STRATEGY": "aggressive"},
+			flags: map[string]Flag{"device.memory_fraction": {Name: "--memory-fraction", Value: "0.5"}},
+			want: func(d Device) string {
+				if d.MemoryStrategy != "custom" || d.MemoryFraction != 0.5 {
+					return "the flag's fraction did not win over the environment's strategy"
+				}
+				return ""
+			},
+		},
+		{
+			name: "a fraction and strategy that agree in one layer are accepted",
+			env:  map[string]string{"DEVCTL_MEMORY_STRATEGY": "aggressive", "DEVCTL_MEMORY_FRACTION": "0.9"},
+			want: func(d Device) string {
+				if d.MemoryStrategy != "aggressive" || d.MemoryFraction != 0.9 {
+					return "agreeing strategy and fraction not kept"
+				}
+				return ""
+			},
+		},
+		{
 			name: "a strategy from a higher layer fixes the fraction",
 			env:  map[string]string{"DEVCTL_MEMORY_STRATEGY": "aggressive"},
 			want: func(d Device) string {
@@ -214,4 +235,31 @@ func FuzzLoadFile(f *testing.F) {
 			t.Fatalf("accepted fraction %v", f)
 		}
 	})
+}
+
+func TestParseFraction(t *testing.T) {
+	type result struct {
+		F  float64
+		OK bool
+	}
+	tests := []struct {
+		name string
+		in   string
+		want result
+	}{
+		{"three quarters is a fraction", "0.75", result{0.75, true}},
+		{"exactly one is the whole device and is accepted", "1", result{1, true}},
+		{"just above one is refused", "1.0001", result{0, false}},
+		{"zero is refused", "0", result{0, false}},
+		{"a negative number is refused", "-0.5", result{0, false}},
+		{"infinity is refused", "Inf", result{0, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := ParseFraction(tt.in)
+			if diff := cmp.Diff(tt.want, result{f, err == nil}); diff != "" {
+				t.Errorf("ParseFraction(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
 }

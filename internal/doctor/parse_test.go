@@ -65,6 +65,8 @@ func TestParseAllocConf(t *testing.T) {
 		{"an unknown option is refused", "max_split_mb:512", false},
 		{"a garbage threshold of 1 is refused", "garbage_collection_threshold:1", false},
 		{"a non-power-of-two division is refused", "roundup_power2_divisions:3", false},
+		{"a power-of-two count of pinned register threads is valid", "pinned_num_register_threads:8", true},
+		{"a count of pinned register threads that is not a power of two is refused", "pinned_num_register_threads:6", false},
 		{"an empty value is valid", "", true},
 	}
 	for _, tt := range tests {

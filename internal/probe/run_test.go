@@ -160,3 +160,84 @@ func TestRunKeepsHostFactsOfAFailedDriver(t *testing.T) {
 		t.Errorf("kernel module version lost: %+v", rep.Host)
 	}
 }
+
+func TestRunIgnoresDevicesOfAFailedDriver(t *testing.T) {
+	drivers := []Driver{
+		// guard.Run hands back what the driver returned with its error; a
+		// half-finished driver must not put devices or a platform in the report.
+		fakeDriver{name: "nvidia", err: errors.New("nvmlDeviceGetMemoryInfo: GPU is lost"), res: Result{
+			Devices:  []Device{gpu(0, 40960)},
+			Platform: &Platform{Backend: "cuda", DriverVersion: Ptr("550.90.07")},
+		}},
+		fakeDriver{name: "cpu", res: Result{Devices: []Device{cpuDev()}}},
+	}
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux"}, drivers, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range rep.Devices {
+		ids = append(ids, d.ID)
+	}
+	got := struct {
+		IDs     []string
+		Default string
+		Driver  *string
+	}{ids, rep.Summary.DefaultDevice, rep.Summary.DriverVersion}
+	want := struct {
+		IDs     []string
+		Default string
+		Driver  *string
+	}{[]string{"cpu"}, "cpu", nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report (-want +got)\n%s", diff)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	cudaPlat := &Platform{Backend: "cuda", DriverVersion: Ptr("550.90.07"), RuntimeVersion: Ptr("12.4")}
+	rocmPlat := &Platform{Backend: "rocm", DriverVersion: Ptr("6.8.5"), RuntimeVersion: Ptr("6.2.0")}
+	type part struct {
+		DeviceCount   int
+		Distributed   bool
+		DriverVersion *string
+		CUDAVersion   *string
+	}
+	tests := []struct {
+		name      string
+		devices   []Device
+		chosen    string
+		platforms []*Platform
+		want      part
+	}{
+		{
+			name:    "one GPU is not distributed",
+			devices: []Device{gpu(0, 1), cpuDev()}, chosen: "cuda:0", platforms: []*Platform{cudaPlat},
+			want: part{DeviceCount: 1, DriverVersion: Ptr("550.90.07"), CUDAVersion: Ptr("12.4")},
+		},
+		{
+			name:    "two GPUs are distributed",
+			devices: []Device{gpu(0, 1), gpu(1, 1), cpuDev()}, chosen: "cuda:0", platforms: []*Platform{cudaPlat},
+			want: part{DeviceCount: 2, Distributed: true, DriverVersion: Ptr("550.90.07"), CUDAVersion: Ptr("12.4")},
+		},
+		{
+			name:    "the driver version comes from the chosen backend's platform, not the last one seen",
+			devices: []Device{gpu(0, 1), cpuDev()}, chosen: "cuda:0", platforms: []*Platform{cudaPlat, rocmPlat},
+			want: part{DeviceCount: 1, DriverVersion: Ptr("550.90.07"), CUDAVersion: Ptr("12.4")},
+		},
+		{
+			name:    "the CPU reports no accelerator driver or CUDA version",
+			devices: []Device{gpu(0, 1), cpuDev()}, chosen: "cpu", platforms: []*Platform{cudaPlat},
+			want: part{DeviceCount: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Summarize(tt.devices, tt.chosen, tt.platforms, Options{})
+			got := part{s.DeviceCount, s.SupportsDistributed, s.DriverVersion, s.CUDAVersion}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Summarize (-want +got)\n%s", diff)
+			}
+		})
+	}
+}

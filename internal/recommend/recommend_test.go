@@ -48,7 +48,9 @@ func TestStrategyByModelSize(t *testing.T) {
 		want   string
 	}{
 		{"under 1M parameters is conservative", 350_000, false, "conservative"},
+		{"exactly 1M parameters is no longer conservative", 1_000_000, false, "balanced"},
 		{"under 100M parameters is balanced", 60_000_000, false, "balanced"},
+		{"exactly 100M parameters is already aggressive", 100_000_000, false, "aggressive"},
 		{"100M parameters or more is aggressive", 150_000_000, false, "aggressive"},
 		{"never aggressive on a shared device", 7_000_000_000, true, "balanced"},
 	}
@@ -255,6 +257,47 @@ func TestTargetFromProbeDoesNotWrapAbsurdMemory(t *testing.T) {
 			}
 			if msg := tt.check(tg); msg != "" {
 				t.Error(msg)
+			}
+		})
+	}
+}
+
+func TestTargetFromProbeSizesTheCPUFromTheHost(t *testing.T) {
+	type sizes struct{ Total, Usable, Free int64 }
+	tests := []struct {
+		name string
+		host probe.HostInfo
+		want sizes
+	}{
+		{
+			name: "without a cgroup limit the CPU plans with MemTotal and MemAvailable is its free memory",
+			host: probe.HostInfo{MemoryTotalMB: probe.Ptr(int64(65536)), MemoryAvailMB: probe.Ptr(int64(40000))},
+			want: sizes{65536 << 20, 65536 << 20, 40000 << 20},
+		},
+		{
+			name: "a cgroup limit below MemTotal caps the CPU's memory",
+			host: probe.HostInfo{MemoryTotalMB: probe.Ptr(int64(65536)), MemoryLimitMB: probe.Ptr(int64(8192))},
+			want: sizes{8192 << 20, 8192 << 20, 0},
+		},
+		{
+			name: "a cgroup limit above MemTotal changes nothing",
+			host: probe.HostInfo{MemoryTotalMB: probe.Ptr(int64(8192)), MemoryLimitMB: probe.Ptr(int64(65536))},
+			want: sizes{8192 << 20, 8192 << 20, 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &probe.Report{
+				Host:    tt.host,
+				Summary: probe.Summary{DefaultDevice: "cpu"},
+				Devices: []probe.Device{{ID: "cpu", Backend: "cpu", DeviceType: "cpu"}},
+			}
+			tg, err := TargetFromProbe(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, sizes{tg.TotalBytes, tg.UsableBytes, tg.FreeBytes}); diff != "" {
+				t.Errorf("CPU target sizes (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -99,3 +99,69 @@ func TestLostGPUDevice(t *testing.T) {
 		t.Errorf("a lost GPU must not invent values: %+v", d)
 	}
 }
+
+func TestDeviceFromSyntheticAnswers(t *testing.T) {
+	const gib = uint64(1) << 30
+	type part struct {
+		TotalMemoryMB, FreeMemoryMB *int64
+		Link                        *probe.PCIeLink
+		Extra                       map[string]any
+	}
+	tests := []struct {
+		name string
+		gpu  GPU
+		want part
+	}{
+		{
+			name: "memory v2 wins over v1 because only v2 knows the reserved amount",
+			gpu: GPU{
+				Memory:   Ok(Memory{Total: 16 * gib, Free: 10 * gib, Used: 6 * gib}),
+				MemoryV2: Ok(Memory{Total: 16 * gib, Free: 10 * gib, Used: 5 * gib, Reserved: probe.Ptr(gib)}),
+			},
+			want: part{
+				TotalMemoryMB: probe.Ptr(int64(16384)), FreeMemoryMB: probe.Ptr(int64(10240)),
+				Extra: map[string]any{"memory_used_mb": int64(5120), "memory_reserved_mb": int64(1024)},
+			},
+		},
+		{
+			name: "a handle that answered GPU_IS_LOST marks the GPU lost even before any call set Lost",
+			gpu:  GPU{HandleRet: ErrGPUIsLost},
+			want: part{Extra: map[string]any{"lost": true, "error": "ERROR_GPU_IS_LOST (the GPU has fallen off the bus or is otherwise inaccessible; reset it or reboot)"}},
+		},
+		{
+			name: "a link trained below its maximum keeps current and max apart",
+			gpu:  GPU{PCIeGenCurrent: Ok(3), PCIeGenMax: Ok(4), PCIeWidthCurrent: Ok(8), PCIeWidthMax: Ok(16)},
+			want: part{Link: &probe.PCIeLink{GenCurrent: probe.Ptr(3), GenMax: probe.Ptr(4), WidthCurrent: probe.Ptr(8), WidthMax: probe.Ptr(16)}},
+		},
+		{
+			name: "ECC reports the mode in force, not the one pending a reboot",
+			gpu:  GPU{ECCMode: Ok(ModePair{Current: 1, Pending: 0})},
+			want: part{Extra: map[string]any{"ecc_mode": "enabled"}},
+		},
+		{
+			name: "a fabric state of not supported is left out",
+			gpu:  GPU{Fabric: Ok(Fabric{State: 0})},
+			want: part{},
+		},
+		{
+			name: "a completed fabric is reported",
+			gpu:  GPU{Fabric: Ok(Fabric{State: 3})},
+			want: part{Extra: map[string]any{"fabric_state": "completed"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := device(tt.gpu)
+			got := part{d.TotalMemoryMB, d.FreeMemoryMB, d.Link, d.Extra}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("device (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDetailOfNoGPUs(t *testing.T) {
+	if diff := cmp.Diff("0 GPUs", Detail(&Raw{})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

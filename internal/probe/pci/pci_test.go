@@ -52,6 +52,8 @@ func TestParseLinkSpeed(t *testing.T) {
 		{"gen4 as new kernels print it", "16.0 GT/s PCIe\n", 16, 4, true},
 		{"gen5", "32.0 GT/s PCIe", 32, 5, true},
 		{"gen6", "64.0 GT/s PCIe", 64, 6, true},
+		{"gen7", "128.0 GT/s PCIe", 128, 7, true},
+		{"a rate in another unit is not a link speed", "8.0 MT/s", 0, 0, false},
 		{"a rate that is not a PCIe generation keeps gen 0", "10.0 GT/s PCIe", 10, 0, true},
 		{"an unknown link", "Unknown\n", 0, 0, false},
 		{"an unknown speed with a unit word", "Unknown speed", 0, 0, false},
@@ -74,7 +76,7 @@ func TestParseLinkWidth(t *testing.T) {
 		want int
 		ok   bool
 	}{
-		{"16\n", 16, true}, {"x8", 8, true}, {"0\n", 0, false}, {"255", 0, false}, {"", 0, false}, {"wide", 0, false},
+		{"16\n", 16, true}, {"x8", 8, true}, {"32\n", 32, true}, {"0\n", 0, false}, {"255", 0, false}, {"", 0, false}, {"wide", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := pci.ParseLinkWidth([]byte(tt.in))
@@ -224,6 +226,37 @@ func TestScanIsSharedAcrossConcurrentCallers(t *testing.T) {
 	devs, _ := pci.Scan(h)
 	if devs[0].Vendor != 0x1ae0 {
 		t.Error("a caller's change leaked into the shared walk")
+	}
+}
+
+func TestPCIeLink(t *testing.T) {
+	tests := []struct {
+		name string
+		dev  pci.Device
+		want *probe.PCIeLink
+	}{
+		{
+			name: "a link trained below its maximum reports current and max apart",
+			dev:  pci.Device{Current: pci.Link{Gen: 3, Width: 8}, Max: pci.Link{Gen: 4, Width: 16}},
+			want: &probe.PCIeLink{GenCurrent: probe.Ptr(3), GenMax: probe.Ptr(4), WidthCurrent: probe.Ptr(8), WidthMax: probe.Ptr(16)},
+		},
+		{
+			name: "widths without a known speed are still a link",
+			dev:  pci.Device{Current: pci.Link{Speed: "Unknown", Width: 4}, Max: pci.Link{Speed: "Unknown", Width: 16}},
+			want: &probe.PCIeLink{WidthCurrent: probe.Ptr(4), WidthMax: probe.Ptr(16)},
+		},
+		{
+			name: "nothing known is no link",
+			dev:  pci.Device{Current: pci.Link{Speed: "Unknown"}, Max: pci.Link{Speed: "Unknown"}},
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.dev.PCIeLink()); diff != "" {
+				t.Errorf("PCIeLink (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,104 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/probe"
+)
+
+func TestCheckShmSize(t *testing.T) {
+	// withFiles is testEnv over a temporary tree holding files.
+	withFiles := func(t *testing.T, files map[string]string) *Env {
+		root := t.TempDir()
+		for name, body := range files {
+			p := filepath.Join(root, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := testEnv()
+		e.Host.FS = host.DirFS(root)
+		return e
+	}
+	withShm := func(t *testing.T, shmMB int64, gpus int) *Env {
+		e := testEnv()
+		e.Report = &probe.Report{Host: probe.HostInfo{ShmTotalMB: probe.Ptr(shmMB)}, Summary: probe.Summary{GPUCount: gpus}}
+		return e
+	}
+	tests := []struct {
+		name string
+		env  func(t *testing.T) *Env
+		want Finding
+	}{
+		{
+			name: "2 GiB of shared memory is small for four GPUs, which want 1 GiB each",
+			env:  func(t *testing.T) *Env { return withShm(t, 2048, 4) },
+			want: Finding{Status: Warn, Msg: "small", Args: Args{"size": "2048 MiB", "gpus": "4", "want": "8g"},
+				Evidence: []Evidence{{"probe host.shm_total_mb", "2048"}}},
+		},
+		{
+			name: "2 GiB of shared memory is enough for one GPU",
+			env:  func(t *testing.T) *Env { return withShm(t, 2048, 1) },
+			want: Finding{Status: Pass, Msg: "pass", Args: Args{"size": "2048 MiB", "gpus": "1", "want": "2g"},
+				Evidence: []Evidence{{"probe host.shm_total_mb", "2048"}}},
+		},
+		{
+			name: "a tmpfs mounted without size= is half of MemTotal",
+			env: func(t *testing.T) *Env {
+				return withFiles(t, map[string]string{
+					"proc/mounts":  "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime 0 0\n",
+					"proc/meminfo": "MemTotal:         409600 kB\nMemFree:          204800 kB\n",
+				})
+			},
+			want: Finding{Status: Fail, Msg: "tiny", Args: Args{"size": "200 MiB", "gpus": "0", "want": "2g"},
+				Evidence: []Evidence{{"/proc/mounts /dev/shm", "no size= (tmpfs default: half of MemTotal)"}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := checkShm.Run(context.Background(), tt.env(t))
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("host.shm_size (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestCheckPCIeLinkFallsBackToNVML(t *testing.T) {
+	w := func(n int) *int { return &n }
+	tests := []struct {
+		name string
+		devs []NVDevice
+		want Finding
+	}{
+		{
+			name: "a GPU trained at x8 in an x16 slot is narrow",
+			devs: []NVDevice{{Index: 0, BusID: "00000000:3B:00.0", LinkWidthCur: w(8), LinkWidthMax: w(16)}},
+			want: Finding{Status: Warn, Msg: "narrow",
+				Args:     Args{"dev": "GPU 0 (00000000:3B:00.0)", "cur": "8", "max": "16", "addr": "00000000:3B:00.0"},
+				Evidence: []Evidence{{"DeviceGetCurrPcieLinkWidth(0)", "8"}, {"DeviceGetMaxPcieLinkWidth(0)", "16"}}},
+		},
+		{
+			name: "a GPU at its full width passes",
+			devs: []NVDevice{{Index: 0, LinkWidthCur: w(16), LinkWidthMax: w(16)}},
+			want: Finding{Status: Pass, Msg: "pass", Args: Args{"count": "1", "gen": ""}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := checkPCIeLink.Run(context.Background(), nvEnv(tt.devs...))
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("pcie.link_width (-want +got):\n%s", d)
+			}
+		})
+	}
+}
