@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +17,10 @@ func TestMain(m *testing.M) {
 		"devctl": func() { os.Exit(root.Main(os.Args[1:], iostreams.System(), os.LookupEnv)) },
 	})
 }
+
+// update rewrites the golden files inside the scripts (`cmp stdout X`
+// sections) with what devctl prints now: go test ./cmd/devctl -update.
+var update = flag.Bool("update", false, "rewrite the golden sections of testdata/script/*.txtar")
 
 // TestScripts runs the CLI as a user would: testdata/script/*.txtar. Each
 // script sees $FIXTURES, the repository's testdata directory.
@@ -34,5 +39,6 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		RequireExplicitExec: true,
+		UpdateScripts:       *update,
 	})
 }
