@@ -25,6 +25,7 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "status.pass", Title: "Passed"},
 		i18n.Message{ID: "status.skip", Title: "Skipped (not applicable)"},
 		i18n.Message{ID: "fix", Title: "fix:"},
+		i18n.Message{ID: "summary", Title: "Summary:"},
 		i18n.Message{ID: "log.title", Title: "Log"},
 		i18n.Message{ID: "log.category", Title: "Category:"},
 		i18n.Message{ID: "log.device", Title: "Device:"},
@@ -43,6 +44,7 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "status.pass", Title: "Zaliczone"},
 		i18n.Message{ID: "status.skip", Title: "Pominięte (nie dotyczy)"},
 		i18n.Message{ID: "fix", Title: "naprawa:"},
+		i18n.Message{ID: "summary", Title: "Podsumowanie:"},
 		i18n.Message{ID: "log.title", Title: "Log"},
 		i18n.Message{ID: "log.category", Title: "Kategoria:"},
 		i18n.Message{ID: "log.device", Title: "Urządzenie:"},
@@ -110,7 +112,7 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	fmt.Fprintf(w, "%s %s\n", st.Label("Summary:"), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "%s %s\n", st.Label(label("summary", r.Lang)), strings.Join(parts, ", "))
 	return nil
 }
 
