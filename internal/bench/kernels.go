@@ -112,26 +112,11 @@ func checkInt8(name string, lanes, accs int, run func(n int64, x []uint8, y []in
 	return sameAccumulators(name, lanes, acc, want)
 }
 
-// fmaF32Go is the portable fallback: eight independent chains of
-// a = a*x + y that the compiler keeps in registers (and fuses where the
-// target has FMA). It cannot be hoisted: every step depends on the last.
-func fmaF32Go(iters int64, x, y float32, acc *[8]float32) {
-	a0, a1, a2, a3, a4, a5, a6, a7 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
-	for i := int64(0); i < iters; i++ {
-		a0 = a0*x + y
-		a1 = a1*x + y
-		a2 = a2*x + y
-		a3 = a3*x + y
-		a4 = a4*x + y
-		a5 = a5*x + y
-		a6 = a6*x + y
-		a7 = a7*x + y
-	}
-	acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7] = a0, a1, a2, a3, a4, a5, a6, a7
-}
-
-// fmaF64Go is fmaF32Go in float64.
-func fmaF64Go(iters int64, x, y float64, acc *[8]float64) {
+// fmaGo is the portable fallback: eight independent chains of a = a*x + y
+// that the compiler keeps in registers (and fuses where the target has
+// FMA). It cannot be hoisted: every step depends on the last. float32 and
+// float64 get separate instantiations, so neither pays for the other.
+func fmaGo[T float32 | float64](iters int64, x, y T, acc *[8]T) {
 	a0, a1, a2, a3, a4, a5, a6, a7 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
 	for i := int64(0); i < iters; i++ {
 		a0 = a0*x + y
@@ -157,7 +142,7 @@ func goKernel(id string) (Kernel, bool) {
 		return Kernel{Spec: spec,
 			Run: func(n int64) {
 				acc := [8]float32{1, 2, 3, 4, 5, 6, 7, 8}
-				fmaF32Go(n, 0.999, 0.001, &acc)
+				fmaGo(n, 0.999, 0.001, &acc)
 			},
 			Check: func() error {
 				var a [8]float32
@@ -170,7 +155,7 @@ func goKernel(id string) (Kernel, bool) {
 						want[i] = want[i]*1 + 0.5
 					}
 				}
-				fmaF32Go(checkIters, 1, 0.5, &a)
+				fmaGo(checkIters, 1, 0.5, &a)
 				if a != want {
 					return fmt.Errorf("kernel %s: got %v, want %v", id, a, want)
 				}
@@ -180,7 +165,7 @@ func goKernel(id string) (Kernel, bool) {
 		return Kernel{Spec: spec,
 			Run: func(n int64) {
 				acc := [8]float64{1, 2, 3, 4, 5, 6, 7, 8}
-				fmaF64Go(n, 0.999, 0.001, &acc)
+				fmaGo(n, 0.999, 0.001, &acc)
 			},
 			Check: func() error {
 				var a [8]float64
@@ -193,7 +178,7 @@ func goKernel(id string) (Kernel, bool) {
 						want[i] = want[i]*1 + 0.5
 					}
 				}
-				fmaF64Go(checkIters, 1, 0.5, &a)
+				fmaGo(checkIters, 1, 0.5, &a)
 				if a != want {
 					return fmt.Errorf("kernel %s: got %v, want %v", id, a, want)
 				}
