@@ -39,3 +39,15 @@ func TestChecksCatchWrongKernels(t *testing.T) {
 		t.Error("an int8 kernel that computes nothing passed its check")
 	}
 }
+
+func TestTheGoFallbackKernelsPassTheirChecks(t *testing.T) {
+	for _, id := range []string{"fma_fp32/" + ISAGo, "fma_fp64/" + ISAGo} {
+		k, ok := goKernel(id)
+		if !ok {
+			t.Fatalf("no Go kernel %s", id)
+		}
+		if err := k.Check(); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
