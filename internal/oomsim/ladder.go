@@ -1,7 +1,6 @@
 package oomsim
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -62,7 +61,8 @@ func Fits(b Breakdown, d Device) bool {
 
 // Ladder is handle_oom(error, config) -> config: starting from a plan that
 // may not fit, it applies the cheapest changes first, recomputing memory
-// after each, and stops at the first plan that fits:
+// after each, and stops at the first plan that fits. The rungs, in order,
+// are the rows of [rungs]:
 //
 //	lower precision → activation recomputation (selective, then full) →
 //	smaller micro-batch with gradient accumulation (global batch kept) →
@@ -72,8 +72,8 @@ func Fits(b Breakdown, d Device) bool {
 //
 // Changes accumulate: each rung starts from the previous one. Rungs that do
 // not apply (inference has no optimizer; one device cannot shard) are
-// listed in Skipped. An estimation error on the start plan is returned in
-// the trace as a start step that does not fit.
+// listed in Skipped, as are changes the estimate cannot price. An
+// estimation error on the start plan is returned.
 func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 	p = withDefaults(p)
 	p.Backend = d.Backend
@@ -81,189 +81,283 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 	if err != nil {
 		return Trace{}, err
 	}
-	t := Trace{Start: Step{Action: "start", Change: describe(p), Plan: p, Memory: start, Fits: Fits(start, d)}}
-	t.Final, t.FinalMemory, t.Fits = p, start, t.Start.Fits
-	if t.Fits {
+	fits := Fits(start, d)
+	t := Trace{Start: Step{Action: "start", Change: describe(p), Plan: p, Memory: start, Fits: fits},
+		Final: p, FinalMemory: start, Fits: fits}
+	if fits {
 		return t, nil
 	}
+	l := ladder{start: p, d: d, o: o, training: p.Mode != Inference}
 	cur := p
-	try := func(action, change string, next Plan, dev Device) bool {
-		b, err := Estimate(next)
-		if err != nil {
-			if errors.Is(err, ErrNotApplicable) {
-				t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %v", action, err))
-				return false
+	for _, r := range rungs {
+		for _, m := range r(l, cur) {
+			c, ok := m(cur)
+			switch {
+			case !ok:
+				continue
+			case c.skip != "":
+				t.Skipped = append(t.Skipped, c.action+": "+c.skip)
+				continue
 			}
-			t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %v", action, err))
-			return false
-		}
-		fits := Fits(b, dev)
-		t.Steps = append(t.Steps, Step{Action: action, Change: change, Plan: next, Memory: b, Fits: fits})
-		cur = next
-		t.Final, t.FinalMemory, t.Fits = next, b, fits
-		return fits
-	}
-	skip := func(action, why string) { t.Skipped = append(t.Skipped, action+": "+why) }
-	training := cur.Mode != Inference
-
-	// 1. Lower precision: fp32 → the device's 16-bit type.
-	if cur.Precision == FP32 {
-		if half := Half(d.Support); half != "" {
-			n := cur
-			n.Precision = half
-			if try("lower precision", "fp32 → "+half, n, d) {
+			on := d
+			if c.on != nil {
+				on = *c.on
+			}
+			b, err := Estimate(c.plan)
+			if err != nil {
+				t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %v", c.action, err))
+				continue
+			}
+			fits := Fits(b, on)
+			t.Steps = append(t.Steps, Step{Action: c.action, Change: c.change, Plan: c.plan, Memory: b, Fits: fits})
+			cur = c.plan
+			t.Final, t.FinalMemory, t.Fits = c.plan, b, fits
+			if fits {
 				return t, nil
 			}
-		} else {
-			skip("lower precision", "the device runs neither bf16 nor fp16 fast")
 		}
-	} else {
-		skip("lower precision", "already "+cur.Precision)
 	}
+	return t, nil
+}
 
-	// 2-3. Activation recomputation.
-	if training {
-		for _, r := range []string{RecomputeSelective, RecomputeFull} {
+// ladder is what every rung may consult besides the current plan.
+type ladder struct {
+	start    Plan // the user's plan, as the ladder began
+	d        Device
+	o        LadderOptions
+	training bool
+}
+
+// change is one change a rung proposes: a plan to price, or, when skip is
+// set, the reason it was not tried.
+type change struct {
+	action, change string
+	plan           Plan
+	on             *Device // where the plan runs; nil for the ladder's device
+	skip           string
+}
+
+// A move builds its change from the plan the previous moves left (changes
+// accumulate); ok false means it does not apply to that plan and leaves no
+// record.
+type move func(cur Plan) (c change, ok bool)
+
+// A rung lists the moves it makes, given the plan it starts from.
+type rung func(l ladder, cur Plan) []move
+
+// rungs is the ladder, cheapest change first.
+var rungs = []rung{
+	lowerPrecision,
+	recompute,
+	smallerMicroBatch,
+	optimizer8bit,
+	quantiseWeights,
+	trainAdapters,
+	shard,
+	offloadToCPU,
+	cpuFallback,
+}
+
+// skipped is a rung that does not apply, with the reason recorded.
+func skipped(action, why string) []move {
+	return []move{func(Plan) (change, bool) { return change{action: action, skip: why}, true }}
+}
+
+// set is a move that always applies: it changes a copy of cur with edit
+// and describes the change with what.
+func set(action string, edit func(n *Plan), what func(cur, n Plan) string) move {
+	return func(cur Plan) (change, bool) {
+		n := cur
+		edit(&n)
+		return change{action: action, change: what(cur, n), plan: n}, true
+	}
+}
+
+// 1. Lower precision: fp32 → the device's 16-bit type.
+func lowerPrecision(l ladder, cur Plan) []move {
+	const action = "lower precision"
+	if cur.Precision != FP32 {
+		return skipped(action, "already "+cur.Precision)
+	}
+	half := Half(l.d.Support)
+	if half == "" {
+		return skipped(action, "the device runs neither bf16 nor fp16 fast")
+	}
+	return []move{set(action, func(n *Plan) { n.Precision = half },
+		func(Plan, Plan) string { return "fp32 → " + half })}
+}
+
+// 2-3. Activation recomputation, selective then full.
+func recompute(l ladder, _ Plan) []move {
+	const action = "recompute activations"
+	if !l.training {
+		return skipped(action, "inference keeps no activations for a backward pass")
+	}
+	var ms []move
+	for _, r := range []string{RecomputeSelective, RecomputeFull} {
+		ms = append(ms, func(cur Plan) (change, bool) {
 			if rank(cur.Recompute) >= rank(r) {
-				continue
+				return change{}, false
 			}
 			n := cur
 			n.Recompute = r
-			if try("recompute activations", cur.Recompute+" → "+r, n, d) {
-				return t, nil
-			}
-		}
-	} else {
-		skip("recompute activations", "inference keeps no activations for a backward pass")
+			return change{action: action, change: cur.Recompute + " → " + r, plan: n}, true
+		})
 	}
+	return ms
+}
 
-	// 4. Smaller micro-batch, same global batch.
-	if cur.micro() > 1 {
-		for mb := cur.micro() / 2; mb >= 1; mb /= 2 {
-			n := cur
-			n.MicroBatch = mb
+// 4. Smaller micro-batch, same global batch: halve until 1.
+func smallerMicroBatch(l ladder, cur Plan) []move {
+	const action = "smaller micro-batch"
+	if cur.micro() <= 1 {
+		return skipped(action, "already 1")
+	}
+	var ms []move
+	for mb := cur.micro() / 2; mb >= 1; mb /= 2 {
+		ms = append(ms, set(action, func(n *Plan) { n.MicroBatch = mb }, func(cur, n Plan) string {
 			what := fmt.Sprintf("micro-batch %d → %d", cur.micro(), mb)
-			if training {
-				what += fmt.Sprintf(", gradient accumulation %d (batch %d kept)", n.GradAccum(), n.batch())
-			} else {
-				what += fmt.Sprintf(" (batch %d in %d chunks)", n.batch(), n.GradAccum())
+			if l.training {
+				return what + fmt.Sprintf(", gradient accumulation %d (batch %d kept)", n.GradAccum(), n.batch())
 			}
-			if try("smaller micro-batch", what, n, d) {
-				return t, nil
-			}
-		}
-	} else {
-		skip("smaller micro-batch", "already 1")
+			return what + fmt.Sprintf(" (batch %d in %d chunks)", n.batch(), n.GradAccum())
+		}))
 	}
+	return ms
+}
 
-	// 5. 8-bit optimizer.
-	if training && cur.Optimizer == AdamW {
-		n := cur
-		n.Optimizer = AdamW8bit
-		if try("8-bit optimizer", "adamw → adamw-8bit", n, d) {
-			return t, nil
-		}
-	} else if training {
-		skip("8-bit optimizer", "optimizer is already "+cur.Optimizer)
-	} else {
-		skip("8-bit optimizer", "inference has no optimizer")
+// 5. 8-bit optimizer.
+func optimizer8bit(l ladder, cur Plan) []move {
+	const action = "8-bit optimizer"
+	switch {
+	case !l.training:
+		return skipped(action, "inference has no optimizer")
+	case cur.Optimizer != AdamW:
+		return skipped(action, "optimizer is already "+cur.Optimizer)
 	}
+	return []move{set(action, func(n *Plan) { n.Optimizer = AdamW8bit },
+		func(Plan, Plan) string { return "adamw → adamw-8bit" })}
+}
 
-	// 6. Quantised weights (LoRA/QLoRA when training).
-	if !training {
-		for _, q := range []string{Int8, Int4} {
+// 6a. Inference: quantised weights, 8-bit then 4-bit, where the device runs them.
+func quantiseWeights(l ladder, _ Plan) []move {
+	if l.training {
+		return nil
+	}
+	var ms []move
+	for _, q := range []string{Int8, Int4} {
+		ms = append(ms, func(cur Plan) (change, bool) {
 			if rank(cur.Precision) >= rank(q) {
-				continue
+				return change{}, false
 			}
-			if !d.Support.Has(q) {
-				skip("quantise weights to "+q, "the device does not support it ("+reasonFor(d.Backend, q)+")")
-				continue
+			if !l.d.Support.Has(q) {
+				return change{action: "quantise weights to " + q,
+					skip: "the device does not support it (" + reasonFor(l.d.Backend, q) + ")"}, true
 			}
 			n := cur
 			n.Precision = q
-			if try("quantise weights", cur.Precision+" → "+q, n, d) {
-				return t, nil
-			}
-		}
-	} else if !o.NoPEFT {
-		if cur.Mode == Training {
-			n := cur
-			n.Mode = LoRA
-			if try("train adapters", "full training → LoRA (rank 16, base weights frozen at "+cur.Precision+")", n, d) {
-				return t, nil
-			}
-		}
-		if cur.Mode != QLoRA && d.Support.Has(Int4) {
-			n := cur
-			n.Mode, n.Precision = QLoRA, Int4
-			if try("train adapters", cur.Mode+" → QLoRA (NF4 base weights, double quantisation)", n, d) {
-				return t, nil
-			}
-		} else if !d.Support.Has(Int4) {
-			skip("QLoRA", "the device does not support 4-bit weights")
-		}
-	} else {
-		skip("LoRA/QLoRA", "not allowed")
+			return change{action: "quantise weights", change: cur.Precision + " → " + q, plan: n}, true
+		})
 	}
+	return ms
+}
 
-	// 7. Shard over the available devices.
-	if d.Available > 1 {
-		stages := []string{ShardZeRO2, ShardZeRO3}
-		if !training {
-			stages = []string{ShardZeRO3}
-		}
-		for _, s := range stages {
-			if rank(cur.Sharding) >= rank(s) {
-				continue
-			}
-			n := cur
-			n.Sharding, n.Devices = s, d.Available
-			if s == ShardZeRO3 {
-				n.ZeROStage = 3
-			} else {
-				n.ZeROStage = 2
-			}
-			label := map[string]string{ShardZeRO2: "ZeRO-2 (gradients and optimizer states)", ShardZeRO3: "ZeRO-3/FSDP (parameters too)"}[s]
-			if !training {
-				label = "split the weights across devices (device_map=\"auto\" / tensor parallel)"
-			}
-			if try("shard", fmt.Sprintf("%s over %d devices", label, d.Available), n, d) {
-				return t, nil
-			}
-		}
-	} else {
-		skip("shard", "only one device available (use --devices N to plan for more)")
+// 6b. Training: adapters instead of full training (LoRA, then QLoRA).
+func trainAdapters(l ladder, _ Plan) []move {
+	const action = "train adapters"
+	if !l.training {
+		return nil
 	}
-
-	// 8. CPU offload.
-	if cur.Offload != "cpu" {
+	if l.o.NoPEFT {
+		return skipped("LoRA/QLoRA", "not allowed")
+	}
+	lora := func(cur Plan) (change, bool) {
+		if cur.Mode != Training {
+			return change{}, false
+		}
 		n := cur
-		n.Offload = "cpu"
-		what := "optimizer states → host memory (ZeRO-Offload)"
-		if !training {
-			what = "weights → host memory, one layer resident at a time"
-		}
-		if try("offload to CPU", what, n, d) {
-			return t, nil
-		}
+		n.Mode = LoRA
+		return change{action: action, plan: n,
+			change: "full training → LoRA (rank 16, base weights frozen at " + cur.Precision + ")"}, true
 	}
+	qlora := func(cur Plan) (change, bool) {
+		switch {
+		case !l.d.Support.Has(Int4):
+			return change{action: "QLoRA", skip: "the device does not support 4-bit weights"}, true
+		case cur.Mode == QLoRA:
+			return change{}, false
+		}
+		n := cur
+		n.Mode, n.Precision = QLoRA, Int4
+		return change{action: action, change: cur.Mode + " → QLoRA (NF4 base weights, double quantisation)", plan: n}, true
+	}
+	return []move{lora, qlora}
+}
 
-	// 9. CPU fallback.
-	switch {
-	case !o.CPUFallback:
-		skip("CPU fallback", "device.fallback_enabled is false")
-	case d.HostBudgetBytes <= 0:
-		skip("CPU fallback", "host memory unknown (planning for a catalogued device)")
-	default:
-		n := p // the user's plan, on the host
-		n.OnCPU, n.Backend = true, "cpu"
-		if n.Precision != FP32 && n.Precision != BF16 {
-			n.Precision = FP32
-		}
-		host := Device{Name: "cpu", Backend: "cpu", BudgetBytes: d.HostBudgetBytes, Available: 1}
-		try("CPU fallback", "run on the host CPU ("+n.Precision+")", n, host)
+// 7. Shard over the available devices: ZeRO-2 then ZeRO-3 when training,
+// split weights when serving.
+func shard(l ladder, _ Plan) []move {
+	const action = "shard"
+	if l.d.Available <= 1 {
+		return skipped(action, "only one device available (use --devices N to plan for more)")
 	}
-	return t, nil
+	stages := []struct {
+		sharding string
+		zero     int
+		label    string
+	}{
+		{ShardZeRO2, 2, "ZeRO-2 (gradients and optimizer states)"},
+		{ShardZeRO3, 3, "ZeRO-3/FSDP (parameters too)"},
+	}
+	if !l.training {
+		stages = stages[1:]
+		stages[0].label = "split the weights across devices (device_map=\"auto\" / tensor parallel)"
+	}
+	var ms []move
+	for _, s := range stages {
+		ms = append(ms, func(cur Plan) (change, bool) {
+			if rank(cur.Sharding) >= rank(s.sharding) {
+				return change{}, false
+			}
+			n := cur
+			n.Sharding, n.Devices, n.ZeROStage = s.sharding, l.d.Available, s.zero
+			return change{action: action, change: fmt.Sprintf("%s over %d devices", s.label, l.d.Available), plan: n}, true
+		})
+	}
+	return ms
+}
+
+// 8. CPU offload.
+func offloadToCPU(l ladder, cur Plan) []move {
+	if cur.Offload == "cpu" {
+		return nil
+	}
+	what := "optimizer states → host memory (ZeRO-Offload)"
+	if !l.training {
+		what = "weights → host memory, one layer resident at a time"
+	}
+	return []move{set("offload to CPU", func(n *Plan) { n.Offload = "cpu" },
+		func(Plan, Plan) string { return what })}
+}
+
+// 9. CPU fallback: the user's plan, on the host.
+func cpuFallback(l ladder, _ Plan) []move {
+	const action = "CPU fallback"
+	switch {
+	case !l.o.CPUFallback:
+		return skipped(action, "device.fallback_enabled is false")
+	case l.d.HostBudgetBytes <= 0:
+		return skipped(action, "host memory unknown (planning for a catalogued device)")
+	}
+	n := l.start
+	n.OnCPU, n.Backend = true, "cpu"
+	if n.Precision != FP32 && n.Precision != BF16 {
+		n.Precision = FP32
+	}
+	host := Device{Name: "cpu", Backend: "cpu", BudgetBytes: l.d.HostBudgetBytes, Available: 1}
+	return []move{func(Plan) (change, bool) {
+		return change{action: action, change: "run on the host CPU (" + n.Precision + ")", plan: n, on: &host}, true
+	}}
 }
 
 // Half returns the 16-bit type a device runs best: bf16 where native,
