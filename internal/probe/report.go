@@ -3,7 +3,7 @@
 // Drivers (one per device family) each look at a Host and return devices;
 // Run executes them concurrently under a deadline and assembles the
 // capability report. The report types here are devctl's public JSON schema:
-// field names are stable and documented in the README.
+// field names are stable and documented in docs/report.md.
 package probe
 
 // SchemaVersion is the version of the capability report's JSON schema.
