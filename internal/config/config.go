@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/userfile"
 )
 
 // ErrInvalid marks a bad user-supplied value; the CLI maps it to exit code 2.
@@ -142,9 +141,9 @@ func Load(opts LoadOptions) (*Config, error) {
 				cfg.Sources[k] = "file " + file
 			}
 		case explicit:
-			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, unwrapPath(err))
+			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, err)
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("%w: config file %s: %v", ErrInvalid, file, unwrapPath(err))
+			return nil, fmt.Errorf("%w: config file %s: %v", ErrInvalid, file, err)
 		}
 	}
 	for _, k := range Keys {
@@ -174,27 +173,11 @@ const MaxFileBytes = 1 << 20
 // readFile reads at most MaxFileBytes of a user file. Pipes are read as
 // they come, so --config <(...) works.
 func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	data, err := userfile.Read(name, MaxFileBytes)
+	if _, big := err.(*userfile.TooLargeError); big {
+		return nil, fmt.Errorf("%w: not a devctl config file", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("larger than %d bytes: not a devctl config file", MaxFileBytes)
-	}
-	return data, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return data, err
 }
 
 // yamlError turns a YAML error into one line: yaml.v3 lists several

@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/userfile"
 )
 
 // Limits a replay enforces on an archive, whoever made it.
@@ -42,12 +42,8 @@ type Snapshot struct {
 // Open replays the snapshot file at path as a Host. Errors name what was
 // wrong with the file, without repeating its name (the caller adds it).
 func Open(path string) (*host.Host, error) {
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, pe.Err
-		}
 		return nil, err
 	}
 	defer f.Close()

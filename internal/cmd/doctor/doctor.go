@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/userfile"
 )
 
 // Options are the command's flags and dependencies.
@@ -223,19 +223,14 @@ func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 	if path == "-" {
 		r = f.IO.In
 	} else {
-		st, err := os.Stat(path)
-		if err != nil {
-			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, errors.Unwrap(err))
-		}
-		if st.IsDir() {
+		fh, st, err := userfile.Open(path)
+		switch {
+		case errors.Is(err, userfile.ErrDirectory):
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a directory; want a log file or - for standard input", path)
-		}
-		if st.Mode()&(os.ModeDevice|os.ModeSocket) != 0 {
+		case errors.Is(err, userfile.ErrDevice):
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a device or socket; want a log file, a pipe or - for standard input", path)
-		}
-		fh, err := os.Open(path)
-		if err != nil {
-			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, errors.Unwrap(err))
+		case err != nil:
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, err)
 		}
 		defer fh.Close()
 		// The primary error sits at the end of a failed run: skip straight to

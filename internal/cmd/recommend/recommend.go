@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/userfile"
 )
 
 // Options are the recommend command's flags and dependencies.
@@ -282,7 +281,7 @@ func (o *Options) loadModel() (oomsim.Model, string, error) {
 	default:
 		data, err := o.ReadFile(o.ModelConfig)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %v", o.ModelConfig, unwrapPath(err))
+			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %v", o.ModelConfig, err)
 		}
 		m, err := recommend.ParseHFConfig(data)
 		if err != nil {
@@ -303,25 +302,9 @@ const maxModelConfigBytes = 4 << 20
 // readModelConfig reads --model-config, at most maxModelConfigBytes. Pipes
 // are read as they come, so --model-config <(curl ...) works.
 func readModelConfig(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	data, err := userfile.Read(name, maxModelConfigBytes)
+	if _, big := err.(*userfile.TooLargeError); big {
+		return nil, fmt.Errorf("%w: not a config.json", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxModelConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxModelConfigBytes {
-		return nil, fmt.Errorf("larger than %d bytes: not a config.json", maxModelConfigBytes)
-	}
-	return data, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return data, err
 }
