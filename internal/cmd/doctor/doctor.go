@@ -34,6 +34,7 @@ type Options struct {
 	Mode          string
 	Lang          string
 	Strict        bool
+	FailOn        string
 	History       bool
 	RecordSuccess bool
 }
@@ -57,8 +58,8 @@ lists fixes grounded in this machine's state. The outcome is recorded in the
 per-device history ($XDG_STATE_HOME/devctl/history.jsonl: time, device,
 category, outcome; never log text).
 
-Exit codes: 0 nothing failed, 3 a check failed (or warned, with --strict) or a
-log was explained, 2 bad usage, 1 a runtime error.
+Exit codes: 0 nothing failed, 3 a check failed (or warned, with --fail-on warn)
+or a log was explained, 2 bad usage, 1 a runtime error.
 Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 		Example: `  devctl doctor
   devctl doctor --check nvidia.driver_loaded,env.visible_devices
@@ -67,7 +68,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
   devctl doctor --history
-  devctl doctor -o json --strict`,
+  devctl doctor -o json --fail-on warn`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -84,7 +85,8 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.StringVar(&opts.ModelParams, "model-params", "", "with --log on an out-of-memory error: the model's parameter count (e.g. 7B) to plan a fit")
 	fl.StringVar(&opts.Mode, "mode", "training", "with --model-params: what the run did: training, inference, lora, qlora")
 	fl.StringVar(&opts.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
-	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too")
+	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too (same as --fail-on warn)")
+	fl.StringVar(&opts.FailOn, "fail-on", "fail", "lowest check status that exits 3: warn or fail (fail also counts checks that broke or timed out)")
 	fl.BoolVar(&opts.History, "history", false, "show the success/failure record per device and exit")
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
 	return cmd
@@ -200,6 +202,13 @@ func validate(opts *Options) error {
 	}
 	if modes > 1 {
 		return cmdutil.Usagef("--list, --history, --record-success and --log cannot be combined: pick one")
+	}
+	switch opts.FailOn {
+	case "fail":
+	case "warn":
+		opts.Strict = true
+	default:
+		return cmdutil.Usagef("invalid --fail-on %q: want warn or fail", opts.FailOn)
 	}
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")

@@ -17,6 +17,8 @@ type Options struct {
 	Factory *cmdutil.Factory
 	Output  string
 	Only    []string
+	// Require holds --require expressions (see internal/gate).
+	Require []string
 }
 
 // NewCmdProbe builds `devctl probe`. runF, when not nil, replaces the run
@@ -33,7 +35,9 @@ driver that failed or timed out.`,
 		Example: `  devctl probe
   devctl probe -o json | jq .summary
   devctl probe --only cpu,nvidia
-  devctl probe --sysroot testdata/hosts/dgx-a100`,
+  devctl probe --sysroot testdata/hosts/dgx-a100
+  devctl probe --require 'gpu_count>=8' --require summary.supports_bf16 --require 'cuda_version>=12.1'
+  devctl probe --require 'devices[backend=cuda].pcie_link.width_current==16'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -43,6 +47,7 @@ driver that failed or timed out.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml (table is plain when piped)")
+	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps")
 	return cmd
 }
@@ -54,11 +59,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.CheckRequirements(f, opts.Require, &probe.Report{}); err != nil {
+		return err
+	}
 	rep, _, err := cmdutil.RunProbe(ctx, f, opts.Only)
 	if err != nil {
 		return err
 	}
-	return Print(f, rep, format)
+	if err := Print(f, rep, format); err != nil {
+		return err
+	}
+	return cmdutil.Gate(f, opts.Require, rep)
 }
 
 // Print renders a report in the chosen format.
