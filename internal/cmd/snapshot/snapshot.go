@@ -39,6 +39,10 @@ environment variables the drivers looked up. Nothing else is recorded. The
 values of variables whose name looks secret (TOKEN, SECRET, PASSWORD, KEY,
 CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE, ...) are never stored.
 
+-o names a new file, or an existing regular file with --force (replaced
+atomically). A FIFO is written into (so -o /dev/stdout works when standard
+output is a pipe); a symbolic link, a device or a socket is refused.
+
 Replay it anywhere, on any OS, with --from:
   devctl --from FILE.tar.gz probe|doctor|recommend ...`,
 		Example: `  devctl snapshot -o my-machine.tar.gz
@@ -58,35 +62,72 @@ Replay it anywhere, on any OS, with --from:
 	return cmd
 }
 
-// Validate checks the output path before anything is probed.
+// outputKind is what -o names, decided before anything is probed.
+type outputKind int
+
+const (
+	outputNew     outputKind = iota // nothing there: create it
+	outputRegular                   // a regular file: replaced atomically, only with --force
+	outputPipe                      // a FIFO (also /dev/stdout piped on): written into, never replaced
+)
+
+// Validate checks the output path before anything is probed. Only a
+// regular file is ever replaced (and only with --force); a FIFO is written
+// into; a symlink is never replaced, a device, socket or directory never
+// written: `-o /dev/stdout --force` once turned a container's /dev/stdout
+// into a gzip file.
 func Validate(opts *Options) error {
+	_, err := classifyOutput(opts)
+	return err
+}
+
+func classifyOutput(opts *Options) (outputKind, error) {
 	if opts.Output == "" {
-		return cmdutil.Usagef("snapshot needs -o FILE: where to write the archive (e.g. -o snap.tar.gz)")
+		return 0, cmdutil.Usagef("snapshot needs -o FILE: where to write the archive (e.g. -o snap.tar.gz)")
 	}
-	st, err := os.Stat(opts.Output)
-	switch {
-	case err == nil && st.IsDir():
-		return cmdutil.Usagef("invalid -o %q: it is a directory; want a file path such as snap.tar.gz", opts.Output)
-	case err == nil && !opts.Force:
-		return cmdutil.Usagef("invalid -o %q: the file exists; pass --force to overwrite it", opts.Output)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return cmdutil.Usagef("invalid -o %q: %v", opts.Output, unwrapPath(err))
+	lst, err := os.Lstat(opts.Output)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, cmdutil.Usagef("invalid -o %q: %v", opts.Output, unwrapPath(err))
+	}
+	if err == nil {
+		st := lst
+		if lst.Mode()&fs.ModeSymlink != 0 {
+			// A link is followed only to a pipe (`-o /dev/stdout | ...`);
+			// anything else behind it would be replaced by the rename.
+			if st, err = os.Stat(opts.Output); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+				return 0, cmdutil.Usagef("invalid -o %q: it is a symbolic link; devctl does not replace links: name the file itself", opts.Output)
+			}
+		}
+		switch m := st.Mode(); {
+		case m&fs.ModeNamedPipe != 0:
+			return outputPipe, nil
+		case m.IsDir():
+			return 0, cmdutil.Usagef("invalid -o %q: it is a directory; want a file path such as snap.tar.gz", opts.Output)
+		case !m.IsRegular():
+			return 0, cmdutil.Usagef("invalid -o %q: it is a device or socket; want a regular file path (or a pipe, e.g. -o /dev/stdout | ...)", opts.Output)
+		case !opts.Force:
+			return 0, cmdutil.Usagef("invalid -o %q: the file exists; pass --force to overwrite it", opts.Output)
+		}
 	}
 	dir := filepath.Dir(opts.Output)
 	dst, err := os.Stat(dir)
 	if err != nil {
-		return cmdutil.Usagef("invalid -o %q: directory %s: %v", opts.Output, dir, unwrapPath(err))
+		return 0, cmdutil.Usagef("invalid -o %q: directory %s: %v", opts.Output, dir, unwrapPath(err))
 	}
 	if !dst.IsDir() {
-		return cmdutil.Usagef("invalid -o %q: %s is not a directory", opts.Output, dir)
+		return 0, cmdutil.Usagef("invalid -o %q: %s is not a directory", opts.Output, dir)
 	}
-	return nil
+	if lst != nil {
+		return outputRegular, nil
+	}
+	return outputNew, nil
 }
 
 // Run records the probe (and doctor's checks when plugged in) and writes
 // the archive atomically: a failed run leaves no half-written file.
 func Run(ctx context.Context, opts *Options) error {
-	if err := Validate(opts); err != nil {
+	kind, err := classifyOutput(opts)
+	if err != nil {
 		return err
 	}
 	f := opts.Factory
@@ -115,28 +156,18 @@ func Run(ctx context.Context, opts *Options) error {
 	env := &doctor.Env{Host: rec.Host(), Report: rep, Outcomes: outcomes, Config: cfg, ConfigErr: cfgErr}
 	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout})
 
-	dir := filepath.Dir(opts.Output)
-	tmp, err := os.CreateTemp(dir, ".devctl-snapshot-*")
-	if err != nil {
-		return cmdutil.Usagef("invalid -o %q: cannot create a file in %s: %v", opts.Output, dir, unwrapPath(err))
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
 	wopts := snapshot.WriteOptions{RedactHost: opts.RedactHost, DevctlVersion: f.Version}
 	if f.Now != nil {
 		wopts.Created = f.Now()
 	}
-	sum, err := rec.Write(tmp, wopts)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	var sum snapshot.Summary
+	if kind == outputPipe {
+		sum, err = writeIntoPipe(opts.Output, rec, wopts)
+	} else {
+		sum, err = writeReplacing(opts.Output, kind, rec, wopts)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", opts.Output, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.Output, err)
-	}
-	if err := os.Rename(tmp.Name(), opts.Output); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.Output, err)
+		return err
 	}
 	withheld := ""
 	if sum.EnvWithheld > 0 {
@@ -149,6 +180,57 @@ func Run(ctx context.Context, opts *Options) error {
 	fmt.Fprintf(f.IO.Out, "wrote %s: %d files, %d commands, %d env vars%s%s, %s\n",
 		opts.Output, sum.Files, sum.Commands, sum.Env, withheld, redacted, humanBytes(sum.Bytes))
 	return nil
+}
+
+// writeReplacing writes the archive to a temp file beside path and renames
+// it over path, so a failed run leaves no half-written file. Just before the
+// rename path is checked again: what stands there now must still be what
+// Validate allowed (nothing, or a regular file).
+func writeReplacing(path string, kind outputKind, rec *snapshot.Recorder, wopts snapshot.WriteOptions) (snapshot.Summary, error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".devctl-snapshot-*")
+	if err != nil {
+		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: cannot create a file in %s: %v", path, dir, unwrapPath(err))
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
+	sum, err := rec.Write(tmp, wopts)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
+		return sum, fmt.Errorf("writing %s: %w", path, err)
+	}
+	st, err := os.Lstat(path)
+	switch {
+	case err == nil && (kind != outputRegular || !st.Mode().IsRegular()):
+		return sum, fmt.Errorf("writing %s: it changed while devctl was probing; nothing was replaced", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return sum, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return sum, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// writeIntoPipe streams the archive into a FIFO. Opening it does not wait
+// for a reader: a pipe nobody reads is refused rather than hung on.
+func writeIntoPipe(path string, rec *snapshot.Recorder, wopts snapshot.WriteOptions) (snapshot.Summary, error) {
+	fh, err := openPipeForWriting(path)
+	if err != nil {
+		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: a pipe with no reader (%v)", path, unwrapPath(err))
+	}
+	sum, err := rec.Write(fh, wopts)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return sum, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return sum, nil
 }
 
 func unwrapPath(err error) error {

@@ -43,6 +43,10 @@ func TestValidateRefusesBadOutputPaths(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(dir, "link.tar.gz")
+	if err := os.Symlink(existing, link); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		opts Options
@@ -53,6 +57,8 @@ func TestValidateRefusesBadOutputPaths(t *testing.T) {
 		{"a directory is not a file", Options{Output: dir, Force: true}, "it is a directory"},
 		{"a missing directory is named", Options{Output: filepath.Join(dir, "nope", "x.tar.gz")}, "nope: no such file or directory"},
 		{"a file as the directory is named", Options{Output: filepath.Join(existing, "x.tar.gz")}, "not a directory"},
+		{"a symlink is not replaced, even with --force", Options{Output: link, Force: true}, "it is a symbolic link"},
+		{"a device node is refused, even with --force", Options{Output: os.DevNull, Force: true}, "it is a device or socket"},
 		{"an existing file with --force is fine", Options{Output: existing, Force: true}, ""},
 		{"a new file is fine", Options{Output: filepath.Join(dir, "new.tar.gz")}, ""},
 	}
