@@ -6,6 +6,8 @@ package capability
 import (
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/backend"
 )
 
 // Precision names, as used in config (device.precision) and the report.
@@ -20,7 +22,7 @@ const (
 
 // Facts are what the rules look at. Drivers fill what they know.
 type Facts struct {
-	Backend string // cuda, rocm, xpu, xla, neuron, mps, cpu
+	Backend backend.Backend
 	// ComputeCapability is CUDA's "major.minor".
 	ComputeCapability string
 	// CPUFeatures are lower-case kernel flag names (avx512_bf16, asimddp, ...).
@@ -37,7 +39,7 @@ type Facts struct {
 
 // Rule says a device supports a precision when Holds returns true.
 type Rule struct {
-	Backend   string
+	Backend   backend.Backend
 	Precision string
 	// Why is the condition in words, shown by recommend and doctor.
 	Why   string
@@ -150,9 +152,9 @@ func Evaluate(f Facts) Support {
 
 // Requirement returns the rule text for a precision on a backend, so a
 // refusal can say what would have been needed ("" when no rule exists).
-func Requirement(backend, precision string) string {
+func Requirement(b backend.Backend, precision string) string {
 	for _, r := range Rules {
-		if r.Backend == backend && r.Precision == precision {
+		if r.Backend == b && r.Precision == precision {
 			return r.Why
 		}
 	}

@@ -3,6 +3,8 @@ package capability_test
 import (
 	"testing"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -106,10 +108,9 @@ func TestEvaluateGivesAReasonForEveryGrant(t *testing.T) {
 }
 
 func TestRulesNameKnownBackendsAndPrecisions(t *testing.T) {
-	backends := map[string]bool{"cuda": true, "rocm": true, "xpu": true, "xla": true, "neuron": true, "mps": true, "cpu": true}
 	precisions := map[string]bool{capability.FP16: true, capability.BF16: true, capability.Int8: true, capability.Int4: true, capability.FP8: true}
 	for _, r := range capability.Rules {
-		if !backends[r.Backend] || !precisions[r.Precision] || r.Why == "" || r.Holds == nil {
+		if !r.Backend.Known() || !precisions[r.Precision] || r.Why == "" || r.Holds == nil {
 			t.Errorf("malformed rule %+v", r)
 		}
 	}
@@ -151,7 +152,7 @@ func FuzzEvaluate(f *testing.F) {
 	f.Add("rocm", "gfx90a", "", "")
 	f.Add("cuda", "", "8.9", "")
 	f.Add("mps", "apple", "", "14.0")
-	f.Fuzz(func(t *testing.T, backend, gen, cc, osv string) {
-		capability.Evaluate(capability.Facts{Backend: backend, Generation: gen, ComputeCapability: cc, OSVersion: osv})
+	f.Fuzz(func(t *testing.T, b, gen, cc, osv string) {
+		capability.Evaluate(capability.Facts{Backend: backend.Backend(b), Generation: gen, ComputeCapability: cc, OSVersion: osv})
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -26,13 +27,13 @@ var ErrInvalid = errors.New("invalid configuration")
 
 // Device is the device section of the configuration.
 type Device struct {
-	Preferred           string   `json:"preferred" yaml:"preferred"`
-	Precision           string   `json:"precision" yaml:"precision"`
-	FallbackEnabled     bool     `json:"fallback_enabled" yaml:"fallback_enabled"`
-	MemoryStrategy      string   `json:"memory_strategy" yaml:"memory_strategy"`
-	MemoryFraction      float64  `json:"memory_fraction" yaml:"memory_fraction"`
-	PlatformPriority    []string `json:"platform_priority" yaml:"platform_priority"`
-	EnableOptimizations bool     `json:"enable_optimizations" yaml:"enable_optimizations"`
+	Preferred           string            `json:"preferred" yaml:"preferred"`
+	Precision           string            `json:"precision" yaml:"precision"`
+	FallbackEnabled     bool              `json:"fallback_enabled" yaml:"fallback_enabled"`
+	MemoryStrategy      string            `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction      float64           `json:"memory_fraction" yaml:"memory_fraction"`
+	PlatformPriority    []backend.Backend `json:"platform_priority" yaml:"platform_priority"`
+	EnableOptimizations bool              `json:"enable_optimizations" yaml:"enable_optimizations"`
 }
 
 // Config is the effective configuration.
@@ -65,8 +66,6 @@ var EnvVars = map[string]string{
 var (
 	Precisions = []string{"auto", "fp32", "fp16", "bf16", "8bit", "4bit"}
 	Strategies = []string{"conservative", "balanced", "aggressive", "custom"}
-	Preferred  = []string{"auto", "cuda", "rocm", "mps", "xla", "tpu", "xpu", "neuron", "cpu"}
-	backends   = []string{"cuda", "rocm", "mps", "xla", "tpu", "xpu", "neuron", "cpu"}
 )
 
 // StrategyFraction is the share of device memory each strategy uses.
@@ -269,15 +268,16 @@ func kindName(v any) string {
 func decode(v *viper.Viper, cfg *Config) error {
 	d := &cfg.Device
 	src := func(k string) string { return cfg.Sources[k] }
-	d.Preferred = strings.ToLower(strings.TrimSpace(v.GetString("device.preferred")))
-	if err := ValidatePreferred(d.Preferred); err != nil {
-		return fmt.Errorf("%w: device.preferred %q (from %s): %v", ErrInvalid, d.Preferred, src("device.preferred"), err)
+	raw := strings.TrimSpace(v.GetString("device.preferred"))
+	pref, err := backend.ParsePreference(raw)
+	if err != nil {
+		return fmt.Errorf("%w: device.preferred %q (from %s): %v", ErrInvalid, strings.ToLower(raw), src("device.preferred"), err)
 	}
+	d.Preferred = pref
 	d.Precision = strings.ToLower(strings.TrimSpace(v.GetString("device.precision")))
 	if !slices.Contains(Precisions, d.Precision) {
 		return fmt.Errorf("%w: device.precision %q (from %s): want one of %s", ErrInvalid, d.Precision, src("device.precision"), strings.Join(Precisions, ", "))
 	}
-	var err error
 	if d.FallbackEnabled, err = parseBool(v.Get("device.fallback_enabled")); err != nil {
 		return fmt.Errorf("%w: device.fallback_enabled %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.fallback_enabled")), src("device.fallback_enabled"))
 	}
@@ -297,25 +297,14 @@ func decode(v *viper.Viper, cfg *Config) error {
 	if err := resolveStrategy(d, cfg.Sources); err != nil {
 		return err
 	}
-	d.PlatformPriority = nil
-	for _, p := range v.GetStringSlice("device.platform_priority") {
-		for _, part := range strings.Split(p, ",") {
-			part = strings.ToLower(strings.TrimSpace(part))
-			if part == "" {
-				continue
-			}
-			if part == "tpu" {
-				part = "xla"
-			}
-			if !slices.Contains(backends, part) {
-				return fmt.Errorf("%w: device.platform_priority entry %q (from %s): want backends from %s", ErrInvalid, part, src("device.platform_priority"), strings.Join(backends, ", "))
-			}
-			d.PlatformPriority = append(d.PlatformPriority, part)
-		}
+	prio, err := backend.ParseList(v.GetStringSlice("device.platform_priority")...)
+	if ee := (*backend.EntryError)(nil); errors.As(err, &ee) {
+		return fmt.Errorf("%w: device.platform_priority entry %q (from %s): %v", ErrInvalid, ee.Entry, src("device.platform_priority"), ee.Err)
 	}
-	if len(d.PlatformPriority) == 0 {
-		return fmt.Errorf("%w: device.platform_priority is empty: list at least one backend (%s)", ErrInvalid, strings.Join(backends, ", "))
+	if len(prio) == 0 {
+		return fmt.Errorf("%w: device.platform_priority is empty: list at least one backend (%s)", ErrInvalid, backend.Names())
 	}
+	d.PlatformPriority = prio
 	return nil
 }
 
@@ -367,19 +356,6 @@ func ParseFraction(s string) (float64, error) {
 	return f, nil
 }
 
-// ValidatePreferred accepts "auto", a backend or a device id "backend:N".
-func ValidatePreferred(p string) error {
-	if slices.Contains(Preferred, p) {
-		return nil
-	}
-	if b, idx, ok := strings.Cut(p, ":"); ok && slices.Contains(backends, b) && b != "cpu" {
-		if n, err := strconv.Atoi(idx); err == nil && n >= 0 && n < 1<<16 {
-			return nil
-		}
-	}
-	return fmt.Errorf("want one of %s, or a device id such as cuda:0", strings.Join(Preferred, ", "))
-}
-
 func parseBool(v any) (bool, error) {
 	switch b := v.(type) {
 	case bool:
@@ -414,7 +390,11 @@ func (c *Config) Value(key string) string {
 	case "device.memory_fraction":
 		return strconv.FormatFloat(d.MemoryFraction, 'g', -1, 64)
 	case "device.platform_priority":
-		return strings.Join(d.PlatformPriority, ",")
+		names := make([]string, len(d.PlatformPriority))
+		for i, b := range d.PlatformPriority {
+			names[i] = string(b)
+		}
+		return strings.Join(names, ",")
 	case "device.enable_optimizations":
 		return strconv.FormatBool(d.EnableOptimizations)
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,7 +33,7 @@ func TestLoadDefaultsNeedNoFile(t *testing.T) {
 	}
 	want := Device{
 		Preferred: "auto", Precision: "auto", FallbackEnabled: true, MemoryStrategy: "balanced",
-		MemoryFraction: 0.75, PlatformPriority: []string{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"},
+		MemoryFraction: 0.75, PlatformPriority: []backend.Backend{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"},
 		EnableOptimizations: true,
 	}
 	if diff := cmp.Diff(want, cfg.Device); diff != "" {
@@ -261,5 +264,18 @@ func TestParseFraction(t *testing.T) {
 				t.Errorf("ParseFraction(%q) (-want +got):\n%s", tt.in, diff)
 			}
 		})
+	}
+}
+
+func TestDefaultsNameEveryBackendInRankOrder(t *testing.T) {
+	cfg, err := Load(LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(backend.All(), cfg.Device.PlatformPriority); diff != "" {
+		t.Errorf("configs/default.yaml platform_priority (-backend.All +file):\n%s", diff)
+	}
+	if want := "One of: auto, " + backend.Help() + ", or a device id"; !strings.Contains(string(configs.DefaultYAML), want) {
+		t.Errorf("configs/default.yaml does not list the backends as %q", want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/config"
 )
 
@@ -203,7 +205,7 @@ func ValidateDevctlEnv(name, value string) string {
 	}
 	switch name {
 	case "DEVCTL_DEVICE":
-		if err := config.ValidatePreferred(v); err != nil {
+		if _, err := backend.ParsePreference(v); err != nil {
 			return err.Error()
 		}
 	case "DEVCTL_PRECISION":

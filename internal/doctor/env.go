@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
@@ -67,13 +69,13 @@ func (e *Env) NVIDIA(ctx context.Context) (*NVState, string) {
 }
 
 // Devices returns probe devices of a backend.
-func (e *Env) Devices(backend string) []probe.Device {
+func (e *Env) Devices(b backend.Backend) []probe.Device {
 	if e.Report == nil {
 		return nil
 	}
 	var out []probe.Device
 	for _, d := range e.Report.Devices {
-		if d.Backend == backend {
+		if d.Backend == b {
 			out = append(out, d)
 		}
 	}

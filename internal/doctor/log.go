@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/oomsim"
@@ -131,7 +133,7 @@ func machineFacts(ctx context.Context, e explain.Explanation, env *Env) []string
 		}
 	}
 	if e.Category == explain.CategoryOutOfMemory || e.Category == explain.CategoryXLAResourceExhausted {
-		for _, d := range deviceFor(env, string(e.Device), e.Numbers.DeviceIndex) {
+		for _, d := range deviceFor(env, backend.Backend(e.Device), e.Numbers.DeviceIndex) {
 			if d.TotalMemoryMB != nil {
 				s := fmt.Sprintf("%s (%s) has %d MiB", d.ID, d.Name, *d.TotalMemoryMB)
 				if d.FreeMemoryMB != nil {
@@ -153,22 +155,22 @@ func machineFacts(ctx context.Context, e explain.Explanation, env *Env) []string
 		}
 	}
 	if len(out) == 0 && env.Report != nil && env.Report.Summary.DefaultDevice != "" {
-		out = append(out, "default device here: "+env.Report.Summary.DefaultDevice+" ("+env.Report.Summary.Backend+")")
+		out = append(out, "default device here: "+env.Report.Summary.DefaultDevice+" ("+string(env.Report.Summary.Backend)+")")
 	}
 	return out
 }
 
 // deviceFor finds the probe devices a log's device refers to.
-func deviceFor(env *Env, backend string, index *int) []probe.Device {
+func deviceFor(env *Env, be backend.Backend, index *int) []probe.Device {
 	if env.Report == nil {
 		return nil
 	}
-	if backend == "any" || backend == "" {
-		backend = env.Report.Summary.Backend
+	if be == "any" || be == "" {
+		be = env.Report.Summary.Backend
 	}
 	var out []probe.Device
 	for _, d := range env.Report.Devices {
-		if d.Backend != backend {
+		if d.Backend != be {
 			continue
 		}
 		if index != nil && d.Index != *index {
@@ -191,14 +193,14 @@ type OOMOptions struct {
 // PlanOOM runs the oomsim ladder against the device the log ran out of
 // memory on (its total from the log, else from the probe).
 func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
-	backend := string(e.Device)
+	be := backend.Backend(e.Device)
 	var dev *probe.Device
-	if ds := deviceFor(env, backend, e.Numbers.DeviceIndex); len(ds) > 0 {
+	if ds := deviceFor(env, be, e.Numbers.DeviceIndex); len(ds) > 0 {
 		dev = &ds[0]
-		backend = dev.Backend
+		be = dev.Backend
 	}
-	if backend == "any" || backend == "" {
-		backend = "cpu"
+	if be == "any" || be == "" {
+		be = "cpu"
 	}
 	var total int64
 	switch {
@@ -214,9 +216,9 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 		frac = 1
 	}
 	// A log from another machine (or a device the probe cannot see): assume
-	// the precisions that backend's current devices run.
-	sup := capability.Support{FP16: true, BF16: backend != "cpu", Int8: backend == "cuda", Int4: backend == "cuda"}
-	name := backend
+	// the precisions that be's current devices run.
+	sup := capability.Support{FP16: true, BF16: be != "cpu", Int8: be == "cuda", Int4: be == "cuda"}
+	name := string(be)
 	if dev != nil {
 		sup = capability.Support{FP16: dev.SupportsFP16, BF16: dev.SupportsBF16, Int8: dev.Supports8Bit, FP8: dev.SupportsFP8, Int4: dev.Supports8Bit}
 		name = dev.ID + " " + dev.Name
@@ -235,10 +237,10 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 		Precision: prec,
 	}
 	avail := 1
-	if env.Report != nil && backend != "cpu" {
-		avail = max(1, len(env.Devices(backend)))
+	if env.Report != nil && be != "cpu" {
+		avail = max(1, len(env.Devices(be)))
 	}
-	d := oomsim.Device{Name: name, Backend: backend, BudgetBytes: int64(float64(total) * frac), Support: sup, Available: avail}
+	d := oomsim.Device{Name: name, Backend: be, BudgetBytes: int64(float64(total) * frac), Support: sup, Available: avail}
 	tr, err := oomsim.Ladder(plan, d, oomsim.LadderOptions{CPUFallback: o.Fallback})
 	if err != nil {
 		return nil, err

@@ -23,8 +23,9 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/devctl/devctl/internal/backend"
 
 	"github.com/devctl/devctl/internal/state"
 )
@@ -125,16 +126,7 @@ func validOutcome(o string) bool { return o == Success || o == Failure || o == U
 // NormalizeDevice maps what users and the classifier call a device onto the
 // backend key history is kept by: "cuda:1" -> "cuda", "tpu" -> "xla",
 // "GPU" stays unknown-cased -> "gpu".
-func NormalizeDevice(d string) string {
-	d = strings.ToLower(strings.TrimSpace(d))
-	if b, _, ok := strings.Cut(d, ":"); ok {
-		d = b
-	}
-	if d == "tpu" {
-		d = "xla"
-	}
-	return d
-}
+func NormalizeDevice(d string) string { return string(backend.Of(d)) }
 
 // Summary gives the record of one device: runs counts successes and
 // failures (unrelated logs are left out), failures the failed ones, and

@@ -3,6 +3,8 @@ package oomsim
 import (
 	"fmt"
 	"math"
+
+	"github.com/devctl/devctl/internal/backend"
 )
 
 // GiB and MiB are binary units; every figure devctl compares is in bytes.
@@ -20,7 +22,7 @@ type Overhead struct {
 
 // Overheads are documented constants per backend. They matter for small
 // devices; none of the published formulas includes them.
-var Overheads = map[string]Overhead{
+var Overheads = map[backend.Backend]Overhead{
 	"cuda":   {1343 * MiB, "CUDA context + PyTorch kernels: 1,343 MB measured on a V100 (transformers docs, model_memory_anatomy.md); 0.3-1.3 GiB is typical, lazy module loading needs less"},
 	"rocm":   {1343 * MiB, "assumed equal to CUDA's measured 1,343 MB (HIP runtime + PyTorch kernels); no ROCm measurement found"},
 	"xpu":    {1 * GiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
@@ -252,11 +254,11 @@ func Estimate(p Plan) (Breakdown, error) {
 	if a != nil && a.Assumed {
 		b.Notes = append(b.Notes, fmt.Sprintf("shape assumed from the parameter count (%d layers, hidden %d); give --model or --model-config for exact activations", a.Layers, a.Hidden))
 	}
-	backend := p.Backend
+	where := p.Backend
 	if p.OnCPU {
-		backend = "cpu"
+		where = backend.CPU
 	}
-	if o, ok := Overheads[backend]; ok {
+	if o, ok := Overheads[where]; ok {
 		b.OverheadBytes, b.OverheadSource = o.Bytes, o.Source
 	}
 	b.TotalBytes = add(b.ModelStatesBytes, b.ActivationsBytes, b.KVCacheBytes, b.OverheadBytes)

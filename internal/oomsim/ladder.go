@@ -3,13 +3,15 @@ package oomsim
 import (
 	"fmt"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/capability"
 )
 
 // Device is what the ladder needs to know about where the plan runs.
 type Device struct {
 	Name    string
-	Backend string
+	Backend backend.Backend
 	// BudgetBytes is the memory one device offers the plan (usable memory
 	// times the memory fraction, capped by free memory when shared).
 	BudgetBytes int64
@@ -372,11 +374,11 @@ func Half(s capability.Support) string {
 	return ""
 }
 
-func reasonFor(backend, precision string) string {
-	if r := capability.Requirement(backend, precision); r != "" {
+func reasonFor(b backend.Backend, precision string) string {
+	if r := capability.Requirement(b, precision); r != "" {
 		return "needs " + r
 	}
-	return "no " + backend + " rule grants " + precision
+	return "no " + string(b) + " rule grants " + precision
 }
 
 // rank orders values within one ladder dimension.

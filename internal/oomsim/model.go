@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/devctl/devctl/internal/backend"
 )
 
 // Modes of use.
@@ -141,7 +143,7 @@ type Plan struct {
 	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
 	ZeRO2Legacy bool `json:"-"`
 	// Backend decides the runtime overhead (cuda, rocm, xla, mps, cpu, ...).
-	Backend string `json:"backend"`
+	Backend backend.Backend `json:"backend"`
 	// OnCPU is set by the ladder's last rung: run on the host instead.
 	OnCPU bool `json:"on_cpu,omitempty"`
 }

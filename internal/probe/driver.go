@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/host"
 )
 
@@ -46,7 +47,7 @@ type Result struct {
 
 // Platform is the vendor software stack for one backend.
 type Platform struct {
-	Backend string `json:"backend" yaml:"backend"`
+	Backend backend.Backend `json:"backend" yaml:"backend"`
 	// DriverVersion is the kernel/user driver ("550.90.07").
 	DriverVersion *string `json:"driver_version" yaml:"driver_version"`
 	// RuntimeVersion is the newest runtime the driver supports, e.g. the

@@ -6,6 +6,8 @@
 // field names are stable and documented in docs/report.md.
 package probe
 
+import "github.com/devctl/devctl/internal/backend"
+
 // SchemaVersion is the version of the capability report's JSON schema.
 const SchemaVersion = 1
 
@@ -40,43 +42,43 @@ type HostInfo struct {
 // Summary describes the default device, in the field names of the
 // device-manager designs devctl grew from. Unknown values are null.
 type Summary struct {
-	Backend                string   `json:"backend" yaml:"backend"`
-	DeviceType             string   `json:"device_type" yaml:"device_type"`
-	DeviceCount            int      `json:"device_count" yaml:"device_count"`
-	GPUCount               int      `json:"gpu_count" yaml:"gpu_count"`
-	DefaultDevice          string   `json:"default_device" yaml:"default_device"`
-	TotalMemoryMB          *int64   `json:"total_memory_mb" yaml:"total_memory_mb"`
-	MemoryGB               *float64 `json:"memory_gb" yaml:"memory_gb"`
-	ComputeCapability      *string  `json:"compute_capability" yaml:"compute_capability"`
-	CUDAVersion            *string  `json:"cuda_version" yaml:"cuda_version"`
-	DriverVersion          *string  `json:"driver_version" yaml:"driver_version"`
-	SupportsMixedPrecision bool     `json:"supports_mixed_precision" yaml:"supports_mixed_precision"`
-	SupportsDistributed    bool     `json:"supports_distributed" yaml:"supports_distributed"`
-	SupportsFP16           bool     `json:"supports_fp16" yaml:"supports_fp16"`
-	SupportsBF16           bool     `json:"supports_bf16" yaml:"supports_bf16"`
-	Supports8Bit           bool     `json:"supports_8bit" yaml:"supports_8bit"`
-	MemoryStrategy         string   `json:"memory_strategy" yaml:"memory_strategy"`
-	MemoryFraction         float64  `json:"memory_fraction" yaml:"memory_fraction"`
+	Backend                backend.Backend `json:"backend" yaml:"backend"`
+	DeviceType             string          `json:"device_type" yaml:"device_type"`
+	DeviceCount            int             `json:"device_count" yaml:"device_count"`
+	GPUCount               int             `json:"gpu_count" yaml:"gpu_count"`
+	DefaultDevice          string          `json:"default_device" yaml:"default_device"`
+	TotalMemoryMB          *int64          `json:"total_memory_mb" yaml:"total_memory_mb"`
+	MemoryGB               *float64        `json:"memory_gb" yaml:"memory_gb"`
+	ComputeCapability      *string         `json:"compute_capability" yaml:"compute_capability"`
+	CUDAVersion            *string         `json:"cuda_version" yaml:"cuda_version"`
+	DriverVersion          *string         `json:"driver_version" yaml:"driver_version"`
+	SupportsMixedPrecision bool            `json:"supports_mixed_precision" yaml:"supports_mixed_precision"`
+	SupportsDistributed    bool            `json:"supports_distributed" yaml:"supports_distributed"`
+	SupportsFP16           bool            `json:"supports_fp16" yaml:"supports_fp16"`
+	SupportsBF16           bool            `json:"supports_bf16" yaml:"supports_bf16"`
+	Supports8Bit           bool            `json:"supports_8bit" yaml:"supports_8bit"`
+	MemoryStrategy         string          `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction         float64         `json:"memory_fraction" yaml:"memory_fraction"`
 }
 
 // Device is one compute device. Pointer fields are null when unknown.
 type Device struct {
-	ID                string  `json:"id" yaml:"id"`
-	Index             int     `json:"index" yaml:"index"`
-	Backend           string  `json:"backend" yaml:"backend"`
-	DeviceType        string  `json:"device_type" yaml:"device_type"`
-	Vendor            string  `json:"vendor" yaml:"vendor"`
-	Name              string  `json:"name" yaml:"name"`
-	UUID              *string `json:"uuid" yaml:"uuid"`
-	PCIBusID          *string `json:"pci_bus_id" yaml:"pci_bus_id"`
-	TotalMemoryMB     *int64  `json:"total_memory_mb" yaml:"total_memory_mb"`
-	FreeMemoryMB      *int64  `json:"free_memory_mb" yaml:"free_memory_mb"`
-	ComputeCapability *string `json:"compute_capability" yaml:"compute_capability"`
-	Architecture      *string `json:"architecture" yaml:"architecture"`
-	SupportsFP16      bool    `json:"supports_fp16" yaml:"supports_fp16"`
-	SupportsBF16      bool    `json:"supports_bf16" yaml:"supports_bf16"`
-	Supports8Bit      bool    `json:"supports_8bit" yaml:"supports_8bit"`
-	SupportsFP8       bool    `json:"supports_fp8" yaml:"supports_fp8"`
+	ID                string          `json:"id" yaml:"id"`
+	Index             int             `json:"index" yaml:"index"`
+	Backend           backend.Backend `json:"backend" yaml:"backend"`
+	DeviceType        string          `json:"device_type" yaml:"device_type"`
+	Vendor            string          `json:"vendor" yaml:"vendor"`
+	Name              string          `json:"name" yaml:"name"`
+	UUID              *string         `json:"uuid" yaml:"uuid"`
+	PCIBusID          *string         `json:"pci_bus_id" yaml:"pci_bus_id"`
+	TotalMemoryMB     *int64          `json:"total_memory_mb" yaml:"total_memory_mb"`
+	FreeMemoryMB      *int64          `json:"free_memory_mb" yaml:"free_memory_mb"`
+	ComputeCapability *string         `json:"compute_capability" yaml:"compute_capability"`
+	Architecture      *string         `json:"architecture" yaml:"architecture"`
+	SupportsFP16      bool            `json:"supports_fp16" yaml:"supports_fp16"`
+	SupportsBF16      bool            `json:"supports_bf16" yaml:"supports_bf16"`
+	Supports8Bit      bool            `json:"supports_8bit" yaml:"supports_8bit"`
+	SupportsFP8       bool            `json:"supports_fp8" yaml:"supports_fp8"`
 	// Framework hints (accelerators): how PyTorch and JAX name the device
 	// and which variable selects it.
 	PytorchDevice    string `json:"pytorch_device,omitempty" yaml:"pytorch_device,omitempty"`

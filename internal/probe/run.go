@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/guard"
 	"github.com/devctl/devctl/internal/host"
 )
@@ -16,17 +17,13 @@ type Options struct {
 	// Timeout is each driver's deadline; zero means 5 s.
 	Timeout time.Duration
 	// Selection settings (from config).
-	Preferred        string   // auto, cuda, rocm, mps, xla, xpu, neuron, cpu
-	PlatformPriority []string // backends in order of preference
+	Preferred        string            // "auto", a backend or a device id (backend.ParsePreference)
+	PlatformPriority []backend.Backend // in order of preference; empty means backend.All()
 	FallbackEnabled  bool
 	MemoryStrategy   string
 	MemoryFraction   float64
 	DevctlVersion    string
 }
-
-// DefaultPlatformPriority is the order used when config gives none:
-// dedicated accelerators first, the CPU last.
-var DefaultPlatformPriority = []string{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"}
 
 // ErrDeviceUnavailable is returned when the preferred device is not present
 // and fallback is disabled. It is a usage error (exit 2).
@@ -153,12 +150,9 @@ func mergeHost(dst, src *HostInfo) {
 	}
 }
 
-// backendRank orders devices in the report: accelerators by family, CPU last.
-var backendRank = map[string]int{"cuda": 0, "rocm": 1, "xla": 2, "neuron": 3, "xpu": 4, "mps": 5, "cpu": 9}
-
 func sortDevices(ds []Device) {
 	sort.SliceStable(ds, func(i, j int) bool {
-		ri, rj := backendRank[ds[i].Backend], backendRank[ds[j].Backend]
+		ri, rj := ds[i].Backend.Rank(), ds[j].Backend.Rank()
 		if ri != rj {
 			return ri < rj
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/host"
@@ -123,7 +125,7 @@ func TestSelect(t *testing.T) {
 	}{
 		{name: "auto takes the first backend of the priority list", opts: Options{Preferred: "auto"}, chosen: "cuda:0"},
 		{name: "a device id picks that device", opts: Options{Preferred: "cuda:1"}, chosen: "cuda:1"},
-		{name: "a custom priority puts the CPU first", opts: Options{PlatformPriority: []string{"cpu", "cuda"}}, chosen: "cpu"},
+		{name: "a custom priority puts the CPU first", opts: Options{PlatformPriority: []backend.Backend{"cpu", "cuda"}}, chosen: "cpu"},
 		{name: "a missing device without fallback is an error", opts: Options{Preferred: "mps"}, wantErr: true},
 		{name: "a missing device with fallback falls back by priority", opts: Options{Preferred: "tpu", FallbackEnabled: true}, chosen: "cuda:0", fellBack: true},
 		{name: "a missing index is not silently another index", opts: Options{Preferred: "cuda:7"}, wantErr: true},

@@ -4,26 +4,26 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/devctl/devctl/internal/backend"
 )
 
-// Backends lists the backend names devctl knows, for validation messages.
-var Backends = []string{"cuda", "rocm", "mps", "xla", "xpu", "neuron", "cpu"}
-
 // Select picks the default device. Preferred may be "auto", a backend
-// ("cuda") or a device id ("cuda:1"); "tpu" is accepted as an alias of
-// "xla", the name PyTorch/XLA uses.
+// ("cuda") or a device id ("cuda:1"), aliases included (backend.Canonical).
 func Select(devices []Device, opts Options) (*Selection, error) {
-	pref := strings.ToLower(strings.TrimSpace(opts.Preferred))
+	pref := backend.Canonical(opts.Preferred)
 	if pref == "" {
-		pref = "auto"
+		pref = backend.Auto
 	}
-	pref = strings.Replace(pref, "tpu", "xla", 1)
+	if p, err := backend.ParsePreference(pref); err == nil {
+		pref = p
+	}
 	priority := opts.PlatformPriority
 	if len(priority) == 0 {
-		priority = DefaultPlatformPriority
+		priority = backend.All()
 	}
 	sel := &Selection{Requested: pref}
-	if pref != "auto" {
+	if pref != backend.Auto {
 		if d := findDevice(devices, pref); d != nil {
 			sel.Chosen = d.ID
 			sel.Reason = fmt.Sprintf("requested %s", pref)
@@ -36,7 +36,7 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 		sel.Reason = fmt.Sprintf("%s is not available on this machine; fell back by platform priority", pref)
 	}
 	for _, b := range priority {
-		if d := findDevice(devices, strings.ToLower(b)); d != nil {
+		if d := findDevice(devices, string(b)); d != nil {
 			sel.Chosen = d.ID
 			if sel.Reason == "" {
 				sel.Reason = fmt.Sprintf("first available backend in platform priority %v", priority)
@@ -59,7 +59,7 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 func findDevice(devices []Device, want string) *Device {
 	for i := range devices {
 		d := &devices[i]
-		if d.ID == want || d.Backend == want {
+		if d.ID == want || string(d.Backend) == want {
 			return d
 		}
 	}
@@ -80,7 +80,7 @@ func deviceList(devices []Device) string {
 // Summarize describes the chosen default device.
 func Summarize(devices []Device, chosen string, platforms []*Platform, opts Options) Summary {
 	s := Summary{
-		Backend:        "cpu",
+		Backend:        backend.CPU,
 		DeviceType:     "cpu",
 		DefaultDevice:  chosen,
 		MemoryStrategy: opts.MemoryStrategy,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -46,23 +48,23 @@ func (c CatalogModel) Model() oomsim.Model {
 
 // CatalogDevice is one entry of configs/devices.yaml.
 type CatalogDevice struct {
-	Name              string   `yaml:"name" json:"name"`
-	Display           string   `yaml:"display" json:"display"`
-	Backend           string   `yaml:"backend" json:"backend"`
-	ComputeCapability string   `yaml:"compute_capability" json:"compute_capability,omitempty"`
-	Generation        string   `yaml:"generation" json:"generation,omitempty"`
-	OSVersion         string   `yaml:"os_version" json:"os_version,omitempty"`
-	CPUFeatures       []string `yaml:"cpu_features" json:"cpu_features,omitempty"`
-	TotalGiB          float64  `yaml:"total_gib" json:"total_gib"`
-	UsableGiB         float64  `yaml:"usable_gib" json:"usable_gib"`
-	UsableSource      string   `yaml:"usable_source" json:"usable_source"`
-	FP32TFLOPS        *float64 `yaml:"fp32_tflops" json:"fp32_tflops"`
-	FP16TFLOPS        *float64 `yaml:"fp16_tflops" json:"fp16_tflops"`
-	BF16TFLOPS        *float64 `yaml:"bf16_tflops" json:"bf16_tflops"`
-	FP8TFLOPS         *float64 `yaml:"fp8_tflops" json:"fp8_tflops,omitempty"`
-	Int8TOPS          *float64 `yaml:"int8_tops" json:"int8_tops,omitempty"`
-	BandwidthGBs      *float64 `yaml:"bandwidth_gbs" json:"bandwidth_gbs"`
-	Source            string   `yaml:"source" json:"source"`
+	Name              string          `yaml:"name" json:"name"`
+	Display           string          `yaml:"display" json:"display"`
+	Backend           backend.Backend `yaml:"backend" json:"backend"`
+	ComputeCapability string          `yaml:"compute_capability" json:"compute_capability,omitempty"`
+	Generation        string          `yaml:"generation" json:"generation,omitempty"`
+	OSVersion         string          `yaml:"os_version" json:"os_version,omitempty"`
+	CPUFeatures       []string        `yaml:"cpu_features" json:"cpu_features,omitempty"`
+	TotalGiB          float64         `yaml:"total_gib" json:"total_gib"`
+	UsableGiB         float64         `yaml:"usable_gib" json:"usable_gib"`
+	UsableSource      string          `yaml:"usable_source" json:"usable_source"`
+	FP32TFLOPS        *float64        `yaml:"fp32_tflops" json:"fp32_tflops"`
+	FP16TFLOPS        *float64        `yaml:"fp16_tflops" json:"fp16_tflops"`
+	BF16TFLOPS        *float64        `yaml:"bf16_tflops" json:"bf16_tflops"`
+	FP8TFLOPS         *float64        `yaml:"fp8_tflops" json:"fp8_tflops,omitempty"`
+	Int8TOPS          *float64        `yaml:"int8_tops" json:"int8_tops,omitempty"`
+	BandwidthGBs      *float64        `yaml:"bandwidth_gbs" json:"bandwidth_gbs"`
+	Source            string          `yaml:"source" json:"source"`
 }
 
 // Facts are the capability-rule inputs of a catalogued device.

@@ -10,6 +10,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
@@ -26,11 +28,11 @@ var StrategyFraction = map[string]float64{"conservative": 0.60, "balanced": 0.75
 
 // Target is the device a recommendation is for.
 type Target struct {
-	Name      string `json:"name"`
-	Display   string `json:"display"`
-	Backend   string `json:"backend"`
-	Index     int    `json:"index"`
-	Catalogue bool   `json:"catalogue"`
+	Name      string          `json:"name"`
+	Display   string          `json:"display"`
+	Backend   backend.Backend `json:"backend"`
+	Index     int             `json:"index"`
+	Catalogue bool            `json:"catalogue"`
 	// TotalBytes is the memory on the device; UsableBytes what a framework
 	// gets; FreeBytes what is free now (probed devices; 0 = unknown).
 	TotalBytes  int64  `json:"total_bytes"`
@@ -72,7 +74,7 @@ func TargetFromProbe(rep *probe.Report) (Target, error) {
 	}
 	var dev *probe.Device
 	for i := range rep.Devices {
-		if rep.Devices[i].ID == chosen || (dev == nil && rep.Devices[i].Backend == chosen) {
+		if rep.Devices[i].ID == chosen || (dev == nil && string(rep.Devices[i].Backend) == chosen) {
 			dev = &rep.Devices[i]
 		}
 	}
@@ -382,7 +384,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		if !t.Support.Has(req) {
 			need := capability.Requirement(t.Backend, req)
 			if need == "" {
-				need = "no " + t.Backend + " rule grants it"
+				need = "no " + string(t.Backend) + " rule grants it"
 			} else {
 				need = "needs " + need
 			}

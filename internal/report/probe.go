@@ -16,7 +16,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	s := r.Summary
 	fmt.Fprintln(w, st.Title("devctl probe"))
 	kv := [][2]string{
-		{"Backend:", s.Backend},
+		{"Backend:", string(s.Backend)},
 		{"Device Type:", s.DeviceType},
 		{"Device Count:", strconv.Itoa(s.DeviceCount)},
 		{"GPU Count:", strconv.Itoa(s.GPUCount)},

@@ -309,7 +309,7 @@ func deviceKey(env *doctor.Env, logDevice string) string {
 		}
 	}
 	if env.Report != nil && env.Report.Summary.Backend != "" {
-		return env.Report.Summary.Backend
+		return string(env.Report.Summary.Backend)
 	}
 	return "cpu"
 }

@@ -30,7 +30,7 @@ func addHistory(f *cmdutil.Factory, r *recommend.Result) {
 		r.Reasons = append(r.Reasons, recommend.Reason{Decision: "history", Choice: "unread", Why: fmt.Sprintf("could not read the run history: %v", err)})
 		return
 	}
-	dev := history.NormalizeDevice(r.Device.Backend)
+	dev := history.NormalizeDevice(string(r.Device.Backend))
 	bad, category := recs.MostlyFailing(dev, historyWindow, historyMinRuns)
 	if !bad {
 		return

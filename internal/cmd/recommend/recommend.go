@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/configs"
@@ -179,7 +181,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		catDev, isCatalogue = recommend.FindDevice(devices, o.Device)
 		if !isCatalogue {
-			if err := config.ValidatePreferred(strings.ToLower(o.Device)); err != nil {
+			if _, err := backend.ParsePreference(o.Device); err != nil {
 				names := recommend.DeviceNames(devices)
 				msg := fmt.Sprintf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", o.Device, strings.Join(names, ", "))
 				if s := recommend.Closest(o.Device, names); s != "" {

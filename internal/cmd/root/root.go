@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -166,7 +168,7 @@ wrong when things break.`,
 
 // DeviceFlag adds --device as an override of device.preferred.
 func DeviceFlag(cmd *cobra.Command) {
-	configFlag(cmd.Flags(), "device", "device.preferred", "device to use: auto, cuda, rocm, mps, xla, xpu, neuron, cpu or an id such as cuda:1 (env DEVCTL_DEVICE)")
+	configFlag(cmd.Flags(), "device", "device.preferred", "device to use: auto, "+backend.Help()+", or an id such as cuda:1 (env DEVCTL_DEVICE)")
 }
 
 func configFlag(fs *pflag.FlagSet, name, key, usage string) {

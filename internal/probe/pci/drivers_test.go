@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/mps"
@@ -100,7 +102,7 @@ func TestSelectionWithFixtures(t *testing.T) {
 		{"a device id is honoured", "tpu-v6e-8", probe.Options{Preferred: "xla:5"}, "xla:5", false, false, "requested xla:5"},
 		{"asking for cuda on a TPU host without fallback is an error", "tpu-v6e-8", probe.Options{Preferred: "cuda"}, "", false, true, ""},
 		{"asking for cuda on a TPU host with fallback falls back to the TPU", "tpu-v6e-8", probe.Options{Preferred: "cuda", FallbackEnabled: true}, "xla:0", true, false, "cuda is not available"},
-		{"platform priority can put xpu before rocm", "xpu-arc-bmg-igpu", probe.Options{PlatformPriority: []string{"xpu", "cpu"}}, "xpu:0", false, false, "platform priority"},
+		{"platform priority can put xpu before rocm", "xpu-arc-bmg-igpu", probe.Options{PlatformPriority: []backend.Backend{"xpu", "cpu"}}, "xpu:0", false, false, "platform priority"},
 		{"asking for rocm:4 on a four-partition MI308X falls back to rocm:0", "rocm-mi308x-cpx", probe.Options{Preferred: "rocm:4", FallbackEnabled: true}, "rocm:0", true, false, "rocm:4 is not available"},
 		{"asking for neuron on a CPU-only host with fallback ends on the CPU", "cpu-only", probe.Options{Preferred: "neuron", FallbackEnabled: true}, "cpu", true, false, "neuron is not available"},
 	}
