@@ -27,27 +27,45 @@ func New() *Driver { return &Driver{} }
 // Name implements probe.Driver.
 func (*Driver) Name() string { return "mps" }
 
-// Facts is what the driver learned, kept in Result.Raw for doctor.
+// Facts is what the driver read from the Mac: the input of Interpret, kept
+// in Result.Raw for doctor.
 type Facts struct {
-	MacOS          string `json:"macos_version"`
-	Chip           string `json:"chip"`
-	AppleSilicon   bool   `json:"apple_silicon"`
-	Rosetta        bool   `json:"rosetta"`
-	PerfCores      int    `json:"performance_cores,omitempty"`
-	EffCores       int    `json:"efficiency_cores,omitempty"`
-	GPUCores       int    `json:"gpu_cores,omitempty"`
-	MemBytes       uint64 `json:"memory_bytes"`
-	WiredLimitMB   uint64 `json:"iogpu_wired_limit_mb,omitempty"`
-	BudgetBytes    uint64 `json:"gpu_budget_bytes"`
-	BudgetEstimate bool   `json:"gpu_budget_estimated"`
-	GPUModel       string `json:"gpu_model,omitempty"`
-	AMD            bool   `json:"amd_gpu"`
+	MacOS        string `json:"macos_version"`
+	Chip         string `json:"chip"`
+	AppleSilicon bool   `json:"apple_silicon"`
+	Rosetta      bool   `json:"rosetta"`
+	PerfCores    int    `json:"performance_cores,omitempty"`
+	EffCores     int    `json:"efficiency_cores,omitempty"`
+	GPUCores     int    `json:"gpu_cores,omitempty"`
+	MemBytes     uint64 `json:"memory_bytes"`
+	WiredLimitMB uint64 `json:"iogpu_wired_limit_mb,omitempty"`
+	GPUModel     string `json:"gpu_model,omitempty"`
+	AMD          bool   `json:"amd_gpu"`
+	// VRAMMiB is the AMD GPU's own memory (Intel Macs).
+	VRAMMiB int64 `json:"vram_mib,omitempty"`
+	// Source names what answered: sysctl, sysctl+ioreg, sysctl+system_profiler.
+	Source string `json:"source"`
 }
 
-// Probe implements probe.Driver.
+// Probe implements probe.Driver: collect the facts, then interpret them.
 func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
+	f, err := Collect(ctx, h)
+	if err != nil {
+		res := probe.Result{Source: "sysctl"}
+		if f != nil {
+			res.Source, res.Raw = f.Source, *f
+		}
+		return res, err
+	}
+	return Interpret(*f), nil
+}
+
+// Collect reads sysctl and, by platform, ioreg (Apple silicon) or
+// system_profiler (Intel Macs, for an AMD GPU). It returns a probe.Absent
+// error, with the facts read so far, when MPS cannot run here.
+func Collect(ctx context.Context, h *host.Host) (*Facts, error) {
 	if h.OS != "darwin" {
-		return probe.Result{Source: "sysctl"}, probe.Absent("not macOS")
+		return nil, probe.Absent("not macOS")
 	}
 	sys := func(k string) string {
 		v, err := h.Sysctl.Get(k)
@@ -58,7 +76,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	}
 	num := func(k string) uint64 { v, _ := ParseUint(sys(k)); return v }
 
-	var f Facts
+	f := &Facts{Source: "sysctl"}
 	f.MacOS = sys("kern.osproductversion")
 	if f.MacOS == "" {
 		if out, err := h.Runner.Run(ctx, "sw_vers", "-productVersion"); err == nil {
@@ -75,49 +93,62 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		f.PerfCores = int(num("hw.physicalcpu"))
 	}
 	f.WiredLimitMB = num("iogpu.wired_limit_mb")
-	src := "sysctl"
 
 	if !capabilityVersion(f.MacOS, 12, 3) {
-		return probe.Result{Source: src, Raw: f}, probe.Absent("macOS %q: PyTorch MPS needs macOS 12.3 or newer", f.MacOS)
+		return f, probe.Absent("macOS %q: PyTorch MPS needs macOS 12.3 or newer", f.MacOS)
 	}
-
-	var vramMiB int64
 	if f.AppleSilicon {
 		if out, err := h.Runner.Run(ctx, "ioreg", "-rc", "AGXAccelerator"); err == nil {
 			if g, ok := ParseIoreg(out); ok {
 				f.GPUCores, f.GPUModel = g.Cores, g.Model
-				src = "sysctl+ioreg"
+				f.Source = "sysctl+ioreg"
 			}
 		}
-		switch {
-		case f.WiredLimitMB > 0:
-			f.BudgetBytes = f.WiredLimitMB << 20
-		case f.MemBytes > 0:
-			f.BudgetBytes, f.BudgetEstimate = WorkingSetEstimate(f.MemBytes), true
-		}
-	} else {
-		// An Intel Mac: MPS needs an AMD GPU; the integrated Intel GPU does not count.
-		out, err := h.Runner.Run(ctx, "system_profiler", "SPDisplaysDataType", "-json")
-		if err != nil {
-			return probe.Result{Source: src, Raw: f}, probe.Absent("Intel Mac and system_profiler failed: %v", err)
-		}
-		disps, err := ParseDisplays(out)
-		if err != nil {
-			return probe.Result{Source: src, Raw: f}, fmt.Errorf("parsing system_profiler SPDisplaysDataType: %w", err)
-		}
-		for _, d := range disps {
-			if d.IsAMD {
-				f.AMD, f.GPUModel, vramMiB = true, d.Model, d.VRAMMiB
-				break
-			}
-		}
-		if !f.AMD {
-			return probe.Result{Source: "sysctl+system_profiler", Raw: f}, probe.Absent("Intel Mac without an AMD GPU: MPS unavailable")
-		}
-		src = "sysctl+system_profiler"
-		f.BudgetBytes = uint64(vramMiB) << 20
+		return f, nil
 	}
+	// An Intel Mac: MPS needs an AMD GPU; the integrated Intel GPU does not count.
+	out, err := h.Runner.Run(ctx, "system_profiler", "SPDisplaysDataType", "-json")
+	if err != nil {
+		return f, probe.Absent("Intel Mac and system_profiler failed: %v", err)
+	}
+	disps, err := ParseDisplays(out)
+	if err != nil {
+		return f, fmt.Errorf("parsing system_profiler SPDisplaysDataType: %w", err)
+	}
+	f.Source = "sysctl+system_profiler"
+	for _, d := range disps {
+		if d.IsAMD {
+			f.AMD, f.GPUModel, f.VRAMMiB = true, d.Model, d.VRAMMiB
+			break
+		}
+	}
+	if !f.AMD {
+		return f, probe.Absent("Intel Mac without an AMD GPU: MPS unavailable")
+	}
+	return f, nil
+}
 
+// Budget is the memory MPS may use: the AMD GPU's VRAM, else the wired
+// limit set with sysctl iogpu.wired_limit_mb, else Metal's recommended
+// working set estimated from unified memory (estimated true).
+func Budget(f Facts) (bytes uint64, estimated bool) {
+	switch {
+	case f.AMD:
+		return uint64(f.VRAMMiB) << 20, false
+	case !f.AppleSilicon:
+		return 0, false
+	case f.WiredLimitMB > 0:
+		return f.WiredLimitMB << 20, false
+	case f.MemBytes > 0:
+		return WorkingSetEstimate(f.MemBytes), true
+	}
+	return 0, false
+}
+
+// Interpret describes the one MPS device from the collected facts. It
+// reads nothing.
+func Interpret(f Facts) probe.Result {
+	budget, estimated := Budget(f)
 	gen := "apple"
 	vendor := "Apple"
 	if f.AMD {
@@ -136,7 +167,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		"mps_available":        true,
 		"rosetta":              f.Rosetta,
 		"unified_memory":       !f.AMD,
-		"gpu_budget_estimated": f.BudgetEstimate,
+		"gpu_budget_estimated": estimated,
 	}
 	if f.Chip != "" {
 		extra["chip"] = f.Chip
@@ -157,10 +188,9 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		extra["iogpu_wired_limit_mb"] = f.WiredLimitMB
 	}
 	var total *int64
-	if f.BudgetBytes > 0 {
-		total = probe.Ptr(int64(f.BudgetBytes >> 20))
+	if budget > 0 {
+		total = probe.Ptr(int64(budget >> 20))
 	}
-	arch := gen
 	dev := probe.Device{
 		ID:               "mps",
 		Index:            0,
@@ -169,7 +199,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		Vendor:           vendor,
 		Name:             name,
 		TotalMemoryMB:    total,
-		Architecture:     &arch,
+		Architecture:     probe.Ptr(gen),
 		SupportsFP16:     sup.FP16,
 		SupportsBF16:     sup.BF16,
 		Supports8Bit:     sup.Int8,
@@ -186,14 +216,13 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	if f.Rosetta {
 		detail += ", running under Rosetta 2"
 	}
-	ver := f.MacOS
 	return probe.Result{
 		Devices:  []probe.Device{dev},
-		Source:   src,
+		Source:   f.Source,
 		Detail:   detail,
 		Raw:      f,
-		Platform: &probe.Platform{Backend: "mps", RuntimeVersion: &ver},
-	}, nil
+		Platform: &probe.Platform{Backend: "mps", RuntimeVersion: probe.Ptr(f.MacOS)},
+	}
 }
 
 func capabilityVersion(v string, major, minor int) bool {
