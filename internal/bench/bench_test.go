@@ -262,30 +262,62 @@ func TestMeasureReportsEveryFigureItPlanned(t *testing.T) {
 }
 
 func TestMemoryKernelsMatchTheGoLoops(t *testing.T) {
-	impl := hostMem()
-	for _, n := range []int{0, 5, 16, 33, 1000} {
-		a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
-		for i := range a {
-			a[i], b[i], c[i] = float64(i)+0.5, float64(2*i)-3, 0
-		}
-		want := func(f func(x, y, z []float64)) []float64 {
-			x, y, z := append([]float64(nil), a...), append([]float64(nil), b...), append([]float64(nil), c...)
-			f(x, y, z)
-			return append(append(x, y...), z...)
-		}
-		cases := []struct {
-			name      string
-			ref, impl func(x, y, z []float64)
-		}{
-			{"copy", func(x, y, z []float64) { goMem.copy(z, x) }, func(x, y, z []float64) { impl.copy(z, x) }},
-			{"scale", func(x, y, z []float64) { goMem.scale(y, x, 3) }, func(x, y, z []float64) { impl.scale(y, x, 3) }},
-			{"add", func(x, y, z []float64) { goMem.add(z, x, y) }, func(x, y, z []float64) { impl.add(z, x, y) }},
-			{"triad", func(x, y, z []float64) { goMem.triad(z, x, y, 3) }, func(x, y, z []float64) { impl.triad(z, x, y, 3) }},
-		}
-		for _, tc := range cases {
-			if diff := cmp.Diff(want(tc.ref), want(tc.impl)); diff != "" {
-				t.Errorf("%s over %d elements (%s): (-want +got)\n%s", tc.name, n, impl.isa, diff)
+	// Both store kinds, on whole blocks, ragged tails and targets that
+	// start off a 32-byte boundary (streaming stores need an aligned head).
+	for _, streaming := range []bool{false, true} {
+		impl := hostMem(streaming)
+		for _, n := range []int{0, 5, 16, 33, 1000} {
+			for _, off := range []int{0, 1, 3} {
+				alloc := func() []float64 { return make([]float64, n+off)[off:] }
+				a, b, c := alloc(), alloc(), alloc()
+				for i := range a {
+					a[i], b[i], c[i] = float64(i)+0.5, float64(2*i)-3, 0
+				}
+				want := func(f func(x, y, z []float64)) []float64 {
+					x, y, z := append([]float64(nil), a...), append([]float64(nil), b...), append([]float64(nil), c...)
+					f(x, y, z)
+					return append(append(x, y...), z...)
+				}
+				// The implementation runs on the offset slices themselves.
+				got := func(f func(x, y, z []float64)) []float64 {
+					x, y, z := alloc(), alloc(), alloc()
+					copy(x, a)
+					copy(y, b)
+					copy(z, c)
+					f(x, y, z)
+					return append(append(append([]float64(nil), x...), y...), z...)
+				}
+				cases := []struct {
+					name      string
+					ref, impl func(x, y, z []float64)
+				}{
+					{"copy", func(x, y, z []float64) { goMem.copy(z, x) }, func(x, y, z []float64) { impl.copy(z, x) }},
+					{"scale", func(x, y, z []float64) { goMem.scale(y, x, 3) }, func(x, y, z []float64) { impl.scale(y, x, 3) }},
+					{"add", func(x, y, z []float64) { goMem.add(z, x, y) }, func(x, y, z []float64) { impl.add(z, x, y) }},
+					{"triad", func(x, y, z []float64) { goMem.triad(z, x, y, 3) }, func(x, y, z []float64) { impl.triad(z, x, y, 3) }},
+				}
+				for _, tc := range cases {
+					if diff := cmp.Diff(want(tc.ref), got(tc.impl)); diff != "" {
+						t.Errorf("%s over %d elements at offset %d (%s): (-want +got)\n%s", tc.name, n, off, impl.isa, diff)
+					}
+				}
 			}
+		}
+	}
+}
+
+func TestStreamingStoresOnlyForArraysBeyondTheCache(t *testing.T) {
+	for _, tc := range []struct {
+		array, llc int64
+		want       bool
+	}{
+		{array: 128 << 20, llc: 32 << 20, want: true},
+		{array: 8 << 20, llc: 32 << 20, want: false},
+		{array: 11 << 20, llc: 32 << 20, want: true},
+		{array: 64 << 20, llc: 0, want: true},
+	} {
+		if got := Streaming(tc.array, tc.llc); got != tc.want {
+			t.Errorf("Streaming(%d MiB, %d MiB) = %v, want %v", tc.array>>20, tc.llc>>20, got, tc.want)
 		}
 	}
 }

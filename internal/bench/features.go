@@ -41,6 +41,8 @@ const (
 	ISANEON      = "neon"
 	ISAGo        = "go"
 	ISAAVXMemory = "avx"
+	// ISAAVXMemoryNT is the AVX STREAM kernels with non-temporal stores.
+	ISAAVXMemoryNT = "avx-nt"
 )
 
 // KernelSpec describes one peak-compute kernel: what it computes and how

@@ -8,7 +8,9 @@ import (
 // memImpl is one set of STREAM kernels; each call handles one thread's
 // slice of the arrays.
 type memImpl struct {
-	isa   string
+	isa string
+	// streaming is true for kernels with non-temporal stores.
+	streaming bool
 	copy  func(dst, src []float64)
 	scale func(dst, src []float64, q float64)
 	add   func(dst, a, b []float64)
@@ -42,6 +44,18 @@ var goMem = memImpl{
 			dst[i] = b[i] + q*c[i]
 		}
 	},
+}
+
+// Streaming reports whether the STREAM kernels should use non-temporal
+// stores: when the three arrays together exceed the last-level cache, a
+// write-allocate store first reads every target line from memory only to
+// overwrite it, so an ordinary loop moves a third more bytes than STREAM
+// counts for copy and scale. That is what glibc's memcpy avoids on copies
+// larger than the cache (and what a C STREAM copy compiles to), so devctl
+// does the same. When the cache size is unknown the arrays are 64 MiB
+// each, larger than any common last-level cache: stream.
+func Streaming(arrayBytes, llcBytes int64) bool {
+	return llcBytes <= 0 || 3*arrayBytes > llcBytes
 }
 
 // streamScalar is STREAM's scalar.

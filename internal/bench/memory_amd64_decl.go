@@ -13,3 +13,15 @@ func addAVX(dst, a, b []float64)
 
 //go:noescape
 func triadAVX(dst, b, c []float64, q float64)
+
+//go:noescape
+func copyNT(dst, src []float64)
+
+//go:noescape
+func scaleNT(dst, src []float64, q float64)
+
+//go:noescape
+func addNT(dst, a, b []float64)
+
+//go:noescape
+func triadNT(dst, b, c []float64, q float64)

@@ -2,5 +2,5 @@
 
 package bench
 
-// hostMem is the plain-Go STREAM loops off amd64.
-func hostMem() memImpl { return goMem }
+// hostMem is the plain-Go STREAM loops off amd64 (ordinary stores only).
+func hostMem(bool) memImpl { return goMem }

@@ -384,7 +384,7 @@ func runMemory(ctx context.Context, r *Run, opts Options, modes []int, budget ti
 		size = ArrayBytes(opts.Machine.LLCBytes, opts.Machine.MemAvailBytes)
 	}
 	n := int(size / 8)
-	impl := hostMem()
+	impl := hostMem(Streaming(size, opts.Machine.LLCBytes))
 	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
 	defer debug.FreeOSMemory()
 	perMode := budget / time.Duration(len(modes))
