@@ -412,3 +412,73 @@ func write(t *testing.T, root, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestTrialsStopWhenSettledOrOutOfTime(t *testing.T) {
+	ms := time.Millisecond
+	future := time.Now().Add(time.Hour)
+	tests := []struct {
+		name  string
+		until time.Time
+		seq   []time.Duration
+		want  int
+	}{
+		{"three equal trials settle at once", future, []time.Duration{10 * ms}, minTrials},
+		{"an ended slice still takes the minimum", time.Now().Add(-time.Second), []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms}, minTrials},
+		{"noisy trials run until the best three agree", future, []time.Duration{10 * ms, 13 * ms, 16 * ms, 10 * ms, 19 * ms, 10 * ms}, 6},
+		{"never settling stops at the cap", future, []time.Duration{10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms}, maxTrials},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			i := 0
+			times, err := runTrials(context.Background(), tc.until, 1, func() []time.Duration {
+				d := tc.seq[i%len(tc.seq)]
+				if tc.want == maxTrials { // strictly growing: never three alike
+					d += time.Duration(i) * ms
+				}
+				i++
+				return []time.Duration{d}
+			})
+			if err != nil || len(times[0]) != tc.want {
+				t.Fatalf("%d trials, %v; want %d", len(times[0]), err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTheScheduleSharesWhatIsLeftByWeight(t *testing.T) {
+	s := &schedule{deadline: time.Now().Add(10 * time.Second), tests: []test{{weight: 1}, {weight: 1}, {weight: 4}, {weight: 4}}}
+	got := time.Until(s.slice(0))
+	if got < 900*time.Millisecond || got > 1000*time.Millisecond {
+		t.Errorf("first of weights 1,1,4,4 in 10 s gets %s, want about 1 s", got)
+	}
+	s.deadline = time.Now().Add(-time.Second)
+	if got := time.Until(s.slice(2)); got > 0 {
+		t.Errorf("past the deadline a test gets %s, want nothing", got)
+	}
+}
+
+func TestMeasureJudgesTheMachineWhenItCanSampleTheLoad(t *testing.T) {
+	ks := Kernels(HostPlan())
+	if len(ks) == 0 {
+		t.Skip("no kernel")
+	}
+	calls := 0
+	load := func() LoadSample {
+		calls++
+		// Other processes took a whole CPU of two while the suite ran.
+		busy := uint64(calls-1) * 200
+		return LoadSample{Time: time.Unix(int64(calls-1), 0), Load1: 1, OK: true, CPU: CPUTimes{User: busy, Idle: 1000 + busy}}
+	}
+	r, err := Measure(context.Background(), Options{Suites: []string{SuiteCPU}, Duration: 20 * time.Millisecond, Threads: 1,
+		Kernels: ks[:1], Machine: Machine{LogicalCPUs: 2}, Load: load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || r.Conditions == nil || !r.Conditions.Busy {
+		t.Fatalf("load sampled %d times, conditions %+v", calls, r.Conditions)
+	}
+	res := r.Results[0]
+	if res.Source != SourceMeasured || res.Method.SpreadPercent == nil || res.Method.Settled == nil || res.Method.Trials < minTrials {
+		t.Errorf("result %+v", res)
+	}
+}

@@ -48,8 +48,14 @@ func AppendHistory(path string, r *Run) error {
 type Change struct {
 	Previous float64 `json:"previous"`
 	// Percent is (value - previous) / previous × 100.
-	Percent   float64 `json:"percent"`
-	Regressed bool    `json:"regressed"`
+	Percent float64 `json:"percent"`
+	// NoisePercent is the two runs' measured spreads added: a fall within
+	// it is noise, not a regression.
+	NoisePercent float64 `json:"noise_percent"`
+	Regressed    bool    `json:"regressed"`
+	// Unjudged says why a fall was not judged (a busy machine in either
+	// run, a computed figure); empty when it was.
+	Unjudged string `json:"unjudged,omitempty"`
 }
 
 // Comparison summarises --compare.
@@ -64,7 +70,9 @@ type Comparison struct {
 // Compare fills each result's Change from the latest earlier run of the
 // same suite on the same host (same fingerprint), matching figures by
 // suite, name and thread count, and counts the figures that fell by more
-// than threshold.
+// than threshold plus the noise both runs measured. A run on a busy
+// machine is compared but never judged: its figures say what the other
+// processes left, not what the hardware does.
 func Compare(cur *Run, history []Run, threshold float64) *Comparison {
 	cmp := &Comparison{Previous: map[string]time.Time{}, Threshold: threshold}
 	for _, suite := range cur.Suites {
@@ -83,7 +91,17 @@ func Compare(cur *Run, history []Run, threshold float64) *Comparison {
 					continue
 				}
 				ch := &Change{Previous: p.Value, Percent: (res.Value - p.Value) / p.Value * 100}
-				ch.Regressed = res.Value < p.Value*(1-threshold)
+				ch.NoisePercent = round1(spreadOf(*res) + spreadOf(p))
+				switch {
+				case res.Source == SourceComputed:
+					ch.Unjudged = "computed from the link, not measured"
+				case cur.Conditions != nil && cur.Conditions.Busy:
+					ch.Unjudged = "this run's machine was busy"
+				case prev.Conditions != nil && prev.Conditions.Busy:
+					ch.Unjudged = "the previous run's machine was busy"
+				default:
+					ch.Regressed = -ch.Percent > threshold*100+ch.NoisePercent
+				}
 				if ch.Regressed {
 					cmp.Regressions++
 				}
@@ -108,4 +126,13 @@ func latestWithSuite(history []Run, fingerprint, suite string) *Run {
 		}
 	}
 	return nil
+}
+
+// spreadOf is a figure's measured spread in percent; runs recorded before
+// devctl measured it count as noiseless.
+func spreadOf(r Result) float64 {
+	if r.Method.SpreadPercent == nil {
+		return 0
+	}
+	return *r.Method.SpreadPercent
 }

@@ -45,6 +45,72 @@ func TestCompareMarksFallsOverTenPercentAgainstTheSameHostsLastRun(t *testing.T)
 	}
 }
 
+func TestCompareCallsARegressionOnlyBeyondTheMeasuredNoiseOnAQuietMachine(t *testing.T) {
+	withSpread := func(r Run, spread float64) Run {
+		for i := range r.Results {
+			r.Results[i].Method.SpreadPercent = &spread
+		}
+		return r
+	}
+	quiet, busy := &Conditions{}, &Conditions{Busy: true, Reasons: []string{"other processes used 60% of the CPUs while bench ran"}}
+	tests := []struct {
+		name          string
+		prev, cur     Run
+		prevC, curC   *Conditions
+		wantRegressed bool
+		wantUnjudged  string
+		wantNoise     float64
+	}{
+		{
+			name:  "a 15% fall within 10% plus the two runs' 3% and 4% spreads is noise",
+			prev:  withSpread(run("h", 1, "cpu", map[string]float64{"fma_fp32": 100}), 3),
+			cur:   withSpread(run("h", 2, "cpu", map[string]float64{"fma_fp32": 85}), 4),
+			prevC: quiet, curC: quiet, wantNoise: 7,
+		},
+		{
+			name:  "a 25% fall beyond 10% plus 7% of noise is a regression",
+			prev:  withSpread(run("h", 1, "cpu", map[string]float64{"fma_fp32": 100}), 3),
+			cur:   withSpread(run("h", 2, "cpu", map[string]float64{"fma_fp32": 75}), 4),
+			prevC: quiet, curC: quiet, wantNoise: 7, wantRegressed: true,
+		},
+		{
+			name:  "a fall of 227 to 75 GFLOPS on a busy machine is not judged",
+			prev:  run("h", 1, "cpu", map[string]float64{"fma_fp32": 227}),
+			cur:   run("h", 2, "cpu", map[string]float64{"fma_fp32": 75}),
+			prevC: quiet, curC: busy, wantUnjudged: "this run's machine was busy",
+		},
+		{
+			name:  "a previous run on a busy machine is no baseline",
+			prev:  run("h", 1, "cpu", map[string]float64{"fma_fp32": 227}),
+			cur:   run("h", 2, "cpu", map[string]float64{"fma_fp32": 75}),
+			prevC: busy, curC: quiet, wantUnjudged: "the previous run's machine was busy",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.prev.Conditions, tc.cur.Conditions = tc.prevC, tc.curC
+			c := Compare(&tc.cur, []Run{tc.prev}, RegressionThreshold)
+			ch := tc.cur.Results[0].Change
+			if ch == nil || ch.Regressed != tc.wantRegressed || ch.Unjudged != tc.wantUnjudged || ch.NoisePercent != tc.wantNoise {
+				t.Fatalf("change %+v, want regressed %v unjudged %q noise %v", ch, tc.wantRegressed, tc.wantUnjudged, tc.wantNoise)
+			}
+			if want := map[bool]int{true: 1}[tc.wantRegressed]; c.Regressions != want {
+				t.Errorf("regressions %d, want %d", c.Regressions, want)
+			}
+		})
+	}
+}
+
+func TestCompareNeverJudgesAComputedLinkFigure(t *testing.T) {
+	prev := Run{Host: HostIdentity{Fingerprint: "h"}, Suites: []string{SuiteLink}, Results: []Result{{Suite: SuiteLink, Name: "pcie", Value: 31.5, Source: SourceComputed}}}
+	cur := prev
+	cur.Results = []Result{{Suite: SuiteLink, Name: "pcie", Value: 3.9, Source: SourceComputed}}
+	c := Compare(&cur, []Run{prev}, RegressionThreshold)
+	if c.Regressions != 0 || cur.Results[0].Change == nil || cur.Results[0].Change.Unjudged == "" {
+		t.Errorf("computed link judged: %+v %+v", c, cur.Results[0].Change)
+	}
+}
+
 func TestCompareWithoutHistoryFindsNothing(t *testing.T) {
 	cur := run("h1", 5, "cpu", map[string]float64{"fma_fp32": 1})
 	if c := Compare(&cur, nil, RegressionThreshold); len(c.Previous) != 0 || c.Regressions != 0 {

@@ -11,10 +11,10 @@ type memImpl struct {
 	isa string
 	// streaming is true for kernels with non-temporal stores.
 	streaming bool
-	copy  func(dst, src []float64)
-	scale func(dst, src []float64, q float64)
-	add   func(dst, a, b []float64)
-	triad func(dst, b, c []float64, q float64)
+	copy      func(dst, src []float64)
+	scale     func(dst, src []float64, q float64)
+	add       func(dst, a, b []float64)
+	triad     func(dst, b, c []float64, q float64)
 }
 
 // goMem is the portable implementation: plain loops, as STREAM's C.

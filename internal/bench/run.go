@@ -38,8 +38,10 @@ type Run struct {
 	DurationMS    int64        `json:"duration_ms"`
 	ElapsedMS     int64        `json:"elapsed_ms"`
 	Results       []Result     `json:"results"`
-	Skipped       []Skip       `json:"skipped,omitempty"`
-	Compare       *Comparison  `json:"compare,omitempty"`
+	// Conditions says how quiet the machine was (nil when not sampled).
+	Conditions *Conditions `json:"conditions,omitempty"`
+	Skipped    []Skip      `json:"skipped,omitempty"`
+	Compare    *Comparison `json:"compare,omitempty"`
 }
 
 // HostIdentity says which machine a run measured, without secrets: no
@@ -63,13 +65,22 @@ func Identity(m Machine) HostIdentity {
 	return id
 }
 
-// Result is one measured (or, for links, derived) figure.
+// Sources of a figure: measured on this machine, or computed from what the
+// hardware reports (a PCIe link's generation and width).
+const (
+	SourceMeasured = "measured"
+	SourceComputed = "computed"
+)
+
+// Result is one measured (or, for links, computed) figure.
 type Result struct {
 	Suite   string  `json:"suite"`
 	Name    string  `json:"name"`
 	Threads int     `json:"threads"`
 	Value   float64 `json:"value"`
 	Unit    string  `json:"unit"`
+	// Source is SourceMeasured or SourceComputed.
+	Source string `json:"source"`
 	// Theoretical is what the hardware should reach, null when unknown.
 	Theoretical *float64 `json:"theoretical"`
 	// Efficiency is Value/Theoretical, null when Theoretical is.
@@ -84,11 +95,18 @@ type Result struct {
 // Method records how a figure was obtained, so that runs on two machines
 // compare like with like.
 type Method struct {
-	Kernel          string   `json:"kernel"`
-	ISA             string   `json:"isa,omitempty"`
-	Trials          int      `json:"trials,omitempty"`
-	Statistic       string   `json:"statistic,omitempty"`
-	MedianValue     *float64 `json:"median_value,omitempty"`
+	Kernel      string   `json:"kernel"`
+	ISA         string   `json:"isa,omitempty"`
+	Trials      int      `json:"trials,omitempty"`
+	Statistic   string   `json:"statistic,omitempty"`
+	MedianValue *float64 `json:"median_value,omitempty"`
+	// SpreadPercent is how far the median trial fell below the best one:
+	// the noise of this figure, used to judge a regression.
+	SpreadPercent *float64 `json:"spread_percent,omitempty"`
+	// Settled is true when the best three trials agreed within 1%;
+	// false when the time slice ended first.
+	Settled         *bool    `json:"settled,omitempty"`
+	Stores          string   `json:"stores,omitempty"`
 	ItersPerTrial   int64    `json:"iterations_per_trial,omitempty"`
 	ArrayBytes      int64    `json:"array_bytes,omitempty"`
 	BytesPerElement int      `json:"bytes_per_element,omitempty"`
@@ -139,6 +157,9 @@ type Options struct {
 	// ArrayBytes overrides the STREAM array size (tests).
 	ArrayBytes int64
 	Version    string
+	// Load, when set, samples how busy the machine is; Measure calls it
+	// before and after the suites and judges the Conditions.
+	Load func() LoadSample
 }
 
 // DefaultThreads is one thread per logical CPU this process may use,
@@ -205,144 +226,231 @@ func Measure(ctx context.Context, opts Options) (*Run, error) {
 		kernels = Kernels(HostPlan())
 	}
 	modes := threadModes(opts.Threads)
-	total := 0
+	// The budget is a deadline shared by every test: each gets an equal
+	// share of what is left, so a slow test (a busy machine, a long
+	// calibration) shortens the next ones instead of overrunning. A memory
+	// test (four kernels over freshly touched arrays) weighs four compute
+	// tests.
+	var tests []test
 	if has[SuiteCPU] {
-		total += len(kernels) * len(modes)
-	}
-	if has[SuiteMemory] {
-		total += len(modes)
-	}
-	cpuBudget, memBudget := opts.Duration, opts.Duration
-	if has[SuiteCPU] && has[SuiteMemory] {
-		cpuBudget = opts.Duration * 45 / 100
-		memBudget = opts.Duration - cpuBudget
-	}
-	step := 0
-	progress := func(suite, test string) {
-		step++
-		if opts.Progress != nil {
-			opts.Progress(Progress{Suite: suite, Test: test, Step: step, Total: total})
+		for _, k := range kernels {
+			for _, n := range modes {
+				tests = append(tests, test{suite: SuiteCPU, kernel: k, threads: n, weight: 1})
+			}
 		}
 	}
-	if has[SuiteCPU] {
-		if err := runCPU(ctx, r, opts, kernels, modes, cpuBudget, progress); err != nil {
+	if has[SuiteMemory] {
+		for _, n := range modes {
+			tests = append(tests, test{suite: SuiteMemory, threads: n, weight: 4})
+		}
+	}
+	var before LoadSample
+	if opts.Load != nil {
+		before = opts.Load()
+	}
+	s := &schedule{deadline: started.Add(opts.Duration), tests: tests}
+	for i, t := range tests {
+		if err := ctx.Err(); err != nil {
 			return r, err
 		}
-	}
-	if has[SuiteMemory] {
-		if err := runMemory(ctx, r, opts, modes, memBudget, progress); err != nil {
+		if opts.Progress != nil {
+			opts.Progress(Progress{Suite: t.suite, Test: t.describe(opts), Step: i + 1, Total: len(tests)})
+		}
+		until := s.slice(i)
+		var err error
+		switch t.suite {
+		case SuiteCPU:
+			err = runCompute(ctx, r, opts, t, until)
+		case SuiteMemory:
+			err = runMemory(ctx, r, opts, t.threads, until)
+		}
+		if err != nil {
 			return r, err
 		}
 	}
 	if has[SuiteLink] {
 		runLink(r, opts.Machine)
 	}
+	if opts.Load != nil {
+		c := JudgeConditions(before, opts.Load(), max(opts.Machine.LogicalCPUs, 1))
+		for _, w := range belowOneThread(r.Results) {
+			c.Reasons = append(c.Reasons, w)
+		}
+		c.Busy = len(c.Reasons) > 0
+		r.Conditions = &c
+	}
 	r.ElapsedMS = time.Since(started).Milliseconds()
 	return r, nil
 }
 
-// computeTrials is high and each trial short: on a shared machine the best
-// of many short trials finds the quiet moments.
-const computeTrials = 10
+// test is one planned measurement: a compute kernel or the STREAM set at
+// one thread count.
+type test struct {
+	suite   string
+	kernel  Kernel
+	threads int
+	weight  int
+}
 
-func runCPU(ctx context.Context, r *Run, opts Options, kernels []Kernel, modes []int, budget time.Duration, progress func(string, string)) error {
-	m := opts.Machine
-	if len(kernels) == 0 {
-		r.Skipped = append(r.Skipped, Skip{Suite: SuiteCPU, Reason: "no compute kernel for this CPU"})
-		return nil
+func (t test) describe(opts Options) string {
+	if t.suite == SuiteCPU {
+		return fmt.Sprintf("%s (%s, %d thread%s)", t.kernel.Spec.Name, t.kernel.Spec.ISA, t.threads, plural(t.threads))
 	}
-	perTest := budget / time.Duration(len(kernels)*len(modes))
-	trial := perTest / (computeTrials + 1)
-	if trial < time.Millisecond {
-		trial = time.Millisecond
+	return fmt.Sprintf("stream copy/scale/add/triad (%d thread%s)", t.threads, plural(t.threads))
+}
+
+// schedule shares what is left of the budget among the tests left.
+type schedule struct {
+	deadline time.Time
+	tests    []test
+}
+
+// slice returns when test i must stop taking new trials.
+func (s *schedule) slice(i int) time.Time {
+	left := time.Until(s.deadline)
+	if left <= 0 {
+		return time.Now()
 	}
-	pools := map[int]*pool{}
-	defer func() {
-		for _, p := range pools {
-			p.close()
+	weights := 0
+	for _, t := range s.tests[i:] {
+		weights += t.weight
+	}
+	return time.Now().Add(left * time.Duration(s.tests[i].weight) / time.Duration(weights))
+}
+
+// Trial bounds: at least minTrials even past the slice (a figure from one
+// or two trials says nothing of its noise), at most maxTrials.
+const (
+	minTrials = 3
+	maxTrials = 40
+	// settleSpread: the best three trials within 1% of each other count as
+	// a settled figure, and the test stops early.
+	settleSpread = 0.01
+)
+
+// runTrials runs trial (which times one or more figures at once) until
+// every figure has settled, or the slice has ended after minTrials, or
+// maxTrials. It returns each figure's trial times.
+func runTrials(ctx context.Context, until time.Time, figures int, trial func() []time.Duration) ([][]time.Duration, error) {
+	times := make([][]time.Duration, figures)
+	for n := 0; n < maxTrials; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-	}()
-	for _, n := range modes {
-		pools[n] = newPool(n)
-	}
-	for _, k := range kernels {
-		if err := k.Check(); err != nil {
-			r.Skipped = append(r.Skipped, Skip{Suite: SuiteCPU, Name: k.Spec.Name, Reason: err.Error()})
-			for range modes {
-				progress(SuiteCPU, k.Spec.Name)
-			}
+		for i, d := range trial() {
+			times[i] = append(times[i], d)
+		}
+		if n+1 < minTrials {
 			continue
 		}
-		// Calibrate on one thread: grow the loop until it runs 2 ms.
-		one := pools[1]
-		iters := int64(1024)
-		var d time.Duration
-		for {
-			d = one.run(func(int) { k.Run(iters) })
-			if d >= 2*time.Millisecond || iters > 1<<40 {
-				break
-			}
-			iters *= 4
+		settled := true
+		for _, ts := range times {
+			settled = settled && Settled(ts, settleSpread)
 		}
-		perTrial := int64(float64(iters) * trial.Seconds() / d.Seconds())
-		if perTrial < 1 {
-			perTrial = 1
-		}
-		for _, n := range modes {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			progress(SuiteCPU, fmt.Sprintf("%s (%s, %d thread%s)", k.Spec.Name, k.Spec.ISA, n, plural(n)))
-			p := pools[n]
-			// More threads than CPUs share them: shrink each thread's share
-			// so that a trial still takes about its budget.
-			iters := perTrial
-			if cpus := runtime.NumCPU(); n > cpus {
-				iters = max(1, perTrial*int64(cpus)/int64(n))
-			}
-			times := make([]time.Duration, 0, computeTrials)
-			for t := 0; t < computeTrials; t++ {
-				times = append(times, p.run(func(int) { k.Run(iters) }))
-			}
-			work := k.Spec.OpsPerIter * float64(iters) * float64(n)
-			res := Result{
-				Suite: SuiteCPU, Name: k.Spec.Name, Threads: n, Unit: k.Spec.Unit,
-				Value: Rate(work, Best(times), 1e9),
-				Method: Method{
-					Kernel:        fmt.Sprintf("%d independent %s chains, %d lanes", k.Spec.Accumulators, k.Spec.Instruction, k.Spec.Lanes),
-					ISA:           k.Spec.ISA,
-					Trials:        computeTrials,
-					Statistic:     "best",
-					MedianValue:   probe.Ptr(Rate(work, Median(times), 1e9)),
-					ItersPerTrial: iters,
-					Verified:      true,
-					Pinned:        p.pinned,
-				},
-			}
-			cores := n
-			if m.Cores > 0 && m.Cores < cores {
-				cores = m.Cores
-			}
-			if pk, ok := PeakFor(k.Spec, m.CPU, m.OS); ok {
-				res.Method.OpsPerCycle, res.Method.PeakNote, res.Method.Cores = pk.OpsPerCycle, pk.Note, cores
-				if m.MaxFreqMHz != nil {
-					res.Method.FrequencyMHz, res.Method.FrequencySource = m.MaxFreqMHz, m.FreqSource
-					res.Theoretical = probe.Ptr(Theoretical(cores, *m.MaxFreqMHz, pk.OpsPerCycle))
-				} else if m.CurrentMHz != nil {
-					res.Method.Note = fmt.Sprintf("maximum CPU frequency unknown (no cpufreq; /proc/cpuinfo gives only the current clock, %.0f MHz): no theoretical figure", *m.CurrentMHz)
-				} else {
-					res.Method.Note = "maximum CPU frequency unknown (no cpufreq): no theoretical figure"
-				}
-				// The clock the measurement implies if the table is right: a
-				// CPU held in a power-saving governor shows here.
-				res.Method.ImpliedMHz = probe.Ptr(math.Round(res.Value / (float64(cores) * pk.OpsPerCycle) * 1000))
-			} else {
-				res.Method.Note = "microarchitecture not in devctl's peak table: no theoretical figure"
-			}
-			res.Efficiency = Efficiency(res.Value, res.Theoretical)
-			r.Results = append(r.Results, res)
+		if settled || !time.Now().Before(until) {
+			break
 		}
 	}
+	return times, nil
+}
+
+// spread fills a figure's best, median, spread and settled fields.
+func spread(m *Method, work float64, ts []time.Duration) float64 {
+	best := Rate(work, Best(ts), 1e9)
+	med := Rate(work, Median(ts), 1e9)
+	m.Trials, m.Statistic = len(ts), "best"
+	m.MedianValue = probe.Ptr(med)
+	if best > 0 {
+		m.SpreadPercent = probe.Ptr(round1((best - med) / best * 100))
+	}
+	m.Settled = probe.Ptr(Settled(ts, settleSpread))
+	return best
+}
+
+// belowOneThread names the figures whose all-thread value came out below
+// the one-thread value: n workers cannot do less than one unless something
+// else held their CPUs.
+func belowOneThread(rs []Result) []string {
+	var out []string
+	one := map[string]float64{}
+	for _, r := range rs {
+		if r.Source == SourceMeasured && r.Threads == 1 {
+			one[r.Suite+"/"+r.Name] = r.Value
+		}
+	}
+	for _, r := range rs {
+		if v, ok := one[r.Suite+"/"+r.Name]; ok && r.Threads > 1 && r.Value < v {
+			out = append(out, fmt.Sprintf("%s with %d threads measured less than with 1 (%.3g < %.3g %s)", r.Name, r.Threads, r.Value, v, r.Unit))
+		}
+	}
+	return out
+}
+
+// runCompute checks a kernel, calibrates it on one thread and times it on
+// t.threads threads until its figure settles or its slice ends.
+func runCompute(ctx context.Context, r *Run, opts Options, t test, until time.Time) error {
+	k, n, m := t.kernel, t.threads, opts.Machine
+	if err := k.Check(); err != nil {
+		if n == 1 || len(threadModes(opts.Threads)) == 1 {
+			r.Skipped = append(r.Skipped, Skip{Suite: SuiteCPU, Name: k.Spec.Name, Reason: err.Error()})
+		}
+		return nil
+	}
+	p := newPool(n)
+	defer p.close()
+	// Calibrate: grow the loop until one run takes 2 ms, then size a trial
+	// so that about ten fit in the slice (1 ms to 200 ms each).
+	iters := int64(1024)
+	var d time.Duration
+	for {
+		d = p.run(func(int) { k.Run(iters) })
+		if d >= 2*time.Millisecond || iters > 1<<40 {
+			break
+		}
+		iters *= 4
+	}
+	trial := min(max(time.Until(until)/10, time.Millisecond), 200*time.Millisecond)
+	iters = max(1, int64(float64(iters)*trial.Seconds()/d.Seconds()))
+	times, err := runTrials(ctx, until, 1, func() []time.Duration {
+		return []time.Duration{p.run(func(int) { k.Run(iters) })}
+	})
+	if err != nil {
+		return err
+	}
+	work := k.Spec.OpsPerIter * float64(iters) * float64(n)
+	res := Result{
+		Suite: SuiteCPU, Name: k.Spec.Name, Threads: n, Unit: k.Spec.Unit, Source: SourceMeasured,
+		Method: Method{
+			Kernel:        fmt.Sprintf("%d independent %s chains, %d lanes", k.Spec.Accumulators, k.Spec.Instruction, k.Spec.Lanes),
+			ISA:           k.Spec.ISA,
+			ItersPerTrial: iters,
+			Verified:      true,
+			Pinned:        p.pinned,
+		},
+	}
+	res.Value = spread(&res.Method, work, times[0])
+	cores := n
+	if m.Cores > 0 && m.Cores < cores {
+		cores = m.Cores
+	}
+	if pk, ok := PeakFor(k.Spec, m.CPU, m.OS); ok {
+		res.Method.OpsPerCycle, res.Method.PeakNote, res.Method.Cores = pk.OpsPerCycle, pk.Note, cores
+		if m.MaxFreqMHz != nil {
+			res.Method.FrequencyMHz, res.Method.FrequencySource = m.MaxFreqMHz, m.FreqSource
+			res.Theoretical = probe.Ptr(Theoretical(cores, *m.MaxFreqMHz, pk.OpsPerCycle))
+		} else if m.CurrentMHz != nil {
+			res.Method.Note = fmt.Sprintf("maximum CPU frequency unknown (no cpufreq; /proc/cpuinfo gives only the current clock, %.0f MHz): no theoretical figure", *m.CurrentMHz)
+		} else {
+			res.Method.Note = "maximum CPU frequency unknown (no cpufreq): no theoretical figure"
+		}
+		// The clock the measurement implies if the table is right: a
+		// CPU held in a power-saving governor shows here.
+		res.Method.ImpliedMHz = probe.Ptr(math.Round(res.Value / (float64(cores) * pk.OpsPerCycle) * 1000))
+	} else {
+		res.Method.Note = "microarchitecture not in devctl's peak table: no theoretical figure"
+	}
+	res.Efficiency = Efficiency(res.Value, res.Theoretical)
+	r.Results = append(r.Results, res)
 	return nil
 }
 
@@ -373,12 +481,9 @@ func ArrayBytes(llc, avail int64) int64 {
 	return size &^ (1<<12 - 1)
 }
 
-const (
-	minMemTrials = 2
-	maxMemTrials = 10
-)
-
-func runMemory(ctx context.Context, r *Run, opts Options, modes []int, budget time.Duration, progress func(string, string)) error {
+// runMemory times STREAM's four kernels on threads threads until their
+// figures settle or the slice ends, and checks the arrays afterwards.
+func runMemory(ctx context.Context, r *Run, opts Options, threads int, until time.Time) error {
 	size := opts.ArrayBytes
 	if size <= 0 {
 		size = ArrayBytes(opts.Machine.LLCBytes, opts.Machine.MemAvailBytes)
@@ -387,76 +492,55 @@ func runMemory(ctx context.Context, r *Run, opts Options, modes []int, budget ti
 	impl := hostMem(Streaming(size, opts.Machine.LLCBytes))
 	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
 	defer debug.FreeOSMemory()
-	perMode := budget / time.Duration(len(modes))
-	for _, threads := range modes {
-		if err := ctx.Err(); err != nil {
-			return err
+	p := newPool(threads)
+	defer p.close()
+	// First touch by the threads that will use each part (NUMA).
+	p.run(func(w int) {
+		lo, hi := chunk(n, threads, w)
+		for i := lo; i < hi; i++ {
+			a[i], b[i], c[i] = 1, 2, 0
 		}
-		progress(SuiteMemory, fmt.Sprintf("stream copy/scale/add/triad (%d thread%s, 3 × %d MiB)", threads, plural(threads), size>>20))
-		p := newPool(threads)
-		// First touch by the threads that will use each part (NUMA).
-		p.run(func(w int) {
-			lo, hi := chunk(n, threads, w)
-			for i := lo; i < hi; i++ {
-				a[i], b[i], c[i] = 1, 2, 0
-			}
-			for i := lo; i < hi; i++ {
-				a[i] = 2 * a[i]
-			}
-		})
-		times := make([][]time.Duration, len(streamKernels))
-		runTrial := func() time.Duration {
-			ds := [4]time.Duration{
-				p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.copy(c[lo:hi], a[lo:hi]) }),
-				p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.scale(b[lo:hi], c[lo:hi], streamScalar) }),
-				p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.add(c[lo:hi], a[lo:hi], b[lo:hi]) }),
-				p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.triad(a[lo:hi], b[lo:hi], c[lo:hi], streamScalar) }),
-			}
-			var sum time.Duration
-			for i, d := range ds {
-				times[i] = append(times[i], d)
-				sum += d
-			}
-			return sum
+		for i := lo; i < hi; i++ {
+			a[i] = 2 * a[i]
 		}
-		t0 := time.Now()
-		warm := runTrial() // STREAM discards the first trial
-		for i := range times {
-			times[i] = times[i][:0]
+	})
+	trial := func() []time.Duration {
+		return []time.Duration{
+			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.copy(c[lo:hi], a[lo:hi]) }),
+			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.scale(b[lo:hi], c[lo:hi], streamScalar) }),
+			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.add(c[lo:hi], a[lo:hi], b[lo:hi]) }),
+			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.triad(a[lo:hi], b[lo:hi], c[lo:hi], streamScalar) }),
 		}
-		trials := int((perMode - time.Since(t0)) / (warm + 1))
-		trials = min(max(trials, minMemTrials), maxMemTrials)
-		for t := 0; t < trials; t++ {
-			if err := ctx.Err(); err != nil {
-				p.close()
-				return err
-			}
-			runTrial()
+	}
+	trial() // STREAM discards the first trial
+	times, err := runTrials(ctx, until, len(streamKernels), trial)
+	if err != nil {
+		return err
+	}
+	if err := checkStream(a, b, c, len(times[0])+1); err != nil {
+		r.Skipped = append(r.Skipped, Skip{Suite: SuiteMemory, Reason: err.Error()})
+		return nil
+	}
+	stores := "write-allocate"
+	if impl.streaming {
+		stores = "non-temporal"
+	}
+	for i, sk := range streamKernels {
+		res := Result{
+			Suite: SuiteMemory, Name: sk.name, Threads: threads, Unit: UnitGBs, Source: SourceMeasured,
+			Method: Method{
+				Kernel:          streamFormula(sk.name),
+				ISA:             impl.isa,
+				Stores:          stores,
+				ArrayBytes:      size,
+				BytesPerElement: sk.words * 8,
+				Verified:        true,
+				Pinned:          p.pinned,
+				Note:            "theoretical bandwidth needs the memory configuration (DIMM speed and channels), which devctl does not read",
+			},
 		}
-		p.close()
-		if err := checkStream(a, b, c, trials+1); err != nil {
-			r.Skipped = append(r.Skipped, Skip{Suite: SuiteMemory, Reason: err.Error()})
-			continue
-		}
-		for i, sk := range streamKernels {
-			bytes := float64(sk.words*8) * float64(n)
-			r.Results = append(r.Results, Result{
-				Suite: SuiteMemory, Name: sk.name, Threads: threads, Unit: UnitGBs,
-				Value: Rate(bytes, Best(times[i]), 1e9),
-				Method: Method{
-					Kernel:          streamFormula(sk.name),
-					ISA:             impl.isa,
-					Trials:          trials,
-					Statistic:       "best",
-					MedianValue:     probe.Ptr(Rate(bytes, Median(times[i]), 1e9)),
-					ArrayBytes:      size,
-					BytesPerElement: sk.words * 8,
-					Verified:        true,
-					Pinned:          p.pinned,
-					Note:            "theoretical bandwidth needs the memory configuration (DIMM speed and channels), which devctl does not read",
-				},
-			})
-		}
+		res.Value = spread(&res.Method, float64(sk.words*8)*float64(n), times[i])
+		r.Results = append(r.Results, res)
 	}
 	return nil
 }
@@ -501,7 +585,7 @@ func LinkResult(dl DeviceLink) (Result, bool) {
 		return Result{}, false
 	}
 	res := Result{
-		Suite: SuiteLink, Name: "pcie", Unit: UnitGBs, Value: cur,
+		Suite: SuiteLink, Name: "pcie", Unit: UnitGBs, Value: cur, Source: SourceComputed,
 		Method: Method{
 			Kernel:       "theoretical host↔device bandwidth per direction: GT/s × encoding × width / 8 (from the reported link, not a transfer)",
 			Device:       dl.Device,

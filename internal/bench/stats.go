@@ -43,3 +43,15 @@ func Rate(work float64, d time.Duration, scale float64) float64 {
 	}
 	return work / d.Seconds() / scale
 }
+
+// Settled reports whether the three shortest trials lie within spread (a
+// fraction) of the shortest: the best figure has been reached more than
+// once, so one more trial is unlikely to change it.
+func Settled(ds []time.Duration, spread float64) bool {
+	if len(ds) < 3 {
+		return false
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[2]) <= float64(s[0])*(1+spread)
+}

@@ -11,51 +11,74 @@ import (
 	"github.com/devctl/devctl/internal/bench"
 )
 
-// BenchTable renders a bench run: one row per figure, measured beside
-// theoretical and efficiency, then what the theoretical figures assumed,
-// what was skipped and, with --compare, the change since the last run.
+// BenchTable renders a bench run: one row per measured figure beside
+// theoretical and efficiency, the links apart (their figures are computed,
+// not measured), how quiet the machine was, what the theoretical figures
+// assumed, what was skipped and, with --compare, the change since the last
+// run.
 func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 	h := r.Host
 	fmt.Fprintf(w, "%s %s, %d logical CPUs, %s memory; %d thread%s; %s\n",
 		st.Label("Host:"), clean(benchOrDash(h.CPUModel)), h.LogicalCPUs, FormatMiB(h.MemoryTotalMB), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
+	if c := r.Conditions; c != nil {
+		fmt.Fprintf(w, "%s %s\n", st.Label("Machine:"), benchConditions(c, st))
+	}
 	fmt.Fprintln(w)
 	compare := r.Compare != nil
-	header := []string{"SUITE", "TEST", "THREADS", "MEASURED", "THEORETICAL", "EFFICIENCY", "METHOD"}
-	if compare {
-		header = append(header, "PREVIOUS", "CHANGE")
-	}
-	rows := make([][]string, 0, len(r.Results))
+	var measured, links []bench.Result
 	for _, res := range r.Results {
-		name, threads := res.Name, strconv.Itoa(res.Threads)
-		if res.Suite == bench.SuiteLink {
-			name, threads = res.Name+" "+res.Method.Device, "-"
+		if res.Source == bench.SourceComputed {
+			links = append(links, res)
+		} else {
+			measured = append(measured, res)
 		}
-		eff := "-"
-		if res.Efficiency != nil {
-			eff = fmt.Sprintf("%.0f%%", *res.Efficiency*100)
-		}
-		theo := "-"
-		if res.Theoretical != nil {
-			theo = benchFigure(*res.Theoretical, res.Unit)
-		}
-		row := []string{res.Suite, name, threads, benchFigure(res.Value, res.Unit), theo, eff, benchMethod(res)}
-		if res.Flag != "" {
-			row[6] += " " + st.Warn(strings.ToUpper(res.Flag))
-		}
-		if compare {
-			prev, change := "-", "-"
-			if c := res.Change; c != nil {
-				prev = benchFigure(c.Previous, res.Unit)
-				change = fmt.Sprintf("%+.1f%%", c.Percent)
-				if c.Regressed {
-					change = st.Fail(change + " REGRESSED")
-				}
-			}
-			row = append(row, prev, change)
-		}
-		rows = append(rows, row)
 	}
-	if len(rows) > 0 {
+	if len(measured) > 0 {
+		header := []string{"SUITE", "TEST", "THREADS", "MEASURED", "THEORETICAL", "EFFICIENCY", "METHOD"}
+		if compare {
+			header = append(header, "PREVIOUS", "CHANGE")
+		}
+		rows := make([][]string, 0, len(measured))
+		for _, res := range measured {
+			eff := "-"
+			if res.Efficiency != nil {
+				eff = fmt.Sprintf("%.0f%%", *res.Efficiency*100)
+			}
+			theo := "-"
+			if res.Theoretical != nil {
+				theo = benchFigure(*res.Theoretical, res.Unit)
+			}
+			row := []string{res.Suite, res.Name, strconv.Itoa(res.Threads), benchFigure(res.Value, res.Unit), theo, eff, benchMethod(res)}
+			if compare {
+				row = append(row, benchChange(res, st)...)
+			}
+			rows = append(rows, row)
+		}
+		if err := RenderTable(w, header, rows); err != nil {
+			return err
+		}
+	}
+	if len(links) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Label("Links")+" (computed from the PCIe generation and width each device reports, not measured by a transfer):")
+		header := []string{"DEVICE", "LINK", "COMPUTED", "AT MAXIMUM", "FLAG"}
+		if compare {
+			header = append(header, "PREVIOUS", "CHANGE")
+		}
+		rows := make([][]string, 0, len(links))
+		for _, res := range links {
+			m := res.Method
+			atMax := "-"
+			if res.Theoretical != nil {
+				atMax = benchFigure(*res.Theoretical, res.Unit)
+			}
+			row := []string{m.Device, "gen" + benchInt(m.GenCurrent) + " x" + benchInt(m.WidthCurrent) + " of gen" + benchInt(m.GenMax) + " x" + benchInt(m.WidthMax),
+				benchFigure(res.Value, res.Unit), atMax, st.Warn(strings.ToUpper(res.Flag))}
+			if compare {
+				row = append(row, benchChange(res, st)...)
+			}
+			rows = append(rows, row)
+		}
 		if err := RenderTable(w, header, rows); err != nil {
 			return err
 		}
@@ -86,29 +109,74 @@ func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 			}
 			fmt.Fprintf(w, "Compared with the previous run on this host (%s).\n", strings.Join(parts, ", "))
 			if c.Regressions > 0 {
-				fmt.Fprintln(w, st.Fail(fmt.Sprintf("%d figure%s fell by more than %.0f%%.", c.Regressions, benchPlural(c.Regressions), c.Threshold*100)))
+				fmt.Fprintln(w, st.Fail(fmt.Sprintf("%d figure%s fell by more than %.0f%% plus the measured noise.", c.Regressions, benchPlural(c.Regressions), c.Threshold*100)))
 			}
 		}
 	}
 	return nil
 }
 
-func benchMethod(res bench.Result) string {
-	m := res.Method
+// benchConditions is one line on how quiet the machine was.
+func benchConditions(c *bench.Conditions, st *Style) string {
 	var parts []string
-	switch res.Suite {
-	case bench.SuiteLink:
-		parts = append(parts, "gen"+benchInt(m.GenCurrent)+" x"+benchInt(m.WidthCurrent)+" of gen"+benchInt(m.GenMax)+" x"+benchInt(m.WidthMax))
-	case bench.SuiteMemory:
-		parts = append(parts, m.ISA, fmt.Sprintf("3 x %s", FormatMiB(m.ArrayBytes>>20)), fmt.Sprintf("best of %d", m.Trials))
-	default:
-		parts = append(parts, m.ISA, fmt.Sprintf("best of %d", m.Trials))
+	if c.OtherCPUPercent != nil {
+		parts = append(parts, fmt.Sprintf("other processes %.0f%% of CPU time", *c.OtherCPUPercent))
 	}
-	return strings.Join(parts, ", ")
+	if c.StealPercent != nil {
+		parts = append(parts, fmt.Sprintf("steal %.1f%%", *c.StealPercent))
+	}
+	if c.LoadBefore != nil && c.LoadAfter != nil {
+		parts = append(parts, fmt.Sprintf("load average %.2f before, %.2f after", *c.LoadBefore, *c.LoadAfter))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "load unknown (no /proc/stat)")
+	}
+	line := strings.Join(parts, ", ")
+	if c.Busy {
+		line += "; " + st.Warn("BUSY: "+strings.Join(c.Reasons, "; ")+": figures are low and not judged")
+	} else {
+		line += "; quiet"
+	}
+	return line
 }
 
-// benchNotes states what the theoretical CPU figures assumed, once per
-// distinct assumption.
+// benchChange is the PREVIOUS and CHANGE cells of --compare.
+func benchChange(res bench.Result, st *Style) []string {
+	c := res.Change
+	if c == nil {
+		return []string{"-", "-"}
+	}
+	change := fmt.Sprintf("%+.1f%%", c.Percent)
+	switch {
+	case c.Regressed:
+		change = st.Fail(fmt.Sprintf("%s REGRESSED (noise %.1f%%)", change, c.NoisePercent))
+	case c.Unjudged != "":
+		change += " (not judged: " + c.Unjudged + ")"
+	case c.Percent < 0 && c.NoisePercent > 0:
+		change += fmt.Sprintf(" (noise %.1f%%)", c.NoisePercent)
+	}
+	return []string{benchFigure(c.Previous, res.Unit), change}
+}
+
+func benchMethod(res bench.Result) string {
+	m := res.Method
+	parts := []string{m.ISA}
+	if res.Suite == bench.SuiteMemory {
+		parts = append(parts, fmt.Sprintf("3 x %s", FormatMiB(m.ArrayBytes>>20)))
+	}
+	trials := fmt.Sprintf("best of %d", m.Trials)
+	if m.SpreadPercent != nil {
+		trials += fmt.Sprintf(", spread %.1f%%", *m.SpreadPercent)
+	}
+	if m.Settled != nil && !*m.Settled {
+		trials += " (unsettled)"
+	}
+	return strings.Join(append(parts, trials), ", ")
+}
+
+// benchNotes states what the figures assumed, once per distinct
+// assumption: the CPU frequency note once for every kernel, with the
+// clock each single-core figure implies.
 func benchNotes(r *bench.Run) []string {
 	var notes []string
 	seen := map[string]bool{}
@@ -118,24 +186,39 @@ func benchNotes(r *bench.Run) []string {
 			notes = append(notes, s)
 		}
 	}
+	var cpuNote string
+	var implied []string
 	for _, res := range r.Results {
 		m := res.Method
 		switch {
 		case res.Suite == bench.SuiteCPU && m.FrequencyMHz != nil:
 			add(fmt.Sprintf("%s peak: %.0f MHz (%s) x %g ops/cycle/core x cores; %s.", res.Name, *m.FrequencyMHz, m.FrequencySource, m.OpsPerCycle, m.PeakNote))
-		case res.Suite == bench.SuiteCPU && seen[res.Name]:
 		case res.Suite == bench.SuiteCPU:
-			seen[res.Name] = true
-			n := res.Name + ": " + m.Note
-			if m.OpsPerCycle > 0 && m.ImpliedMHz != nil && res.Threads == 1 {
-				n += fmt.Sprintf("; at %g ops/cycle/core the single-core figure implies %.0f MHz", m.OpsPerCycle, *m.ImpliedMHz)
+			if cpuNote == "" {
+				cpuNote = m.Note
 			}
-			add(n + ".")
+			if m.OpsPerCycle > 0 && m.ImpliedMHz != nil && res.Threads == 1 {
+				implied = append(implied, fmt.Sprintf("%s %.0f MHz", res.Name, *m.ImpliedMHz))
+			}
 		case res.Suite == bench.SuiteMemory:
-			add("memory: GB/s = 10^9 bytes/s counted as STREAM does (copy/scale 2 words, add/triad 3 words per element); " + m.Note + ".")
+			stores := ""
+			switch m.Stores {
+			case "non-temporal":
+				stores = "; non-temporal stores, as the arrays exceed the last-level cache"
+			case "write-allocate":
+				stores = "; ordinary stores, as the arrays fit in the last-level cache"
+			}
+			add("memory: GB/s = 10^9 bytes/s counted as STREAM does (copy/scale 2 words, add/triad 3 words per element)" + stores + "; " + m.Note + ".")
 		case res.Suite == bench.SuiteLink:
 			add("link: " + m.Note + ".")
 		}
+	}
+	if cpuNote != "" {
+		n := "cpu: " + cpuNote
+		if len(implied) > 0 {
+			n += "; at the peak table's ops/cycle the single-core figures imply " + strings.Join(implied, ", ")
+		}
+		notes = append([]string{n + "."}, notes...)
 	}
 	return notes
 }
