@@ -105,7 +105,9 @@ type Method struct {
 	SpreadPercent *float64 `json:"spread_percent,omitempty"`
 	// Settled is true when the best three trials agreed within 1%;
 	// false when the time slice ended first.
-	Settled         *bool    `json:"settled,omitempty"`
+	Settled *bool `json:"settled,omitempty"`
+	// Stores is the STREAM kernels' store kind: "non-temporal" when the
+	// arrays exceed the last-level cache, else "write-allocate".
 	Stores          string   `json:"stores,omitempty"`
 	ItersPerTrial   int64    `json:"iterations_per_trial,omitempty"`
 	ArrayBytes      int64    `json:"array_bytes,omitempty"`
