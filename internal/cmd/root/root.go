@@ -23,6 +23,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/doctor"
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
+	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
@@ -163,6 +164,7 @@ wrong when things break.`,
 	cmd.AddCommand(doc)
 	cmd.AddCommand(bench.NewCmdBench(f, nil))
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
+	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	return cmd
 }
 

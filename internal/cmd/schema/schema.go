@@ -1,0 +1,63 @@
+// Package schema is the `devctl schema` command: print the JSON Schema of
+// one of devctl's JSON outputs.
+package schema
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/schemas"
+)
+
+// Options are the command's arguments and dependencies.
+type Options struct {
+	Factory *cmdutil.Factory
+	Name    string
+}
+
+// NewCmdSchema builds `devctl schema [NAME]`. runF, when not nil, replaces
+// the run step (tests stop after argument parsing).
+func NewCmdSchema(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "schema [NAME]",
+		Short: "Print the JSON Schema of a JSON output (" + strings.Join(schemas.Names(), ", ") + ")",
+		Long: `Schema prints the JSON Schema (draft 2020-12) of one of devctl's JSON documents,
+as built into this binary. Without NAME it lists the names. The rules for
+schema_version changes are in docs/schemas.md.`,
+		Example: `  devctl schema probe > probe.schema.json
+  devctl schema`,
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: schemas.Names(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(opts)
+		},
+	}
+	return cmd
+}
+
+// Run prints the schema, or the list of names.
+func Run(opts *Options) error {
+	out := opts.Factory.IO.Out
+	if opts.Name == "" {
+		for _, n := range schemas.Names() {
+			fmt.Fprintln(out, n)
+		}
+		return nil
+	}
+	b, err := schemas.Get(opts.Name)
+	if err != nil {
+		return cmdutil.Usagef("%v", err)
+	}
+	_, err = out.Write(b)
+	return err
+}
