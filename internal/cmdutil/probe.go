@@ -25,6 +25,7 @@ func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []
 	}
 	d := cfg.Device
 	rep, outcomes, err := probe.Run(ctx, h, ds, probe.Options{
+		Sweep:            drivers.Unanswered,
 		Timeout:          f.Global.Timeout,
 		Preferred:        d.Preferred,
 		PlatformPriority: d.PlatformPriority,

@@ -59,6 +59,10 @@ type Summary struct {
 	Supports8Bit           bool            `json:"supports_8bit" yaml:"supports_8bit"`
 	MemoryStrategy         string          `json:"memory_strategy" yaml:"memory_strategy"`
 	MemoryFraction         float64         `json:"memory_fraction" yaml:"memory_fraction"`
+	// UnusableDevices counts accelerators on the bus that cannot be used
+	// from here; Notes says so in words, one line per backend.
+	UnusableDevices int      `json:"unusable_device_count" yaml:"unusable_device_count"`
+	Notes           []string `json:"notes,omitempty" yaml:"notes,omitempty"`
 }
 
 // Device is one compute device. Pointer fields are null when unknown.
@@ -93,10 +97,34 @@ type Device struct {
 	MaxFreqMHz  *float64 `json:"max_frequency_mhz,omitempty" yaml:"max_frequency_mhz,omitempty"`
 	Features    []string `json:"features,omitempty" yaml:"features,omitempty"`
 
+	// State is empty for a usable device. A device the kernel shows on the
+	// PCI bus but no vendor library answered for says why it cannot be used
+	// from here: StateUnqueried, StateNoDriver or StateWrongDriver, with
+	// StateReason in words and the bound KernelDriver.
+	State        string `json:"state,omitempty" yaml:"state,omitempty"`
+	StateReason  string `json:"state_reason,omitempty" yaml:"state_reason,omitempty"`
+	KernelDriver string `json:"kernel_driver,omitempty" yaml:"kernel_driver,omitempty"`
+
 	// Accelerator detail that differs by family; nil when not known.
 	Link  *PCIeLink      `json:"pcie_link,omitempty" yaml:"pcie_link,omitempty"`
 	Extra map[string]any `json:"extra,omitempty" yaml:"extra,omitempty"`
 }
+
+// Device states of functions on the bus that cannot be used from here.
+const (
+	// StateUnqueried: the expected kernel driver is bound, but the vendor
+	// library (NVML, KFD, ...) did not answer: a static build, a container
+	// started without the vendor runtime, a missing user-space library.
+	StateUnqueried = "unqueried"
+	// StateNoDriver: no kernel driver is bound to the function.
+	StateNoDriver = "no_driver"
+	// StateWrongDriver: a driver is bound that the framework cannot use
+	// (nouveau, vfio-pci on the host side of a passthrough, pci-stub).
+	StateWrongDriver = "wrong_driver"
+)
+
+// Usable reports whether a framework can use the device from here.
+func (d Device) Usable() bool { return d.State == "" }
 
 // PCIeLink is a device's PCI Express link, current against maximum.
 type PCIeLink struct {
@@ -112,6 +140,9 @@ const (
 	StatusAbsent  = "absent"
 	StatusError   = "error"
 	StatusTimeout = "timeout"
+	// StatusDegraded: the driver's hardware is on the bus but some or all of
+	// it could not be queried; the unusable devices are listed with a state.
+	StatusDegraded = "degraded"
 )
 
 // DriverStatus records how one driver went.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
@@ -23,7 +24,22 @@ type Options struct {
 	MemoryStrategy   string
 	MemoryFraction   float64
 	DevctlVersion    string
+	// Sweep, when set, runs after the drivers: it returns the accelerators
+	// the kernel shows that no driver answered for (see Unanswered).
+	Sweep Sweep
 }
+
+// Unanswered is an accelerator on the bus that the named driver did not
+// answer for; Device carries its State and StateReason.
+type Unanswered struct {
+	Driver string
+	Device Device
+}
+
+// Sweep finds unanswered accelerators, given the devices the drivers
+// returned and every driver's status (a driver that did not run is not in
+// drivers and its vendor is not swept).
+type Sweep func(ctx context.Context, h *host.Host, answered []Device, drivers []DriverStatus) []Unanswered
 
 // ErrDeviceUnavailable is returned when the preferred device is not present
 // and fallback is disabled. It is a usage error (exit 2).
@@ -69,6 +85,9 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 			platforms = append(platforms, o.Result.Platform)
 		}
 	}
+	if opts.Sweep != nil {
+		addUnanswered(rep, opts.Sweep(ctx, h, rep.Devices, rep.Drivers))
+	}
 	sortDevices(rep.Devices)
 	sel, err := Select(rep.Devices, opts)
 	if err != nil {
@@ -77,6 +96,68 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 	rep.Selection = sel
 	rep.Summary = Summarize(rep.Devices, sel.Chosen, platforms, opts)
 	return rep, outcomes, nil
+}
+
+// addUnanswered lists the unanswered devices and marks their drivers
+// degraded. A driver that failed or timed out keeps that status: the
+// devices say what is on the bus, the status says what went wrong.
+func addUnanswered(rep *Report, found []Unanswered) {
+	byDriver := map[string][]Device{}
+	for _, u := range found {
+		byDriver[u.Driver] = append(byDriver[u.Driver], u.Device)
+	}
+	for i := range rep.Drivers {
+		st := &rep.Drivers[i]
+		devs := byDriver[st.Name]
+		if len(devs) == 0 {
+			continue
+		}
+		for j := range devs {
+			devs[j].Index = j
+		}
+		rep.Devices = append(rep.Devices, devs...)
+		why := fmt.Sprintf("%d %s on the PCI bus cannot be used from here (%s)", len(devs), plural(len(devs), devs[0].DeviceType), stateCounts(devs))
+		switch st.Status {
+		case StatusOK, StatusAbsent:
+			if st.Status == StatusOK {
+				why += "; " + st.Detail
+			} else if st.Detail != "" {
+				why += ": " + st.Detail
+			}
+			st.Status, st.Detail = StatusDegraded, why
+		default:
+			st.Detail += "; " + why
+		}
+	}
+}
+
+func plural(n int, noun string) string {
+	if noun == "" {
+		noun = "device"
+	}
+	if noun == "gpu" || noun == "tpu" || noun == "npu" {
+		noun = strings.ToUpper(noun)
+	}
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+func stateCounts(devs []Device) string {
+	n := map[string]int{}
+	var order []string
+	for _, d := range devs {
+		if n[d.State] == 0 {
+			order = append(order, d.State)
+		}
+		n[d.State]++
+	}
+	parts := make([]string, len(order))
+	for i, s := range order {
+		parts[i] = fmt.Sprintf("%d %s", n[s], s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runOne(ctx context.Context, h *host.Host, d Driver, timeout time.Duration) Outcome {
@@ -155,6 +236,9 @@ func sortDevices(ds []Device) {
 		ri, rj := ds[i].Backend.Rank(), ds[j].Backend.Rank()
 		if ri != rj {
 			return ri < rj
+		}
+		if ui, uj := ds[i].Usable(), ds[j].Usable(); ui != uj {
+			return ui
 		}
 		return ds[i].Index < ds[j].Index
 	})

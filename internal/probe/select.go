@@ -44,9 +44,9 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 			return sel, nil
 		}
 	}
-	// Nothing in the priority list: take any device, else the CPU id.
-	if len(devices) > 0 {
-		sel.Chosen = devices[0].ID
+	// Nothing in the priority list: take any usable device, else the CPU id.
+	if d := firstUsable(devices); d != nil {
+		sel.Chosen = d.ID
 	} else {
 		sel.Chosen = "cpu"
 	}
@@ -56,11 +56,24 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 	return sel, nil
 }
 
+// findDevice returns the first usable device with the id or backend.
 func findDevice(devices []Device, want string) *Device {
 	for i := range devices {
 		d := &devices[i]
+		if !d.Usable() {
+			continue
+		}
 		if d.ID == want || string(d.Backend) == want {
 			return d
+		}
+	}
+	return nil
+}
+
+func firstUsable(devices []Device) *Device {
+	for i := range devices {
+		if devices[i].Usable() {
+			return &devices[i]
 		}
 	}
 	return nil
@@ -87,10 +100,11 @@ func Summarize(devices []Device, chosen string, platforms []*Platform, opts Opti
 		MemoryFraction: opts.MemoryFraction,
 	}
 	for _, d := range devices {
-		if d.DeviceType == "gpu" {
+		if d.DeviceType == "gpu" && d.Usable() {
 			s.GPUCount++
 		}
 	}
+	s.UnusableDevices, s.Notes = unusableNotes(devices, chosen)
 	def := findDevice(devices, chosen)
 	if def == nil {
 		return s
@@ -98,7 +112,7 @@ func Summarize(devices []Device, chosen string, platforms []*Platform, opts Opti
 	s.Backend = def.Backend
 	s.DeviceType = def.DeviceType
 	for _, d := range devices {
-		if d.Backend == def.Backend {
+		if d.Backend == def.Backend && d.Usable() {
 			s.DeviceCount++
 		}
 	}
@@ -122,4 +136,71 @@ func Summarize(devices []Device, chosen string, platforms []*Platform, opts Opti
 		}
 	}
 	return s
+}
+
+// unusableNotes says, per backend, that accelerators sit on the bus but
+// cannot be used from here, so a summary never silently reads "cpu".
+func unusableNotes(devices []Device, chosen string) (int, []string) {
+	var order []backend.Backend
+	byBackend := map[backend.Backend][]Device{}
+	total := 0
+	for _, d := range devices {
+		if d.Usable() {
+			continue
+		}
+		total++
+		if len(byBackend[d.Backend]) == 0 {
+			order = append(order, d.Backend)
+		}
+		byBackend[d.Backend] = append(byBackend[d.Backend], d)
+	}
+	var notes []string
+	for _, b := range order {
+		ds := byBackend[b]
+		if findDevice(devices, string(b)) != nil {
+			notes = append(notes, fmt.Sprintf("%d more %s %s on the PCI bus cannot be used from here (%s)", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), reasons(ds)))
+			continue
+		}
+		def := chosen
+		if def == "" {
+			def = "cpu"
+		}
+		notes = append(notes, fmt.Sprintf("%d %s %s on the PCI bus but %s cannot be used from here (%s); the default device is %s", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), backendDisplay(b), reasons(ds), def))
+	}
+	return total, notes
+}
+
+func reasons(ds []Device) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range ds {
+		r := d.State
+		if d.StateReason != "" {
+			r += ": " + d.StateReason
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// backendDisplay is how people write a backend's name.
+func backendDisplay(b backend.Backend) string {
+	switch b {
+	case backend.CUDA:
+		return "CUDA"
+	case backend.ROCm:
+		return "ROCm"
+	case backend.XLA:
+		return "XLA (TPU)"
+	case backend.XPU:
+		return "XPU"
+	case backend.Neuron:
+		return "Neuron"
+	case backend.MPS:
+		return "MPS"
+	}
+	return string(b)
 }

@@ -33,6 +33,9 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	for _, p := range kv {
 		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), clean(p[1]))
 	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "%s %s\n", st.Warn(fmt.Sprintf("%-19s", "Not usable:")), clean(n))
+	}
 	if r.Selection != nil && r.Selection.FellBack {
 		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), clean(r.Selection.Reason))
 	}
@@ -49,9 +52,16 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 
 	rows := make([][]string, 0, len(r.Devices))
 	for _, d := range r.Devices {
+		prec := precisions(d.SupportsFP16, d.SupportsBF16, d.Supports8Bit, d.SupportsFP8)
+		if !d.Usable() {
+			prec = "not usable: " + d.State
+			if d.KernelDriver != "" {
+				prec += " (" + d.KernelDriver + ")"
+			}
+		}
 		rows = append(rows, []string{
 			clean(d.ID), clean(d.Name), memory(d), clean(orNA(d.ComputeCapability)), clean(orNA(d.Architecture)),
-			precisions(d.SupportsFP16, d.SupportsBF16, d.Supports8Bit, d.SupportsFP8), link(d.Link),
+			clean(prec), link(d.Link),
 		})
 	}
 	if err := RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
@@ -65,7 +75,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	}
 	if len(bad) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, st.Warn("Drivers that did not answer:"))
+		fmt.Fprintln(w, st.Warn("Drivers degraded, failed or timed out:"))
 		for _, d := range bad {
 			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), clean(d.Detail))
 		}

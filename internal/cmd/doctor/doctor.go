@@ -291,7 +291,7 @@ func buildEnv(ctx context.Context, f *cmdutil.Factory) (*doctor.Env, error) {
 	d := cfg.Device
 	rep, outcomes, _ := probe.Run(ctx, h, drivers.All(), probe.Options{
 		Timeout: f.Global.Timeout, Preferred: d.Preferred, PlatformPriority: d.PlatformPriority,
-		FallbackEnabled: true, MemoryStrategy: d.MemoryStrategy, MemoryFraction: d.MemoryFraction, DevctlVersion: f.Version,
+		Sweep: drivers.Unanswered, FallbackEnabled: true, MemoryStrategy: d.MemoryStrategy, MemoryFraction: d.MemoryFraction, DevctlVersion: f.Version,
 	})
 	env.Report, env.Outcomes = rep, outcomes
 	return env, nil

@@ -35,7 +35,7 @@ driver that failed or timed out.`,
 		Example: `  devctl probe
   devctl probe -o json | jq .summary
   devctl probe --only cpu,nvidia
-  devctl probe --sysroot testdata/hosts/dgx-a100
+  devctl probe --sysroot testdata/accel/nvidia-p100-no-nvml
   devctl probe --require 'gpu_count>=8' --require summary.supports_bf16 --require 'cuda_version>=12.1'
   devctl probe --require 'devices[backend=cuda].pcie_link.width_current==16'`,
 		Args: cobra.NoArgs,

@@ -306,3 +306,21 @@ func looksLikeAddress(s string) bool {
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
+
+// NormalizeAddress turns the bus ids vendor libraries print into the kernel's
+// form: NVML writes "00000000:3B:00.0" (8-digit domain, upper case), sysfs
+// "0000:3b:00.0".
+func NormalizeAddress(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	dom, rest, ok := strings.Cut(s, ":")
+	if !ok || !strings.Contains(rest, ":") {
+		return s
+	}
+	if len(dom) > 4 {
+		dom = dom[len(dom)-4:]
+	}
+	for len(dom) < 4 {
+		dom = "0" + dom
+	}
+	return dom + ":" + rest
+}

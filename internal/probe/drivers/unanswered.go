@@ -1,0 +1,195 @@
+package drivers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/neuron"
+	"github.com/devctl/devctl/internal/probe/pci"
+	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/xpu"
+)
+
+// family is how one vendor's accelerators look on the PCI bus and which
+// probe driver answers for them.
+type family struct {
+	driver     string
+	backend    backend.Backend
+	deviceType string
+	vendor     string
+	// is reports an accelerator function of this family, by the same rule
+	// the family's driver uses.
+	is func(pci.Device) bool
+	// kernelDrivers are the kernel drivers a framework can use the device
+	// through; any other bound driver is the wrong one.
+	kernelDrivers []string
+	// need names the kernel driver in a wrong_driver reason.
+	need string
+	// asked is what the family's driver queries, for an unqueried reason.
+	asked string
+}
+
+var families = []family{
+	{driver: "nvidia", backend: backend.CUDA, deviceType: "gpu", vendor: "NVIDIA",
+		is:            func(d pci.Device) bool { return d.Vendor == pci.VendorNVIDIA && d.IsDisplay() },
+		kernelDrivers: []string{"nvidia"}, need: "CUDA needs the nvidia kernel driver", asked: "NVML and nvidia-smi"},
+	{driver: "rocm", backend: backend.ROCm, deviceType: "gpu", vendor: "AMD",
+		is:            func(d pci.Device) bool { return d.Vendor == pci.VendorAMD && d.IsGPULike() },
+		kernelDrivers: []string{"amdgpu"}, need: "ROCm needs the amdgpu kernel driver", asked: "the KFD topology"},
+	{driver: "xpu", backend: backend.XPU, deviceType: "gpu", vendor: "Intel",
+		is: func(d pci.Device) bool {
+			return d.Vendor == pci.VendorIntel && d.IsDisplay() && xpu.Family(d.Device) != ""
+		},
+		kernelDrivers: []string{"i915", "xe"}, need: "oneAPI needs the i915 or xe kernel driver", asked: "sysfs"},
+	{driver: "xla", backend: backend.XLA, deviceType: "tpu", vendor: "Google",
+		is: func(d pci.Device) bool { _, ok := xla.Identify(d); return ok },
+		// TPU v5e and later are driven from user space through vfio-pci;
+		// older chips through the accel (gasket) driver. Any bound driver counts.
+		kernelDrivers: nil, need: "", asked: "sysfs"},
+	{driver: "neuron", backend: backend.Neuron, deviceType: "npu", vendor: "AWS",
+		is:            func(d pci.Device) bool { _, ok := neuron.Identify(d); return ok },
+		kernelDrivers: []string{"neuron"}, need: "the Neuron runtime needs the neuron kernel driver", asked: "sysfs"},
+}
+
+// wrongDriverWhy explains the drivers users meet most.
+var wrongDriverWhy = map[string]string{
+	"nouveau":  "bound to nouveau, the open-source display driver",
+	"vfio-pci": "bound to vfio-pci: reserved for passthrough to a virtual machine",
+	"pci-stub": "bound to pci-stub: held back from every driver",
+	"radeon":   "bound to radeon, the legacy display driver",
+	"nvidiafb": "bound to nvidiafb, a framebuffer driver",
+}
+
+// Unanswered is the probe's Sweep: every accelerator function on the PCI bus
+// that its family's driver ran for but did not return as a device. The
+// device entry says what the kernel knows (address, ids, names from the
+// PCI ID database, the board's memory when its name states it, the bound
+// driver) and why it cannot be used from here.
+func Unanswered(ctx context.Context, h *host.Host, answered []probe.Device, statuses []probe.DriverStatus) []probe.Unanswered {
+	devs, err := pci.Scan(h)
+	if err != nil || ctx.Err() != nil {
+		return nil
+	}
+	ran := map[string]probe.DriverStatus{}
+	for _, s := range statuses {
+		ran[s.Name] = s
+	}
+	seen := map[string]bool{}
+	for _, d := range answered {
+		if d.PCIBusID != nil {
+			seen[pci.NormalizeAddress(*d.PCIBusID)] = true
+		}
+	}
+	type hit struct {
+		fam family
+		dev pci.Device
+	}
+	var hits []hit
+	var keys []pci.Key
+	for _, d := range devs {
+		for _, f := range families {
+			if !f.is(d) {
+				continue
+			}
+			if _, ok := ran[f.driver]; ok && !seen[d.Address] {
+				hits = append(hits, hit{f, d})
+				keys = append(keys, key(d))
+			}
+			break
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	names := pci.LookupNames(h, keys)
+	out := make([]probe.Unanswered, 0, len(hits))
+	for _, x := range hits {
+		out = append(out, probe.Unanswered{Driver: x.fam.driver, Device: entry(x.fam, x.dev, names[key(x.dev)], ran[x.fam.driver])})
+	}
+	return out
+}
+
+func key(d pci.Device) pci.Key {
+	return pci.Key{Vendor: d.Vendor, Device: d.Device, SubsystemVendor: d.SubsystemVendor, SubsystemDevice: d.SubsystemDevice}
+}
+
+func entry(f family, d pci.Device, n pci.Names, st probe.DriverStatus) probe.Device {
+	state, why := classify(f, d, st)
+	extra := map[string]any{"pci_id": d.ID(), "pci_class": fmt.Sprintf("0x%06x", d.Class)}
+	if d.SubsystemVendor != 0 || d.SubsystemDevice != 0 {
+		extra["pci_subsystem_id"] = fmt.Sprintf("%04x:%04x", d.SubsystemVendor, d.SubsystemDevice)
+	}
+	if n.Source != "" {
+		extra["names_source"] = n.Source
+		extra["pci_ids_name"] = n.Model()
+	}
+	if d.NUMANode >= 0 {
+		extra["numa_node"] = d.NUMANode
+	}
+	out := probe.Device{
+		ID:           "pci:" + d.Address,
+		Backend:      f.backend,
+		DeviceType:   f.deviceType,
+		Vendor:       f.vendor,
+		Name:         displayName(f, d, n),
+		PCIBusID:     probe.Ptr(d.Address),
+		State:        state,
+		StateReason:  why,
+		KernelDriver: d.Driver,
+		Link:         d.PCIeLink(),
+		Extra:        extra,
+	}
+	if mib := pci.BoardMemoryMiB(n.Model()); mib > 0 {
+		out.TotalMemoryMB = probe.Ptr(mib)
+		extra["memory_source"] = "board name"
+	}
+	return out
+}
+
+// classify says why the function cannot be used: which kernel driver is
+// bound, and when it is the right one, why the family's driver could not
+// query it (that driver's own words).
+func classify(f family, d pci.Device, st probe.DriverStatus) (string, string) {
+	if d.Driver == "" {
+		return probe.StateNoDriver, "no kernel driver is bound to it"
+	}
+	ok := len(f.kernelDrivers) == 0
+	for _, k := range f.kernelDrivers {
+		ok = ok || d.Driver == k
+	}
+	if !ok {
+		why, known := wrongDriverWhy[d.Driver]
+		if !known {
+			why = "bound to " + d.Driver
+		}
+		return probe.StateWrongDriver, why + "; " + f.need
+	}
+	why := "the " + d.Driver + " kernel driver is bound but " + f.asked + " gave no answer"
+	if st.Detail != "" {
+		why += ": " + st.Detail
+	}
+	return probe.StateUnqueried, why
+}
+
+// displayName is the board name: the bracketed marketing name of the ID
+// database ("GP100GL [Tesla P100 PCIe 16GB]" gives "Tesla P100 PCIe 16GB"),
+// else the whole entry, else the ids.
+func displayName(f family, d pci.Device, n pci.Names) string {
+	m := n.Model()
+	if i := strings.IndexByte(m, '['); i >= 0 {
+		if j := strings.LastIndexByte(m, ']'); j > i+1 {
+			m = m[i+1 : j]
+		}
+	}
+	if m == "" {
+		return fmt.Sprintf("%s device %s", f.vendor, d.ID())
+	}
+	if !strings.HasPrefix(strings.ToLower(m), strings.ToLower(f.vendor)) {
+		m = f.vendor + " " + m
+	}
+	return m
+}
