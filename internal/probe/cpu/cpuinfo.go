@@ -51,210 +51,236 @@ type CPUInfo struct {
 // on odd contents: unknown keys are ignored and an empty or garbled file
 // gives an empty CPUInfo.
 func ParseCPUInfo(b []byte) CPUInfo {
-	var (
-		info      CPUInfo
-		features  = map[string]bool{}
-		cpuKey    string // ppc64 "cpu"
-		archKey   string // arm "CPU architecture"
-		isa       string // riscv "isa"
-		family    string // loongarch "CPU Family"
-		implement string
-		part      string
-		flagsSeen bool
-		modelName string // "model name"
-		legacy    string // arm32 "Processor"
-		machine   string // s390x machine type
-		s390Procs int
-		declared  int // s390x "# processors"
-		maxThread = -1
-		mhz       = map[string]float64{}
-		// x86 topology
-		curPhys    = "0"
-		havePhys   bool
-		coresOf    = map[string]int{}
-		sibsOf     = map[string]int{}
-		corePairs  = map[string]bool{}
-		socketsSet = map[string]bool{}
-	)
-	addFeatures := func(v string, once bool) {
-		if once && flagsSeen {
-			return
-		}
-		flagsSeen = true
-		for _, f := range strings.Fields(v) {
-			features[strings.ToLower(f)] = true
-		}
-	}
+	s := newCPUInfoScan()
 	for line := range bytes.Lines(b) {
 		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(":"))
-		if !ok {
-			continue
-		}
-		key := strings.TrimSpace(string(k))
-		val := strings.TrimSpace(string(v))
-		lkey := strings.ToLower(key)
-		switch {
-		case lkey == "processor":
-			// x86, arm64, ppc64: "processor : N". Old arm32 kernels print
-			// "Processor : ARMv7 Processor rev 5 (v7l)" as a model name.
-			if _, err := strconv.Atoi(val); err == nil {
-				info.Processors++
-				curPhys = "0"
-			} else if key == "Processor" && legacy == "" {
-				legacy = val
-			}
-		case strings.HasPrefix(lkey, "processor "):
-			// s390x: "processor 0: version = FF,  identification = ..., machine = 2964"
-			s390Procs++
-			if m := fieldAfter(val, "machine"); m != "" && machine == "" {
-				machine = m
-			}
-		case lkey == "# processors":
-			declared, _ = strconv.Atoi(val)
-		case lkey == "max thread id":
-			maxThread, _ = strconv.Atoi(val)
-		case lkey == "vendor_id" || lkey == "vendor":
-			if info.VendorID == "" {
-				info.VendorID = val
-			}
-		case lkey == "model name":
-			if modelName == "" {
-				modelName = val
-			}
-		case lkey == "flags":
-			addFeatures(val, true)
-		case lkey == "features":
-			addFeatures(val, true)
-		case lkey == "cpu implementer":
-			if implement == "" {
-				implement = strings.ToLower(val)
-			}
-		case lkey == "cpu part":
-			if part == "" {
-				part = strings.ToLower(val)
-			}
-		case lkey == "cpu architecture":
-			if archKey == "" {
-				archKey = val
-			}
-		case lkey == "cpu" && key == "cpu":
-			if cpuKey == "" {
-				cpuKey = val
-			}
-		case lkey == "isa":
-			if isa == "" {
-				isa = strings.ToLower(val)
-			}
-		case lkey == "cpu family" && key == "CPU Family":
-			family = val
-		case key == "cpu family":
-			if info.Family == 0 {
-				info.Family, _ = strconv.Atoi(val)
-			}
-		case key == "model":
-			if info.ModelNumber == 0 {
-				info.ModelNumber, _ = strconv.Atoi(val)
-			}
-		case lkey == "physical id":
-			curPhys, havePhys = val, true
-			socketsSet[val] = true
-		case lkey == "core id":
-			corePairs[curPhys+"/"+val] = true
-		case lkey == "cpu cores":
-			if n, err := strconv.Atoi(val); err == nil && n > 0 {
-				coresOf[curPhys] = n
-			}
-		case lkey == "siblings":
-			if n, err := strconv.Atoi(val); err == nil && n > 0 {
-				sibsOf[curPhys] = n
-			}
-		case lkey == "max mhz", lkey == "cpu mhz static", lkey == "cpu mhz", lkey == "clock":
-			if f := parseMHz(val); f > mhz[lkey] {
-				mhz[lkey] = f
-			}
+		if ok {
+			s.add(strings.TrimSpace(string(k)), strings.TrimSpace(string(v)))
 		}
 	}
+	info := s.info
+	s.countCPUs(&info)
+	s.clock(&info)
+	info.Features = s.featureList()
+	s.identify(&info)
+	return info
+}
 
-	// Logical CPUs: the entries listed, or what the file declares when it
-	// was cut short (s390x "# processors", x86 "siblings" per package).
-	if s390Procs > 0 {
-		info.Processors = max(s390Procs, declared)
-	} else if declared > info.Processors {
-		info.Processors = declared
+// cpuinfoScan keeps what the lines said until the whole file is read: the
+// meaning of most keys depends on which architecture wrote the file.
+type cpuinfoScan struct {
+	info      CPUInfo // VendorID, Family, ModelNumber, Processors as read
+	features  map[string]bool
+	flagsSeen bool
+	cpuKey    string // ppc64 "cpu"
+	archKey   string // arm "CPU architecture"
+	isa       string // riscv "isa"
+	family    string // loongarch "CPU Family"
+	implement string // arm "CPU implementer"
+	part      string // arm "CPU part"
+	modelName string // "model name"
+	legacy    string // arm32 "Processor"
+	machine   string // s390x machine type
+	s390Procs int
+	declared  int // s390x "# processors"
+	maxThread int // s390x "max thread id"
+	mhz       map[string]float64
+	// x86 topology
+	curPhys    string
+	havePhys   bool
+	coresOf    map[string]int
+	sibsOf     map[string]int
+	corePairs  map[string]bool
+	socketsSet map[string]bool
+}
+
+func newCPUInfoScan() *cpuinfoScan {
+	return &cpuinfoScan{
+		features: map[string]bool{}, maxThread: -1, mhz: map[string]float64{}, curPhys: "0",
+		coresOf: map[string]int{}, sibsOf: map[string]int{}, corePairs: map[string]bool{}, socketsSet: map[string]bool{},
 	}
-	if havePhys {
-		info.Sockets = len(socketsSet)
-		sumCores, sumSibs := 0, 0
-		for id := range socketsSet {
-			sumCores += coresOf[id]
-			sumSibs += sibsOf[id]
+}
+
+// setOnce keeps the first value of a key that repeats per processor.
+func setOnce(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// add records one "key : value" line.
+func (s *cpuinfoScan) add(key, val string) {
+	lkey := strings.ToLower(key)
+	switch {
+	case lkey == "processor":
+		// x86, arm64, ppc64: "processor : N". Old arm32 kernels print
+		// "Processor : ARMv7 Processor rev 5 (v7l)" as a model name.
+		if _, err := strconv.Atoi(val); err == nil {
+			s.info.Processors++
+			s.curPhys = "0"
+		} else if key == "Processor" {
+			setOnce(&s.legacy, val)
 		}
-		info.Cores = max(len(corePairs), sumCores)
+	case strings.HasPrefix(lkey, "processor "):
+		// s390x: "processor 0: version = FF,  identification = ..., machine = 2964"
+		s.s390Procs++
+		setOnce(&s.machine, fieldAfter(val, "machine"))
+	case lkey == "# processors":
+		s.declared, _ = strconv.Atoi(val)
+	case lkey == "max thread id":
+		s.maxThread, _ = strconv.Atoi(val)
+	case lkey == "vendor_id" || lkey == "vendor":
+		setOnce(&s.info.VendorID, val)
+	case lkey == "model name":
+		setOnce(&s.modelName, val)
+	case lkey == "flags", lkey == "features":
+		// x86 "flags", arm "Features": the first processor's list stands
+		// for all.
+		if !s.flagsSeen {
+			s.flagsSeen = true
+			for _, f := range strings.Fields(val) {
+				s.features[strings.ToLower(f)] = true
+			}
+		}
+	case lkey == "cpu implementer":
+		setOnce(&s.implement, strings.ToLower(val))
+	case lkey == "cpu part":
+		setOnce(&s.part, strings.ToLower(val))
+	case lkey == "cpu architecture":
+		setOnce(&s.archKey, val)
+	case lkey == "cpu" && key == "cpu":
+		setOnce(&s.cpuKey, val)
+	case lkey == "isa":
+		setOnce(&s.isa, strings.ToLower(val))
+	case lkey == "cpu family" && key == "CPU Family":
+		s.family = val
+	case key == "cpu family":
+		if s.info.Family == 0 {
+			s.info.Family, _ = strconv.Atoi(val)
+		}
+	case key == "model":
+		if s.info.ModelNumber == 0 {
+			s.info.ModelNumber, _ = strconv.Atoi(val)
+		}
+	case lkey == "physical id":
+		s.curPhys, s.havePhys = val, true
+		s.socketsSet[val] = true
+	case lkey == "core id":
+		s.corePairs[s.curPhys+"/"+val] = true
+	case lkey == "cpu cores":
+		if n, err := strconv.Atoi(val); err == nil && n > 0 {
+			s.coresOf[s.curPhys] = n
+		}
+	case lkey == "siblings":
+		if n, err := strconv.Atoi(val); err == nil && n > 0 {
+			s.sibsOf[s.curPhys] = n
+		}
+	case lkey == "max mhz", lkey == "cpu mhz static", lkey == "cpu mhz", lkey == "clock":
+		if f := parseMHz(val); f > s.mhz[lkey] {
+			s.mhz[lkey] = f
+		}
+	}
+}
+
+// countCPUs sets Processors, Sockets and Cores: the entries listed, or
+// what the file declares when it was cut short (s390x "# processors", x86
+// "siblings" per package).
+func (s *cpuinfoScan) countCPUs(info *CPUInfo) {
+	if s.s390Procs > 0 {
+		info.Processors = max(s.s390Procs, s.declared)
+	} else if s.declared > info.Processors {
+		info.Processors = s.declared
+	}
+	if s.havePhys {
+		info.Sockets = len(s.socketsSet)
+		sumCores, sumSibs := 0, 0
+		for id := range s.socketsSet {
+			sumCores += s.coresOf[id]
+			sumSibs += s.sibsOf[id]
+		}
+		info.Cores = max(len(s.corePairs), sumCores)
 		info.Processors = max(info.Processors, sumSibs)
 	}
-	if s390Procs > 0 && maxThread >= 0 {
-		info.Cores = info.Processors / (maxThread + 1)
+	if s.s390Procs > 0 && s.maxThread >= 0 {
+		info.Cores = info.Processors / (s.maxThread + 1)
 	}
+}
 
+// clock picks the most meaningful clock the file states: a maximum before
+// a static clock before the current one.
+func (s *cpuinfoScan) clock(info *CPUInfo) {
 	for _, k := range [][2]string{{"max mhz", "max MHz"}, {"cpu mhz static", "cpu MHz static"}, {"clock", "clock"}, {"cpu mhz", "cpu MHz"}} {
-		if f := mhz[k[0]]; f > 0 {
+		if f := s.mhz[k[0]]; f > 0 {
 			info.MaxMHz, info.MHzKey = f, k[1]
-			break
+			return
 		}
 	}
-	if len(features) > 0 {
-		info.Features = make([]string, 0, len(features))
-		for f := range features {
-			info.Features = append(info.Features, f)
-		}
-		sort.Strings(info.Features)
-	}
+}
 
-	info.Model = modelName
+func (s *cpuinfoScan) featureList() []string {
+	if len(s.features) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(s.features))
+	for f := range s.features {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// identify tells the architecture from the keys only it prints, and names
+// the vendor and model the way that architecture encodes them.
+func (s *cpuinfoScan) identify(info *CPUInfo) {
+	info.Model = s.modelName
 	if info.Model == "" {
-		info.Model = legacy
+		info.Model = s.legacy
 	}
 	switch {
-	case s390Procs > 0 || strings.HasPrefix(info.VendorID, "IBM/S390"):
+	case s.s390Procs > 0 || strings.HasPrefix(info.VendorID, "IBM/S390"):
 		info.Arch, info.Vendor = "s390x", "IBM"
-		if info.Model == "" && machine != "" {
-			info.Model = s390Name(machine)
+		if info.Model == "" && s.machine != "" {
+			info.Model = s390Name(s.machine)
 		}
-	case cpuKey != "" && (strings.HasPrefix(cpuKey, "POWER") || strings.HasPrefix(cpuKey, "PPC") || strings.Contains(cpuKey, "altivec")):
-		info.Arch, info.Vendor = ppcArch(cpuKey), "IBM"
+	case s.cpuKey != "" && (strings.HasPrefix(s.cpuKey, "POWER") || strings.HasPrefix(s.cpuKey, "PPC") || strings.Contains(s.cpuKey, "altivec")):
+		info.Arch, info.Vendor = ppcArch(s.cpuKey), "IBM"
 		if info.Model == "" {
-			info.Model = cpuKey
+			info.Model = s.cpuKey
 		}
-	case implement != "" || archKey != "":
-		info.Arch = "arm"
-		if archKey == "8" || strings.EqualFold(archKey, "AArch64") || features["asimd"] {
-			info.Arch = "arm64"
-		}
-		info.VendorID = implement
-		info.Vendor = armVendor(implement)
-		if n, err := strconv.ParseInt(implement, 0, 32); err == nil {
-			info.Implementer = int(n)
-		}
-		if n, err := strconv.ParseInt(part, 0, 32); err == nil {
-			info.Part = int(n)
-		}
-		if info.Model == "" && part != "" {
-			info.Model = armPart(implement, part)
-		}
-	case strings.HasPrefix(isa, "rv64"):
+	case s.implement != "" || s.archKey != "":
+		s.identifyARM(info)
+	case strings.HasPrefix(s.isa, "rv64"):
 		info.Arch = "riscv64"
-	case strings.HasPrefix(isa, "rv32"):
+	case strings.HasPrefix(s.isa, "rv32"):
 		info.Arch = "riscv"
-	case strings.Contains(strings.ToLower(family), "loongson"):
+	case strings.Contains(strings.ToLower(s.family), "loongson"):
 		info.Arch, info.Vendor = "loong64", "Loongson"
-	case info.VendorID != "" && flagsSeen:
+	case info.VendorID != "" && s.flagsSeen:
 		info.Arch = "386"
-		if features["lm"] {
+		if s.features["lm"] {
 			info.Arch = "amd64"
 		}
 		info.Vendor = x86Vendor(info.VendorID)
 	}
-	return info
+}
+
+// identifyARM reads the MIDR fields: implementer and part.
+func (s *cpuinfoScan) identifyARM(info *CPUInfo) {
+	info.Arch = "arm"
+	if s.archKey == "8" || strings.EqualFold(s.archKey, "AArch64") || s.features["asimd"] {
+		info.Arch = "arm64"
+	}
+	info.VendorID = s.implement
+	info.Vendor = armVendor(s.implement)
+	if n, err := strconv.ParseInt(s.implement, 0, 32); err == nil {
+		info.Implementer = int(n)
+	}
+	if n, err := strconv.ParseInt(s.part, 0, 32); err == nil {
+		info.Part = int(n)
+	}
+	if info.Model == "" && s.part != "" {
+		info.Model = armPart(s.implement, s.part)
+	}
 }
 
 // parseMHz reads "2400.000", "2300.000000MHz" or "5000".
