@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/probe/cpu"
 	"github.com/devctl/devctl/internal/probe/memory"
 	"github.com/devctl/devctl/internal/probe/system/kernfs"
@@ -35,8 +37,6 @@ func memTotal(e *Env) (int64, bool) {
 	mi, err := memory.ParseMeminfo(b)
 	return mi.Total, err == nil
 }
-
-func mib(b int64) string { return strconv.FormatInt(b>>20, 10) + " MiB" }
 
 var checkShm = &Check{
 	ID: "host.shm_size",
@@ -80,7 +80,7 @@ var checkShm = &Check{
 		gpus := e.gpuCount()
 		want := int64(max(1, gpus)) << 30
 		wantS := fmt.Sprintf("%dg", max(2, 2*gpus))
-		args := Args{"size": mib(size), "gpus": strconv.Itoa(gpus), "want": wantS}
+		args := Args{"size": units.Bytes(size).Format(units.MiB, 0), "gpus": strconv.Itoa(gpus), "want": wantS}
 		switch {
 		case size < 256<<20:
 			return Finding{Status: Fail, Msg: "tiny", Args: args, Evidence: ev}
@@ -129,13 +129,13 @@ var checkCgroup = &Check{
 		}
 		args := Args{"mem": "?", "cpus": strconv.Itoa(cpus)}
 		if haveMem {
-			args["mem"] = mib(total)
+			args["mem"] = units.Bytes(total).Format(units.MiB, 0)
 		}
 		var what, hostS []string
 		var ev []Evidence
 		if l.MemoryBytes > 0 && haveMem && l.MemoryBytes < total {
-			what = append(what, mib(l.MemoryBytes)+" of memory")
-			hostS = append(hostS, mib(total))
+			what = append(what, units.Bytes(l.MemoryBytes).Format(units.MiB, 0)+" of memory")
+			hostS = append(hostS, units.Bytes(total).Format(units.MiB, 0))
 			ev = append(ev, Evidence{l.MemorySrc, strconv.FormatInt(l.MemoryBytes, 10)})
 		}
 		workers := cpus

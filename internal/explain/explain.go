@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/explain/i18n"
 )
 
@@ -119,7 +121,7 @@ func (n Numbers) Vars() map[string]string {
 	v := map[string]string{}
 	sz := func(k string, p *int64) {
 		if p != nil {
-			v[k] = FormatBytes(*p)
+			v[k] = units.Bytes(*p).String()
 		}
 	}
 	sz("requested", n.RequestedBytes)
@@ -152,33 +154,6 @@ func (n Numbers) Vars() map[string]string {
 		v["devices"] = s
 	}
 	return v
-}
-
-// FormatBytes prints a byte count the way the frameworks do, in binary
-// units: "512 B", "20.0 MiB", "14.75 GiB".
-func FormatBytes(b int64) string {
-	neg := b < 0
-	u := uint64(b)
-	if neg {
-		u = uint64(-b)
-	}
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	const k = 1024
-	switch {
-	case u < k:
-		return fmt.Sprintf("%s%d B", sign, u)
-	case u < k*k:
-		return fmt.Sprintf("%s%.1f KiB", sign, float64(u)/k)
-	case u < k*k*k:
-		return fmt.Sprintf("%s%.1f MiB", sign, float64(u)/(k*k))
-	case u < k*k*k*k:
-		return fmt.Sprintf("%s%.2f GiB", sign, float64(u)/(k*k*k))
-	default:
-		return fmt.Sprintf("%s%.2f TiB", sign, float64(u)/(k*k*k*k))
-	}
 }
 
 // Message renders the explanation's catalogue entry in lang (falling back

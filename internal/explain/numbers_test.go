@@ -135,21 +135,6 @@ func TestReadNumbers(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	tests := []struct {
-		in   int64
-		want string
-	}{
-		{0, "0 B"}, {512, "512 B"}, {1536, "1.5 KiB"}, {20 << 20, "20.0 MiB"},
-		{3208642, "3.1 MiB"}, {15837691904, "14.75 GiB"}, {3 << 40, "3.00 TiB"}, {-2048, "-2.0 KiB"},
-	}
-	for _, tt := range tests {
-		if got := FormatBytes(tt.in); got != tt.want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestNumbersVars(t *testing.T) {
 	n := Numbers{RequestedBytes: i64(20 << 20), FreeBytes: i64(3208643), TotalBytes: i64(15837691904), DeviceIndex: ip(0),
 		DriverCUDAVersion: sp("11.4"), Devices: []string{"cuda:0", "cpu"}}

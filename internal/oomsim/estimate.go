@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/backend"
 )
 
 // GiB and MiB are binary units; every figure devctl compares is in bytes.
 const (
-	MiB = int64(1) << 20
-	GiB = int64(1) << 30
+	MiB = int64(units.MiB)
+	GiB = int64(units.GiB)
 )
 
 // Overhead is the runtime memory a backend takes before the model's first

@@ -10,6 +10,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/backend"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -252,7 +254,7 @@ func Recommend(in Input) (*Result, error) {
 		r.Model.Arch = in.Model.Arch
 	}
 	if t.Catalogue {
-		why("device", t.Name, fmt.Sprintf("catalogued device (%s), usable %s: %s; the probe was not run", t.Display, gibStr(t.UsableBytes), t.UsableNote))
+		why("device", t.Name, fmt.Sprintf("catalogued device (%s), usable %s: %s; the probe was not run", t.Display, units.Bytes(t.UsableBytes).Format(units.GiB, 2), t.UsableNote))
 	}
 
 	// Memory strategy.
@@ -272,7 +274,7 @@ func Recommend(in Input) (*Result, error) {
 		}
 		if strategy == "aggressive" && t.Shared {
 			strategy = "balanced"
-			why("memory_strategy", strategy, fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", gibStr(t.TotalBytes-t.FreeBytes), gibStr(t.TotalBytes)))
+			why("memory_strategy", strategy, fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", units.Bytes(t.TotalBytes-t.FreeBytes).Format(units.GiB, 2), units.Bytes(t.TotalBytes).Format(units.GiB, 2)))
 		}
 		frac = StrategyFraction[strategy]
 	} else {
@@ -296,7 +298,7 @@ func Recommend(in Input) (*Result, error) {
 	budget := int64(float64(t.UsableBytes) * frac)
 	if t.FreeBytes > 0 && t.FreeBytes < budget {
 		budget = t.FreeBytes
-		why("budget", gibStr(budget), "capped by the memory free now")
+		why("budget", units.Bytes(budget).Format(units.GiB, 2), "capped by the memory free now")
 	}
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
@@ -330,14 +332,14 @@ func Recommend(in Input) (*Result, error) {
 	r.Fits = oomsim.Fits(b, device(t, budget))
 	r.HeadroomBytes = budget - b.TotalBytes
 	if r.Fits {
-		why("verdict", "fits", fmt.Sprintf("%s of %s (%s × %g), %s headroom", gibStr(b.TotalBytes), gibStr(budget), gibStr(t.UsableBytes), frac, gibStr(r.HeadroomBytes)))
+		why("verdict", "fits", fmt.Sprintf("%s of %s (%s × %g), %s headroom", units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(budget).Format(units.GiB, 2), units.Bytes(t.UsableBytes).Format(units.GiB, 2), frac, units.Bytes(r.HeadroomBytes).Format(units.GiB, 2)))
 	} else {
-		why("verdict", "does not fit", fmt.Sprintf("%s needed, %s available (%s × %g)", gibStr(b.TotalBytes), gibStr(budget), gibStr(t.UsableBytes), frac))
+		why("verdict", "does not fit", fmt.Sprintf("%s needed, %s available (%s × %g)", units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(budget).Format(units.GiB, 2), units.Bytes(t.UsableBytes).Format(units.GiB, 2), frac))
 		tr, err := oomsim.Ladder(plan, device(t, budget), oomsim.LadderOptions{CPUFallback: in.CPUFallback})
 		if err == nil {
 			r.Ladder = &tr
 			if tr.Fits {
-				why("ladder", tr.Steps[len(tr.Steps)-1].Action, fmt.Sprintf("first change that fits: %s (%s)", tr.Steps[len(tr.Steps)-1].Change, gibStr(tr.FinalMemory.TotalBytes)))
+				why("ladder", tr.Steps[len(tr.Steps)-1].Action, fmt.Sprintf("first change that fits: %s (%s)", tr.Steps[len(tr.Steps)-1].Change, units.Bytes(tr.FinalMemory.TotalBytes).Format(units.GiB, 2)))
 			} else {
 				why("ladder", "nothing fits", "no step of the fallback ladder fits this device; use more devices (--devices N) or a bigger one")
 			}
@@ -435,10 +437,6 @@ func srcOr(s string) string {
 		return "config"
 	}
 	return s
-}
-
-func gibStr(b int64) string {
-	return fmt.Sprintf("%.2f GiB", float64(b)/float64(oomsim.GiB))
 }
 
 // parenthesised returns " (s)", or "" when there is no reason to quote.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/bench"
 )
 
@@ -19,7 +21,7 @@ import (
 func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 	h := r.Host
 	fmt.Fprintf(w, "%s %s, %d logical CPUs, %s memory; %d thread%s; %s\n",
-		st.Label("Host:"), clean(benchOrDash(h.CPUModel)), h.LogicalCPUs, FormatMiB(h.MemoryTotalMB), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
+		st.Label("Host:"), clean(benchOrDash(h.CPUModel)), h.LogicalCPUs, units.FromMiB(h.MemoryTotalMB).Short(), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
 	if c := r.Conditions; c != nil {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Machine:"), benchConditions(c, st))
 	}
@@ -162,7 +164,7 @@ func benchMethod(res bench.Result) string {
 	m := res.Method
 	parts := []string{m.ISA}
 	if res.Suite == bench.SuiteMemory {
-		parts = append(parts, fmt.Sprintf("3 x %s", FormatMiB(m.ArrayBytes>>20)))
+		parts = append(parts, fmt.Sprintf("3 x %s", units.Bytes(m.ArrayBytes).Short()))
 	}
 	trials := fmt.Sprintf("best of %d", m.Trials)
 	if m.SpreadPercent != nil {

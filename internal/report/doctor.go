@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain/i18n"
 	"github.com/devctl/devctl/internal/history"
@@ -151,7 +153,7 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 		}
 		fmt.Fprintf(w, "%s %s params on %s: mode %s, precision %s, micro-batch %d of %d, recompute %s, sharding %s, offload %s: %s of %s\n",
 			st.Label(lb(k)), params(p.ModelParams), p.Device, p.Plan.Mode, p.Plan.Precision, max(p.Plan.MicroBatch, 1), max(p.Plan.BatchSize, 1),
-			p.Plan.Recompute, p.Plan.Sharding, p.Plan.Offload, FormatMiB(p.Memory.TotalBytes>>20), FormatMiB(p.BudgetBytes>>20))
+			p.Plan.Recompute, p.Plan.Sharding, p.Plan.Offload, units.Bytes(p.Memory.TotalBytes).Short(), units.Bytes(p.BudgetBytes).Short())
 		for _, c := range p.Changes {
 			fmt.Fprintln(w, "  - "+c)
 		}
@@ -185,7 +187,7 @@ func numberList(l *doctor.LogReport) string {
 	var out []string
 	b := func(k string, p *int64) {
 		if p != nil {
-			out = append(out, k+" "+FormatMiB(*p>>20))
+			out = append(out, k+" "+units.Bytes(*p).Short())
 		}
 	}
 	b("requested", n.RequestedBytes)

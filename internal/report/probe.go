@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/probe"
 )
 
@@ -94,24 +96,16 @@ func mb(p *int64) string {
 	if p == nil {
 		return "N/A"
 	}
-	return FormatMiB(*p)
-}
-
-// FormatMiB prints a MiB count the way people read memory sizes.
-func FormatMiB(v int64) string {
-	if v >= 1024 {
-		return strconv.FormatFloat(float64(v)/1024, 'f', 1, 64) + " GiB"
-	}
-	return strconv.FormatInt(v, 10) + " MiB"
+	return units.FromMiB(*p).Short()
 }
 
 func memory(d probe.Device) string {
 	if d.TotalMemoryMB == nil {
 		return "N/A"
 	}
-	s := FormatMiB(*d.TotalMemoryMB)
+	s := units.FromMiB(*d.TotalMemoryMB).Short()
 	if d.FreeMemoryMB != nil {
-		s += " (" + FormatMiB(*d.FreeMemoryMB) + " free)"
+		s += " (" + units.FromMiB(*d.FreeMemoryMB).Short() + " free)"
 	}
 	return s
 }

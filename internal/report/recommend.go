@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/recommend"
 )
@@ -44,25 +46,25 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 
 	m := r.Memory
 	rows := [][]string{
-		{"weights", recGiB(m.WeightsBytes), recComma(m.WeightsBytes)},
-		{"gradients", recGiB(m.GradientsBytes), recComma(m.GradientsBytes)},
-		{"optimizer", recGiB(m.OptimizerBytes), recComma(m.OptimizerBytes)},
-		{"activations", recGiB(m.ActivationsBytes), recComma(m.ActivationsBytes)},
-		{"kv cache", recGiB(m.KVCacheBytes), recComma(m.KVCacheBytes)},
-		{"overhead", recGiB(m.OverheadBytes), recComma(m.OverheadBytes)},
-		{"total", recGiB(m.TotalBytes), recComma(m.TotalBytes)},
-		{"usable", recGiB(m.UsableBytes), recComma(m.UsableBytes)},
+		{"weights", units.Bytes(m.WeightsBytes).Number(units.GiB, 2), recComma(m.WeightsBytes)},
+		{"gradients", units.Bytes(m.GradientsBytes).Number(units.GiB, 2), recComma(m.GradientsBytes)},
+		{"optimizer", units.Bytes(m.OptimizerBytes).Number(units.GiB, 2), recComma(m.OptimizerBytes)},
+		{"activations", units.Bytes(m.ActivationsBytes).Number(units.GiB, 2), recComma(m.ActivationsBytes)},
+		{"kv cache", units.Bytes(m.KVCacheBytes).Number(units.GiB, 2), recComma(m.KVCacheBytes)},
+		{"overhead", units.Bytes(m.OverheadBytes).Number(units.GiB, 2), recComma(m.OverheadBytes)},
+		{"total", units.Bytes(m.TotalBytes).Number(units.GiB, 2), recComma(m.TotalBytes)},
+		{"usable", units.Bytes(m.UsableBytes).Number(units.GiB, 2), recComma(m.UsableBytes)},
 	}
 	if m.HostBytes > 0 {
-		rows = append(rows, []string{"host (offloaded)", recGiB(m.HostBytes), recComma(m.HostBytes)})
+		rows = append(rows, []string{"host (offloaded)", units.Bytes(m.HostBytes).Number(units.GiB, 2), recComma(m.HostBytes)})
 	}
 	if err := RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
 		return err
 	}
 	if r.Fits {
-		fmt.Fprintf(w, "%s %s, headroom %s\n", st.Label("Verdict:"), st.OK("FITS"), recGiB(r.HeadroomBytes)+" GiB")
+		fmt.Fprintf(w, "%s %s, headroom %s\n", st.Label("Verdict:"), st.OK("FITS"), units.Bytes(r.HeadroomBytes).Format(units.GiB, 2))
 	} else {
-		fmt.Fprintf(w, "%s %s, short by %s\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), recGiB(-r.HeadroomBytes)+" GiB")
+		fmt.Fprintf(w, "%s %s, short by %s\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), units.Bytes(-r.HeadroomBytes).Format(units.GiB, 2))
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(w, "%s %s\n", st.Dim("note:"), n)
@@ -74,9 +76,9 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	if t := r.Ladder; t != nil {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Title("Fallback ladder"))
-		lrows := [][]string{{"0", "start", t.Start.Change, recGiB(t.Start.Memory.TotalBytes), recYesNo(t.Start.Fits)}}
+		lrows := [][]string{{"0", "start", t.Start.Change, units.Bytes(t.Start.Memory.TotalBytes).Number(units.GiB, 2), recYesNo(t.Start.Fits)}}
 		for i, s := range t.Steps {
-			lrows = append(lrows, []string{strconv.Itoa(i + 1), s.Action, s.Change, recGiB(s.Memory.TotalBytes), recYesNo(s.Fits)})
+			lrows = append(lrows, []string{strconv.Itoa(i + 1), s.Action, s.Change, units.Bytes(s.Memory.TotalBytes).Number(units.GiB, 2), recYesNo(s.Fits)})
 		}
 		if err := RenderTable(w, []string{"#", "STEP", "CHANGE", "TOTAL GIB", "FITS"}, lrows); err != nil {
 			return err
@@ -85,7 +87,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 			fmt.Fprintf(w, "%s %s\n", st.Dim("skipped:"), s)
 		}
 		if t.Fits {
-			fmt.Fprintf(w, "%s %s (%s GiB of %s GiB)\n", st.Label("Plan that fits:"), st.OK(recPlan(t.Final)), recGiB(t.FinalMemory.TotalBytes), recGiB(r.Memory.UsableBytes))
+			fmt.Fprintf(w, "%s %s (%s GiB of %s GiB)\n", st.Label("Plan that fits:"), st.OK(recPlan(t.Final)), units.Bytes(t.FinalMemory.TotalBytes).Number(units.GiB, 2), units.Bytes(r.Memory.UsableBytes).Number(units.GiB, 2))
 		} else {
 			fmt.Fprintf(w, "%s %s\n", st.Label("Plan that fits:"), st.Fail("none on this device"))
 		}
@@ -140,8 +142,6 @@ func recPlan(p oomsim.Plan) string {
 	}
 	return s
 }
-
-func recGiB(b int64) string { return strconv.FormatFloat(float64(b)/float64(oomsim.GiB), 'f', 2, 64) }
 
 func recYesNo(b bool) string {
 	if b {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/userfile"
 )
@@ -174,8 +176,8 @@ type limitedReader struct {
 }
 
 func mib(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
+	if b := units.Bytes(n); b%units.MiB == 0 {
+		return b.Format(units.MiB, 0)
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
@@ -178,7 +180,7 @@ func Run(ctx context.Context, opts *Options) error {
 		redacted = ", host identifiers redacted"
 	}
 	fmt.Fprintf(f.IO.Out, "wrote %s: %d files, %d commands, %d env vars%s%s, %s\n",
-		opts.Output, sum.Files, sum.Commands, sum.Env, withheld, redacted, humanBytes(sum.Bytes))
+		opts.Output, sum.Files, sum.Commands, sum.Env, withheld, redacted, units.Bytes(sum.Bytes))
 	return nil
 }
 
@@ -239,15 +241,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
 }

@@ -80,11 +80,3 @@ func TestValidateRefusesBadOutputPaths(t *testing.T) {
 		})
 	}
 }
-
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int64]string{12: "12 B", 2048: "2.0 KiB", 3 << 20: "3.0 MiB"} {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

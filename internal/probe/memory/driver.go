@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/units"
+
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/system/kernfs"
@@ -153,13 +155,13 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 func detail(f Facts) string {
 	var parts []string
 	if f.Total != nil {
-		parts = append(parts, fmt.Sprintf("%d MiB RAM", *f.Total>>20))
+		parts = append(parts, units.Bytes(*f.Total).Format(units.MiB, 0)+" RAM")
 	}
 	if f.Limit != nil {
-		parts = append(parts, fmt.Sprintf("cgroup limit %d MiB", *f.Limit>>20))
+		parts = append(parts, "cgroup limit "+units.Bytes(*f.Limit).Format(units.MiB, 0))
 	}
 	if f.Shm != nil {
-		s := fmt.Sprintf("/dev/shm %d MiB", *f.Shm>>20)
+		s := "/dev/shm " + units.Bytes(*f.Shm).Format(units.MiB, 0)
 		if f.ShmDefaulted {
 			s += " (tmpfs default)"
 		}
