@@ -3,6 +3,7 @@ package explain
 import (
 	"bufio"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,9 +15,29 @@ import (
 // index.tsv names the expected category, device and source of each.
 const corpusDir = "../../testdata/logs"
 
-// minAccuracy is the category accuracy the classifier must keep on the
-// whole corpus (the issue asks for ≥ 90%).
-const minAccuracy = 0.90
+// minHoldout is the category accuracy the classifier must reach on the
+// holdout set: files whose sources were set aside, by a hash of the source
+// URL, before any rule was written from the rest (see holdoutSource).
+const minHoldout = 0.95
+
+// minTrain is the accuracy kept on the training set, so a rule change that
+// fixes one kind of message cannot silently break another.
+const minTrain = 0.95
+
+// minCorpus is the smallest corpus the figures are reported on.
+const minCorpus = 400
+
+// holdoutSource decides the split by source, mechanically and before any
+// rule is written: a source (an issue thread or a Q&A page) is held out
+// when the FNV-1a 32-bit hash of its URL is 0 modulo 4. The 140 files
+// collected first, from which the original rules were written, and any
+// later file sharing one of their sources, are training data whatever the
+// hash says.
+func holdoutSource(url string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(url))
+	return h.Sum32()%4 == 0
+}
 
 type corpusCase struct {
 	file, cat, dev, source, set string
@@ -65,14 +86,49 @@ func TestCorpusIndexIsConsistent(t *testing.T) {
 		if !strings.HasPrefix(c.file, c.cat+"/") {
 			t.Errorf("%s: file is not under its category %q", c.file, c.cat)
 		}
-		if !strings.HasPrefix(c.source, "https://github.com/") {
-			t.Errorf("%s: source %q is not an issue-tracker URL", c.file, c.source)
+		if !strings.HasPrefix(c.source, "https://") && !strings.HasPrefix(c.source, "http://") {
+			t.Errorf("%s: source %q is not a URL", c.file, c.source)
 		}
-		if c.set != "dev" && c.set != "holdout" {
-			t.Errorf("%s: set %q, want dev or holdout", c.file, c.set)
+		if c.set != "train" && c.set != "holdout" {
+			t.Errorf("%s: set %q, want train or holdout", c.file, c.set)
 		}
 	}
-	err := filepath.WalkDir(corpusDir, func(p string, d os.DirEntry, err error) error {
+	// The split is by source: a source is wholly train or wholly holdout,
+	// and the holdout is exactly what holdoutSource says among the sources
+	// the original 140 files did not use.
+	setOf := map[string]string{}
+	first := map[string]bool{}
+	for i, c := range cases {
+		if i < 140 {
+			first[c.source] = true
+		}
+		if s, ok := setOf[c.source]; ok && s != c.set {
+			t.Errorf("%s: source %s is in both sets", c.file, c.source)
+		}
+		setOf[c.source] = c.set
+	}
+	for i, c := range cases {
+		want := "train"
+		if i >= 140 && !first[c.source] && holdoutSource(c.source) {
+			want = "holdout"
+		}
+		if c.set != want {
+			t.Errorf("%s: set %s, but the split rule puts source %s in %s", c.file, c.set, c.source, want)
+		}
+	}
+	if len(cases) < minCorpus {
+		t.Errorf("corpus has %d files, want at least %d", len(cases), minCorpus)
+	}
+	readme, err := os.ReadFile(filepath.Join(corpusDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src := range setOf {
+		if !strings.Contains(string(readme), src) {
+			t.Errorf("README.md does not name source %s", src)
+		}
+	}
+	err = filepath.WalkDir(corpusDir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".log") {
 			return err
 		}
@@ -94,7 +150,7 @@ func TestCorpusAccuracy(t *testing.T) {
 	type tally struct{ n, catOK, devOK int }
 	bySet := map[string]*tally{}
 	total := &tally{}
-	confusion := map[string]map[string]int{}
+	confusion := map[string]map[string]map[string]int{"train": {}, "holdout": {}}
 	var misses []string
 	for _, c := range cases {
 		b, err := os.ReadFile(filepath.Join(corpusDir, c.file))
@@ -103,10 +159,11 @@ func TestCorpusAccuracy(t *testing.T) {
 		}
 		e := Classify(b)
 		got := string(e.Category)
-		if confusion[c.cat] == nil {
-			confusion[c.cat] = map[string]int{}
+		cm := confusion[c.set]
+		if cm[c.cat] == nil {
+			cm[c.cat] = map[string]int{}
 		}
-		confusion[c.cat][got]++
+		cm[c.cat][got]++
 		s := bySet[c.set]
 		if s == nil {
 			s = &tally{}
@@ -121,7 +178,9 @@ func TestCorpusAccuracy(t *testing.T) {
 				x.devOK++
 			}
 		}
-		if got != c.cat || string(e.Device) != c.dev {
+		// Holdout misses are counted, never printed: reading them would
+		// turn the holdout into training data.
+		if c.set == "train" && (got != c.cat || string(e.Device) != c.dev) {
 			misses = append(misses, fmt.Sprintf("%s: want %s/%s, got %s/%s (%q)", c.file, c.cat, c.dev, got, e.Device, first(e.Evidence)))
 		}
 	}
@@ -137,15 +196,20 @@ func TestCorpusAccuracy(t *testing.T) {
 		x := bySet[s]
 		t.Logf("  set %-8s %3d logs: category %.1f%%, device %.1f%%", s, x.n, pct(x.catOK, x.n), pct(x.devOK, x.n))
 	}
-	t.Log("confusion table (rows: expected, columns: got)\n" + confusionTable(confusion))
+	t.Log("holdout confusion table (rows: expected, columns: got)\n" + confusionTable(confusion["holdout"]))
+	t.Log("train confusion table (rows: expected, columns: got)\n" + confusionTable(confusion["train"]))
 	for _, m := range misses {
-		t.Log("miss: " + m)
+		t.Log("train miss: " + m)
 	}
-	if acc := float64(total.catOK) / float64(max(total.n, 1)); acc < minAccuracy {
-		t.Errorf("category accuracy %.3f is below %.2f", acc, minAccuracy)
-	}
-	if acc := float64(total.devOK) / float64(max(total.n, 1)); acc < minAccuracy {
-		t.Errorf("device accuracy %.3f is below %.2f", acc, minAccuracy)
+	for set, floor := range map[string]float64{"holdout": minHoldout, "train": minTrain} {
+		x := bySet[set]
+		if x == nil {
+			t.Errorf("no %s files", set)
+			continue
+		}
+		if acc := float64(x.catOK) / float64(x.n); acc < floor {
+			t.Errorf("%s category accuracy %.3f is below %.2f", set, acc, floor)
+		}
 	}
 }
 
