@@ -1,7 +1,9 @@
 package explain
 
 // matcher finds every needle in one pass over the input (Aho–Corasick as a
-// dense DFA over a reduced alphabet). One pass costs about a nanosecond a
+// dense DFA over a reduced alphabet), ignoring ASCII case: frameworks and
+// the people who paste their errors spell the same message "CUDA error",
+// "Cuda error" and "cuda error", "No CUDA GPUs" and "NO CUDA GPUs". One pass costs about a nanosecond a
 // byte whatever the number of needles, where a substring search per needle
 // would read a 10 MB log a hundred times.
 type matcher struct {
@@ -14,15 +16,21 @@ type matcher struct {
 
 func newMatcher(needles [][]byte) *matcher {
 	m := &matcher{}
-	for _, n := range needles {
-		for _, c := range n {
+	folded := make([][]byte, len(needles))
+	for i, n := range needles {
+		folded[i] = lowerASCII(n)
+		for _, c := range folded[i] {
 			if m.class[c] == 0 {
 				m.nclass++
 				m.class[c] = uint8(m.nclass)
+				if c >= 'a' && c <= 'z' {
+					m.class[c-'a'+'A'] = m.class[c]
+				}
 			}
 		}
 		m.needleLn = append(m.needleLn, len(n))
 	}
+	needles = folded
 	m.nclass++ // class 0 included
 	// Trie.
 	type node struct {
@@ -88,4 +96,16 @@ func (m *matcher) each(b []byte, fn func(needle, off int)) {
 			}
 		}
 	}
+}
+
+// lowerASCII returns b with ASCII letters lowered (a new slice).
+func lowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }

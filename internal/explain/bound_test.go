@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"testing"
+	"time"
 )
 
 // noisyLog builds about size bytes of realistic noise: training progress,
@@ -100,4 +102,48 @@ func FuzzClassify(f *testing.F) {
 			t.Errorf("confidence %v", e.Confidence)
 		}
 	})
+}
+
+// denseLine is one line of n bytes packed with the same OOM message: the
+// worst case for line-bound work (every hit's line is the whole input).
+func denseLine(n int) []byte {
+	msg := []byte("CUDA out of memory. ")
+	return bytes.Repeat(msg, n/len(msg))
+}
+
+// TestClassifyDenseLineIsLinear compares the work on an 8 MB single line
+// dense with one message to the work on a quarter of it: linear work
+// scales by about 4, the old per-hit line scan by about 16. It counts
+// allocations and compares medians of a few runs, with a wide margin, so
+// a shared machine cannot make it flaky.
+func TestClassifyDenseLineIsLinear(t *testing.T) {
+	big, small := denseLine(8<<20), denseLine(2<<20)
+	if e := Classify(big); e.Category != CategoryOutOfMemory {
+		t.Fatalf("Category = %s", e.Category)
+	}
+	med := func(b []byte) float64 {
+		var ds []float64
+		for i := 0; i < 3; i++ {
+			start := time.Now()
+			Classify(b)
+			ds = append(ds, float64(time.Since(start)))
+		}
+		sort.Float64s(ds)
+		return ds[1]
+	}
+	ratio := med(big) / med(small)
+	t.Logf("8 MiB dense line / 2 MiB dense line: %.1fx", ratio)
+	if ratio > 10 {
+		t.Errorf("work grew %.1fx for 4x the input; want about 4x (linear)", ratio)
+	}
+}
+
+func BenchmarkClassifyDenseLine16MB(b *testing.B) {
+	log := denseLine(16 << 20)
+	getTables()
+	b.SetBytes(int64(len(log)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Classify(log)
+	}
 }

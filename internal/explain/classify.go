@@ -46,6 +46,7 @@ func compile(rs []rule, xs []extractor) *compiled {
 		}
 		c.rules = append(c.rules, cr)
 		for _, n := range r.needles {
+			n = strings.ToLower(n) // the matcher ignores ASCII case
 			j, ok := index[n]
 			if !ok {
 				j = len(c.needles)
@@ -84,6 +85,9 @@ const (
 	// unknownTail is how much of the log's end is searched for the last
 	// exception line when nothing device-related matched.
 	unknownTail = 256 << 10
+	// deviceWindow is how far around the primary line the device is looked
+	// for when the line itself does not name one.
+	deviceWindow = 1 << 10
 )
 
 // Scores: weight dominates; the line's shape and position decide between
@@ -92,6 +96,7 @@ const (
 	bonusException = 200
 	penaltyWarning = 400
 	bonusPosition  = 150
+	penaltyDerived = 400
 )
 
 type lineKind int
@@ -126,16 +131,17 @@ func Classify(log []byte) (e Explanation) {
 func classify(log []byte) (e Explanation) {
 	t := getTables()
 	best := make([][]hit, len(t.rules))
-	lastStart := make([]int, len(t.needles))
-	for i := range lastStart {
-		lastStart[i] = -1
-	}
+	// lastEnd[ni] is where the line (or window) of needle ni's last hit
+	// ended: further hits of the same needle inside it add nothing, and
+	// skipping them keeps the work linear in the log's size however dense
+	// a single line is with one message (lineBounds reads up to 8 KiB).
+	lastEnd := make([]int, len(t.needles))
 	t.match.each(log, func(ni, off int) {
-		start, end := lineBounds(log, off)
-		if start == lastStart[ni] {
+		if off < lastEnd[ni] {
 			return
 		}
-		lastStart[ni] = start
+		start, end := lineBounds(log, off)
+		lastEnd[ni] = max(end, off+1)
 		line := log[start:end]
 		kind := kindOf(line)
 		for _, ri := range t.needles[ni].rules {
@@ -148,8 +154,21 @@ func classify(log []byte) (e Explanation) {
 		}
 	})
 	var all []hit
-	for _, hs := range best {
+	primary := false
+	for ri, hs := range best {
 		all = append(all, hs...)
+		if len(hs) > 0 && !t.rules[ri].derived && t.rules[ri].weight >= wSecondary {
+			primary = true
+		}
+	}
+	if primary {
+		// The root cause is the first device error, not the watchdog or
+		// the "unhandled cuda error" the other ranks report after it.
+		for i := range all {
+			if t.rules[all[i].rule].derived {
+				all[i].score -= penaltyDerived
+			}
+		}
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
@@ -192,6 +211,14 @@ func classify(log []byte) (e Explanation) {
 		Line:      1 + bytes.Count(log[:win.start], []byte{'\n'}),
 		Rule:      t.rules[win.rule].id,
 	}
+	if t.rules[win.rule].generic {
+		for _, h := range confirmed {
+			if r := &t.rules[h.rule]; !r.generic && r.dev != "" {
+				e.Device = r.dev
+				break
+			}
+		}
+	}
 	if e.Device == DeviceAny && t.rules[win.rule].dev == "" {
 		// The primary line did not name a device; a related line may
 		// ("... on /job:localhost/replica:0/task:0/device:GPU:0").
@@ -201,6 +228,13 @@ func classify(log []byte) (e Explanation) {
 				break
 			}
 		}
+	}
+	if e.Device == DeviceAny && t.rules[win.rule].dev == "" {
+		// Still none: the lines around the primary one usually say
+		// ("... on /job:localhost/replica:0/task:0/gpu:0" under a
+		// TensorFlow OOM).
+		lo, hi := max(0, win.start-deviceWindow), min(len(log), win.end+deviceWindow)
+		e.Device = inferDevice(string(log[lo:hi]))
 	}
 	e.Evidence = evidence(log, *win, confirmed)
 	e.Numbers = readNumbers(t, log, *win, confirmed, cat)
@@ -223,6 +257,9 @@ func (r *compiledRule) decide(line string) (Category, Device, string, bool) {
 	cat, dev, msg := r.cat, r.dev, r.msg
 	if r.refine != nil {
 		c, d, m := r.refine(line, sub)
+		if c == "" {
+			return "", "", "", false
+		}
 		cat, dev = c, d
 		if m != "" {
 			msg = m
@@ -239,8 +276,19 @@ func (r *compiledRule) decide(line string) (Category, Device, string, bool) {
 	return cat, dev, msg, true
 }
 
+// hypothetical phrases introduce an error a program or a reply only
+// mentions ("If you get `CUDA error: invalid device function` errors, the
+// above might be the cause"); such a line is advice, not a failure.
+var hypothetical = [][]byte{[]byte("If you get"), []byte("if you get"), []byte("If you see"), []byte("if you see"),
+	[]byte("If you encounter"), []byte("if you encounter")}
+
 // lineOK checks the cheap literal conditions.
 func (r *compiledRule) lineOK(line []byte) bool {
+	for _, h := range hypothetical {
+		if bytes.Contains(line, h) {
+			return false
+		}
+	}
 	if len(r.also) > 0 {
 		ok := false
 		for _, a := range r.also {

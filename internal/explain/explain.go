@@ -60,6 +60,10 @@ const (
 	DeviceXLA  Device = "xla"
 	DeviceROCm Device = "rocm"
 	DeviceCPU  Device = "cpu"
+	// DeviceXPU is Intel's GPU family (oneAPI / Level Zero).
+	DeviceXPU Device = "xpu"
+	// DeviceNeuron is AWS Inferentia/Trainium.
+	DeviceNeuron Device = "neuron"
 	// DeviceAny is used when the log does not say which device was involved.
 	DeviceAny Device = "any"
 )

@@ -19,6 +19,16 @@ type rule struct {
 	also,
 	not []string
 	re string
+	// derived marks a message that usually follows another failure (a
+	// collective watchdog timing out because one rank died, NCCL reporting
+	// an "unhandled cuda error"): it wins only when no primary device error
+	// is in the log.
+	derived bool
+	// generic marks a rule that recognises a concept in anyone's words
+	// ("ran out of memory on your GPU"): its category stands, but the
+	// device comes from a framework's own message for the same category
+	// when the log has one.
+	generic bool
 	// refine may change the outcome from the line and re's submatches
 	// (e.g. "Input type ... and weight type ..." is a device or a dtype
 	// mismatch depending on the two types).
@@ -161,11 +171,13 @@ var rules = []rule{
 		needles: []string{"Loaded runtime CuDNN library", "but JAX was built against"}, also: []string{"cuDNN", "CuDNN"}},
 
 	// --- NCCL --------------------------------------------------------------------------
-	{id: "nccl.timeout", cat: CategoryNCCLError, dev: DeviceCUDA, msg: "nccl_error.timeout", weight: wPrimary,
-		needles: []string{"Watchdog caught collective operation timeout", "NCCL communicator was aborted"}},
+	{id: "nccl.timeout", cat: CategoryNCCLError, dev: DeviceCUDA, msg: "nccl_error.timeout", weight: wPrimary, derived: true,
+		needles: []string{"Watchdog caught collective operation timeout", "NCCL communicator was aborted", "collective operation timeout"}},
+	{id: "nccl.unhandled-cuda", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wPrimary, derived: true,
+		needles: []string{"unhandled cuda error", "ncclUnhandledCudaError"}},
 	{id: "nccl.error", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wPrimary,
 		needles: []string{"NCCL error", "NCCL Error", "ncclSystemError", "ncclInternalError", "ncclInvalidUsage",
-			"ncclUnhandledCudaError", "ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure"}},
+			"ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure", "DistBackendError", "unhandled system error"}},
 	{id: "nccl.warn", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wWeak,
 		needles: []string{"NCCL WARN"}},
 
@@ -183,18 +195,85 @@ var rules = []rule{
 
 	// --- ROCm / HIP -------------------------------------------------------------------------
 	{id: "rocm.no-binary", cat: CategoryROCmHIPError, dev: DeviceROCm, msg: "rocm_hip_error.no_binary", weight: wPrimary,
-		needles: []string{"hipErrorNoBinaryForGpu", "invalid device function"},
-		not:     []string{"CUDA error: invalid device function"}},
+		needles: []string{"hipErrorNoBinaryForGpu", "Coudn't find binary for current devices", "Unable to find code object for all current devices"}},
+	{id: "invalid-device-function", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wPrimary,
+		needles: []string{"invalid device function"}, refine: refineInvalidDeviceFunction},
 	{id: "rocm.kfd", cat: CategoryROCmHIPError, dev: DeviceROCm, msg: "rocm_hip_error.kfd", weight: wPrimary,
 		needles: []string{"Unable to open /dev/kfd", "/dev/kfd: Permission denied"}},
 	{id: "rocm.hip-error", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
-		needles: []string{"HIP error:", "hipError", "HIP_ERROR_", "HSA_STATUS_ERROR", "rocBLAS error", "MIOpen Error", "miopenStatus"}},
+		needles: []string{"HIP error:", "HSA_STATUS_ERROR", "rocBLAS error", "MIOpen Error", "miopenStatus"}},
+
+	// --- generalising rules: concepts, exception shapes and error codes ---------
+	// These read what a message means rather than one framework's exact
+	// wording, so a phrasing seen for the first time still lands.
+	{id: "code.cuda", cat: CategoryOther, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"cuda error ", "cuda runtime error", "cuda failure ", "cudaErrorCode", "error=", "code="},
+		also:    []string{"cuda", "Cuda", "CUDA"},
+		re:      `(?i)(?:cuda error|cuda runtime error|cuda failure)\s*:?\s*\(?(\d{1,4})\)?|(?:error|code)=(\d{1,4})\b`,
+		refine:  refineCUDACode},
+	{id: "code.hip", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
+		needles: []string{"hipError", "HIP_ERROR_"}, refine: refineHIP},
+	{id: "code.ur", cat: CategoryOther, dev: DeviceXPU, msg: "other.xpu", weight: wPrimary,
+		needles: []string{"UR_RESULT_ERROR_", "UR backend failed", "level_zero backend failed", "PI_ERROR_", "XPU out of memory", "ZE_RESULT_ERROR_"},
+		refine:  refineUR},
+	{id: "code.xid", cat: CategoryOther, dev: DeviceCUDA, msg: "other.xid", weight: wPrimary,
+		needles: []string{"Xid (", "Xid:", "XID "}, re: `(?i)xid\s*(?:\([^)]*\))?\s*:?\s*(\d{1,3})`, refine: refineXid},
+	{id: "gpu-lost.words", cat: CategoryOther, dev: DeviceCUDA, msg: "other.gpu_lost", weight: wPrimary,
+		needles: []string{"fallen off the bus", "falls off the bus", "fell off the bus", "RmInitAdapter failed", "Cannot attach gpu"}},
+	{id: "oom.words", cat: CategoryOutOfMemory, weight: wSecondary, generic: true,
+		needles: []string{"out of memory", "out-of-memory", "OutOfMemoryError", "cudaMalloc failed", "unable to allocate CUDA", "failed to allocate memory"},
+		not:     []string{"report_tensor_allocations_upon_oom"},
+		refine:  refineOOMWord},
+	{id: "oom.acronym", cat: CategoryOutOfMemory, weight: wWeak, generic: true,
+		needles: []string{"OOM"}, re: `(?:^|[^A-Za-z])(?:OOM|oom)(?:[^A-Za-z]|$)`,
+		not: []string{"report_tensor_allocations_upon_oom", "OOM when allocating"}, refine: refineOOMWord},
+	{id: "oom.killed", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wPrimary,
+		needles: []string{"killed by signal: Killed", "OOM killer", "oom-killer", "Killed process", "cgroup out of memory", "已杀死"}},
+	{id: "oom.killed-bare", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wStrong,
+		needles: []string{"killed"}, re: `^[\s*#>\x60'"]*(?i:killed)[\s*\x60'".!]*$`},
+	{id: "oom.llama", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"unable to allocate backend buffer", "failed to allocate CUDA0 buffer", "unable to allocate CUDA0 buffer"}},
+	{id: "xla.hint-oom", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wWeak,
+		needles: []string{"report_tensor_allocations_upon_oom"}},
+	{id: "mismatch.backend", cat: CategoryDeviceMismatch, weight: wPrimary,
+		needles: []string{"Expected object of backend", "but got backend", "Expected CUDA backend", "tensor (got CUDA tensor)", "tensor (got CPU tensor)",
+			"device type tensor to numpy", "convert CUDA tensor to numpy", "convert cuda tensor to numpy", "is on CPU, but expected", "Expected tensor for argument"},
+		refine: refineDevices},
+	{id: "dtype.compute-capability", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.compute_capability", weight: wPrimary,
+		needles: []string{"only supports Ampere GPUs or newer", "compute capability below", "requires a GPU with compute capability",
+			"requires compute capability", "not supported on GPUs with compute capability", "requires .target sm_", "is not supported on this GPU"}},
+	{id: "launch.resources", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, msg: "cuda_launch_failure.resources", weight: wPrimary,
+		needles: []string{"out of resource: shared memory", "OutOfResources", "too many resources requested for launch"}},
+	{id: "tpu.startup", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wPrimary,
+		needles: []string{"Requested backend tpu", "backend 'tpu", "No TPU Platform", "TPU platform", "client mesh master", "mesh configuration",
+			"mesh_service", "TPU_SYSTEM", "cloud_tpu_init failed", "tpu_driver", "Unable to find driver in registry", "TPU Initialization Failed",
+			"make_tpu_client", "get_tpu_client", "Failed to connect to the TPU"}},
+	{id: "cudnn.concept", cat: CategoryCUDNNError, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"Failed to get convolution algorithm", "cuDNN failed to initialize", "Could not create cudnn handle", "CUDNN_STATUS",
+			"cudnn error", "cuDNN launch failure"}},
+	{id: "cudnn.dll", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.load", weight: wStrong,
+		needles: []string{"cudnn64_", "libcudnn.so", "libcudnn_"}, also: []string{"load", "Load", "not found", "No such file"}},
+	{id: "rocm.fault", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wPrimary,
+		needles: []string{"Memory access fault by GPU", "Page not present or supervisor privilege", "miopenStatus", "MIOpen Error", "MIOpen(HIP): Error",
+			"rocBLAS error", "hipBLASLt error", "HSA_STATUS_ERROR", "amdgpu: ", "HIPRTC_ERROR", "miopen status"}},
+	{id: "nogpu.launcher", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"Torch is not able to use GPU", "No CUDA runtime is found", "No CUDA GPUs", "CUDA is not available", "no CUDA-capable device",
+			"Found no NVIDIA driver"}},
+	{id: "mps.op-words", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, weight: wPrimary,
+		needles: []string{"_overrideable not implemented", "implemented for mps", "not currently supported on the MPS backend", "from the 'MPS' backend",
+			"MPS backend and will fall back", "not implemented for the MPS"}},
+	{id: "bnb.words", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wStrong,
+		needles: []string{"CUDA detection failed", "libbitsandbytes_cpu", "libcudart.so not found", "CUDA Setup failed"}},
+	{id: "neuron", cat: CategoryOther, dev: DeviceNeuron, msg: "other.neuron", weight: wStrong,
+		needles: []string{"neuronx-cc", "neuron-cc", "NRT_", "nrt_init", "Neuron runtime", "NEURON_RT", "neuronxcc"}},
+	{id: "cuda.op-not-supported", cat: CategoryOther, dev: DeviceCUDA, weight: wSecondary,
+		needles: []string{"operation not supported"}, also: []string{"CUDA", "cuda"}},
 
 	// --- other device errors -------------------------------------------------------------------
 	{id: "other.fabric", cat: CategoryOther, dev: DeviceCUDA, msg: "other.fabric_manager", weight: wPrimary,
 		needles: []string{"system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"}},
 	{id: "other.no-kernel-image", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wPrimary,
-		needles: []string{"no kernel image is available for execution", "CUDA error: invalid device function"}},
+		needles: []string{"no kernel image is available for execution", "no kernel image"}},
 	{id: "other.cublas", cat: CategoryOther, dev: DeviceCUDA, msg: "other.cublas", weight: wPrimary,
 		needles: []string{"CUBLAS_STATUS_"}},
 	{id: "other.shm", cat: CategoryOther, dev: DeviceAny, msg: "other.shm", weight: wPrimary,
@@ -244,6 +323,8 @@ func family(s string) Device {
 		return DeviceROCm
 	case strings.HasPrefix(s, "cpu"):
 		return DeviceCPU
+	case strings.HasPrefix(s, "xpu"):
+		return DeviceXPU
 	}
 	return DeviceAny
 }
@@ -343,7 +424,9 @@ func inferDevice(line string) Device {
 		return DeviceROCm
 	case containsAny(line, "TPU", "XLA", "xla:", "libtpu"):
 		return DeviceXLA
-	case containsAny(line, "CUDA", "cuda", "GPU", "cuDNN", "NVIDIA"):
+	case containsAny(line, "XPU", "xpu:", "'xpu'", "Level-Zero", "level_zero"):
+		return DeviceXPU
+	case containsAny(line, "CUDA", "cuda", "GPU", "gpu:", "cuDNN", "NVIDIA"):
 		return DeviceCUDA
 	}
 	return DeviceAny

@@ -1,0 +1,167 @@
+package explain
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Error codes mapped to meaning. Frameworks print the same failure as a
+// symbolic name in one version and a number in another ("CUDA error 2",
+// "cuda runtime error (2)", "code=2(cudaErrorMemoryAllocation)",
+// "hipError_t(1002)", "UR backend returns:40"); reading the code is what
+// lets a log phrased in an unseen way land in the right category.
+
+// outcome is a category, a device and a message id.
+type outcome struct {
+	cat Category
+	dev Device
+	msg string
+}
+
+// cudaCodes maps CUDA runtime error numbers (cudaError_t) to outcomes.
+// Numbers from the CUDA runtime API; the ones that matter for training
+// runs, everything else stays "other".
+var cudaCodes = map[int]outcome{
+	2:   {CategoryOutOfMemory, DeviceCUDA, "out_of_memory"},                            // cudaErrorMemoryAllocation
+	35:  {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorInsufficientDriver
+	100: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found"},                              // cudaErrorNoDevice
+	8:   {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction (pre-CUDA 10 numbering)
+	98:  {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction
+	209: {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorNoKernelImageForDevice
+	59:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert (pre-10)
+	710: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert
+	700: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress
+	77:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress (pre-10)
+	719: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure
+	4:   {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure (pre-10)
+	701: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.resources"},      // cudaErrorLaunchOutOfResources
+	999: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found.cuda_unknown"},                 // cudaErrorUnknown
+	802: {CategoryOther, DeviceCUDA, "other.fabric_manager"},                           // cudaErrorSystemNotReady
+	803: {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorSystemDriverMismatch
+}
+
+// refineCUDACode reads "CUDA error 2", "cuda runtime error (8)",
+// "Cuda failure 700", "error=98" from the line.
+func refineCUDACode(line string, sub []string) (Category, Device, string) {
+	if len(sub) > 1 {
+		for _, s := range sub[1:] {
+			if n, err := strconv.Atoi(s); err == nil {
+				if o, ok := cudaCodes[n]; ok {
+					return o.cat, o.dev, o.msg
+				}
+			}
+		}
+	}
+	return "", "", "" // a code this table does not know decides nothing
+}
+
+// hipNames maps HIP error names (hipError_t) to outcomes; any other
+// hipError is a rocm_hip_error.
+var hipNames = map[string]outcome{
+	"hiperroroutofmemory":        {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
+	"hiperrormemoryallocation":   {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
+	"hip_error_outofmemory":      {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
+	"hiperrornobinaryforgpu":     {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
+	"hiperrornodevice":           {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
+	"hiperrorinsufficientdriver": {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error"},
+}
+
+// hipCodes are the numeric forms ("hipError_t(1002)").
+var hipCodes = map[int]outcome{
+	2:    {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
+	1002: {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"}, // hipErrorMemoryAllocation (HIP < 5)
+	100:  {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
+	209:  {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
+}
+
+func refineHIP(line string, sub []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	for name, o := range hipNames {
+		if strings.Contains(low, name) {
+			return o.cat, o.dev, o.msg
+		}
+	}
+	if i := strings.Index(low, "hiperror_t("); i >= 0 {
+		rest := low[i+len("hiperror_t("):]
+		if j := strings.IndexByte(rest, ')'); j > 0 {
+			if n, err := strconv.Atoi(rest[:j]); err == nil {
+				if o, ok := hipCodes[n]; ok {
+					return o.cat, o.dev, o.msg
+				}
+			}
+		}
+	}
+	return CategoryROCmHIPError, DeviceROCm, ""
+}
+
+// refineUR reads Intel's Unified Runtime / Level Zero results
+// ("UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"): device
+// memory exhaustion is out_of_memory, the rest an XPU device error.
+func refineUR(line string, _ []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	switch {
+	case strings.Contains(low, "out_of_device_memory"), strings.Contains(low, "out_of_host_memory"),
+		strings.Contains(low, "xpu out of memory"):
+		return CategoryOutOfMemory, DeviceXPU, "out_of_memory.xpu"
+	}
+	return CategoryOther, DeviceXPU, "other.xpu"
+}
+
+// xidMessage names what an NVIDIA Xid number means (NVIDIA's Xid catalog):
+// which part to suspect decides the advice.
+func xidMessage(n int) string {
+	switch {
+	case n == 79 || n == 119 || n == 120 || n == 154:
+		return "other.gpu_lost"
+	case n == 48 || n == 63 || n == 64 || n == 92 || n == 94 || n == 95:
+		return "other.xid_ecc"
+	case n == 74 || (n >= 144 && n <= 150):
+		return "other.xid_nvlink"
+	case n == 13 || n == 31 || n == 32 || n == 43 || n == 45 || n == 69 || n == 109:
+		return "other.xid_app"
+	}
+	return "other.xid"
+}
+
+// refineXid reads "NVRM: Xid (PCI:0000:01:00): 31, ...".
+func refineXid(line string, sub []string) (Category, Device, string) {
+	if len(sub) > 1 {
+		if n, err := strconv.Atoi(sub[1]); err == nil {
+			return CategoryOther, DeviceCUDA, xidMessage(n)
+		}
+	}
+	return CategoryOther, DeviceCUDA, "other.xid"
+}
+
+// refineInvalidDeviceFunction tells a CUDA "invalid device function" (a
+// binary without code for this GPU) from HIP's: the phrase is the same,
+// the runtime named on the line is not.
+func refineInvalidDeviceFunction(line string, _ []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	if strings.Contains(low, "hip") || strings.Contains(low, "rocm") || strings.Contains(low, "amdgpu") {
+		return CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"
+	}
+	return CategoryOther, DeviceCUDA, "other.no_kernel_image"
+}
+
+// refineOOMWord decides which memory ran out when a line says "out of
+// memory" or "OOM" without a framework's exact phrase: the device named on
+// the line, the host when the kernel's OOM killer speaks.
+func refineOOMWord(line string, _ []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	switch {
+	case containsAny(low, "killed process", "oom-killer", "oom killer", "cgroup out of memory", "oom_score"):
+		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
+	case containsAny(low, "hip", "rocm"):
+		return CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"
+	case containsAny(low, "xpu", "level_zero", "sycl"):
+		return CategoryOutOfMemory, DeviceXPU, "out_of_memory.xpu"
+	case containsAny(low, "mps"):
+		return CategoryOutOfMemory, DeviceMPS, "out_of_memory.mps"
+	case containsAny(low, "tpu", "hbm", "xla"):
+		return CategoryXLAResourceExhausted, DeviceXLA, ""
+	case containsAny(low, "cuda", "gpu", "cudamalloc", "vram", "cublas", "ggml"):
+		return CategoryOutOfMemory, DeviceCUDA, "out_of_memory"
+	}
+	return CategoryOutOfMemory, DeviceAny, "out_of_memory"
+}
