@@ -101,9 +101,9 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(label("status."+string(s), r.Lang)), len(group))
 		for _, c := range group {
 			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status), c.ID, st.Dim(c.Title))
-			fmt.Fprintf(w, "          %s\n", c.Detail)
+			fmt.Fprintf(w, "          %s\n", clean(c.Detail))
 			if c.Fix != "" {
-				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), c.Fix)
+				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), clean(c.Fix))
 			}
 		}
 	}
@@ -120,9 +120,9 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 
 func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) error {
 	lb := func(k string) string { return label("log."+k, lang) }
-	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), l.Title)
-	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), l.Category)
-	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), l.Device)
+	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), clean(l.Title))
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), clean(l.Category))
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), clean(l.Device))
 	if len(l.Evidence) > 0 {
 		fmt.Fprintln(w, st.Label(lb("evidence")))
 		for i, ev := range l.Evidence {
@@ -130,19 +130,19 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			if i == 0 && l.Line > 0 {
 				prefix = fmt.Sprintf("  %d> ", l.Line)
 			}
-			fmt.Fprintln(w, prefix+ev)
+			fmt.Fprintln(w, prefix+clean(ev))
 		}
 	}
 	if nums := numberList(l); nums != "" {
-		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), nums)
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), clean(nums))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, l.Explanation)
+	fmt.Fprintln(w, clean(l.Explanation))
 	if len(l.Machine) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Label(lb("machine")))
 		for _, m := range l.Machine {
-			fmt.Fprintln(w, "  - "+m)
+			fmt.Fprintln(w, "  - "+clean(m))
 		}
 	}
 	if p := l.OOMPlan; p != nil {
@@ -155,14 +155,14 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			st.Label(lb(k)), params(p.ModelParams), p.Device, p.Plan.Mode, p.Plan.Precision, max(p.Plan.MicroBatch, 1), max(p.Plan.BatchSize, 1),
 			p.Plan.Recompute, p.Plan.Sharding, p.Plan.Offload, units.Bytes(p.Memory.TotalBytes).Short(), units.Bytes(p.BudgetBytes).Short())
 		for _, c := range p.Changes {
-			fmt.Fprintln(w, "  - "+c)
+			fmt.Fprintln(w, "  - "+clean(c))
 		}
 	}
 	if len(l.Fixes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Label(lb("fixes")))
 		for i, f := range l.Fixes {
-			fmt.Fprintf(w, "  %d. %s\n", i+1, f)
+			fmt.Fprintf(w, "  %d. %s\n", i+1, clean(f))
 		}
 	}
 	fmt.Fprintln(w)

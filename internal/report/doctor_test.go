@@ -1,11 +1,14 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/explain/i18n"
 )
 
@@ -39,5 +42,29 @@ func TestDoctorLabelFollowsTheLanguage(t *testing.T) {
 				t.Errorf("label(%q, %s) = %q, want %q", tt.id, tt.lang, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDoctorLogTableNeutralisesEscapeSequences(t *testing.T) {
+	// A log line carrying an OSC 52 clipboard write, a title change and a
+	// screen clear, as `doctor --log` once printed raw.
+	evil := "RuntimeError: CUDA out of memory.\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\u202e"
+	op := "ad\x1bd\x9b31m"
+	r := &doctor.Report{Log: &doctor.LogReport{
+		Category: "out_of_memory", Device: "cuda", Title: "Out of memory", Explanation: "x\x1b[31m",
+		Evidence: []string{evil, "second\rline"}, Line: 7,
+		Numbers: explain.Numbers{Operator: &op}, Fixes: []string{"fix\x1b[0m"}, Machine: []string{"m\x07"},
+	}}
+	var b bytes.Buffer
+	if err := DoctorTable(&b, r, NewStyle(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"\x1b", "\x07", "\r", "\u202e", "\u009b"} {
+		if strings.Contains(b.String(), c) {
+			t.Errorf("output holds control character %q:\n%q", c, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "7> RuntimeError: CUDA out of memory.?]52;c;cm0gLXJmIH4=??]0;pwned??[2J?") {
+		t.Errorf("evidence not shown with ? for control characters:\n%s", b.String())
 	}
 }

@@ -36,12 +36,19 @@ func toAny(ss []string) []any {
 }
 
 // clean makes text read from the machine or a user's file safe to print on
-// a terminal: control characters (escape sequences, carriage returns,
-// line breaks) in a device or model name become "?" instead of acting on
-// the terminal or breaking the layout.
+// a terminal: control characters (ESC and so every escape sequence, C1
+// controls such as CSI, carriage returns, line breaks) and bidirectional
+// overrides become "?" instead of acting on the terminal (OSC 52 clipboard
+// writes, title changes) or breaking the layout; a tab becomes a space;
+// invalid UTF-8 becomes U+FFFD. The probe, recommend, bench and doctor
+// renderers (log explanations included) pass every machine- or
+// log-derived string through it; styled cells are built after it.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
 			return '?'
 		}
 		return r
