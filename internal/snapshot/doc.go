@@ -10,8 +10,10 @@
 //     were missing, program output, sysctl answers, NVML answers and the
 //     environment variables that were looked up. Variables whose name looks
 //     secret (TOKEN, SECRET, PASSWORD, KEY, ...) are never stored, nor is any
-//     /proc/<pid>/environ, and secret-looking arguments in /proc/<pid>/cmdline
-//     are masked.
+//     /proc/<pid>/environ; secret-looking arguments in /proc/<pid>/cmdline
+//     are masked, and every text recorded (files, variables, program
+//     output and arguments, link targets) passes through secret.Scrub,
+//     which masks values by their shape.
 //   - Replay treats the archive as hostile: absolute or escaping member
 //     names, links, device files, oversized members or totals and a
 //     malformed manifest are each refused with one clear error. Replay never

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/secret"
 )
 
 // Recorder wraps a Host and remembers every answer it gives. Run probe
@@ -171,9 +172,7 @@ func (f *recFS) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return b, f.r.failFile("read", p, name, err)
 	}
-	if isCmdline(p) {
-		b = scrubCmdline(b)
-	}
+	b = scrubFile(p, b)
 	f.r.mu.Lock()
 	if _, ok := f.r.files[p]; !ok {
 		f.r.files[p] = append([]byte{}, b...)
@@ -231,7 +230,7 @@ func (f *recFS) Readlink(name string) (string, error) {
 	if err != nil {
 		return t, f.r.failFile("readlink", p, name, err)
 	}
-	t = scrubFDLink(p, t)
+	t = secret.Scrub(scrubFDLink(p, t))
 	f.r.mu.Lock()
 	if _, ok := f.r.links[p]; !ok {
 		f.r.links[p] = t
@@ -275,10 +274,11 @@ func (e *recEnv) Lookup(name string) (string, bool) {
 	switch {
 	case !ok:
 		e.r.unset[name] = true
-	case SecretName(name):
+	case secret.Name(name):
 		e.r.withheld[name] = true
 		v = WithheldValue
 	default:
+		v = secret.Scrub(v)
 		if _, seen := e.r.env[name]; !seen {
 			e.r.env[name] = v
 		}
@@ -293,10 +293,11 @@ type recRunner struct {
 
 func (x *recRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	out, err := x.run.Run(ctx, name, args...)
+	out = secret.ScrubBytes(out)
 	key := commandKey(name, args)
 	x.r.mu.Lock()
 	if _, ok := x.r.cmds[key]; !ok {
-		x.r.cmds[key] = &cmdRecord{name: name, args: append([]string{}, args...), stdout: append([]byte{}, out...), err: err}
+		x.r.cmds[key] = &cmdRecord{name: name, args: secret.Args(args), stdout: append([]byte{}, out...), err: err}
 	}
 	x.r.mu.Unlock()
 	return out, err
@@ -319,6 +320,7 @@ type recSysctl struct {
 
 func (s *recSysctl) Get(name string) (string, error) {
 	v, err := s.sys.Get(name)
+	v = secret.Scrub(v)
 	s.r.mu.Lock()
 	if _, ok := s.r.sysctl[name]; !ok {
 		s.r.sysctl[name] = recAnswer{value: v, err: err}

@@ -11,6 +11,9 @@
 //   - Nothing is left behind: the only temporary file is the one compaction
 //     writes under the lock; a compaction killed half-way leaves a
 //     ".tmp-<file>-*" that the next locked writer removes.
+//   - Nothing leaked: every string in a record passes through secret.Scrub
+//     (tokens, URL userinfo, key=value with a secret-looking key) before it
+//     is written.
 //   - Bounded: once the file grows past Limits.MaxBytes, the writer holding
 //     the lock rewrites it atomically (temp file + rename) with only the
 //     newest Limits.MaxRecords records.
@@ -29,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/devctl/devctl/internal/secret"
 )
 
 // Dir returns $XDG_STATE_HOME/devctl, or ~/.local/state/devctl.
@@ -109,6 +114,7 @@ func AppendWith(path string, v any, lim Limits) error {
 	if err != nil {
 		return err
 	}
+	line = scrubJSON(line)
 	if len(line) > MaxLine {
 		return fmt.Errorf("record of %d bytes is larger than %d", len(line), MaxLine)
 	}
@@ -151,6 +157,47 @@ func AppendWith(path string, v any, lim Limits) error {
 		return compact(path, lim.MaxRecords)
 	}
 	return nil
+}
+
+// scrubJSON masks secret-shaped values (tokens, URL userinfo, key=value
+// with a secret-looking key) in every string of a JSON record: state files
+// end up in bug reports, and a record may quote a command line or a path.
+func scrubJSON(line []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return line
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case string:
+			if s := secret.Scrub(t); s != t {
+				changed = true
+				return s
+			}
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return line
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return line
+	}
+	return out
 }
 
 func endsWithNewline(f *os.File, size int64) bool {

@@ -261,3 +261,28 @@ func FuzzScanLines(f *testing.F) {
 		}
 	})
 }
+
+func TestSecretShapedValuesNeverReachTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	type run struct {
+		Command []string          `json:"command"`
+		Env     map[string]string `json:"env"`
+		N       int               `json:"n"`
+	}
+	r := run{
+		Command: []string{"python", "train.py", "--hf-token=PLANTEDflag", "https://u:PLANTEDpass@host/x"},
+		Env:     map[string]string{"VIRTUAL_ENV": "/home/u/ghp_PLANTEDvenvAbCdEfGhIjKlMnOp"},
+		N:       12345678901,
+	}
+	if err := Append(path, r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if bytes.Contains(b, []byte("PLANTED")) {
+		t.Fatalf("secret written: %s", b)
+	}
+	got, _ := Read[run](path)
+	if len(got) != 1 || got[0].N != 12345678901 || got[0].Command[1] != "train.py" || got[0].Command[2] != "--hf-token=[withheld]" {
+		t.Fatalf("record after scrubbing: %+v", got)
+	}
+}

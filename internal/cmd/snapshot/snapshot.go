@@ -39,7 +39,10 @@ to a tar.gz: the files (contents, listings, stat results, link targets, missing
 paths), the output of the programs run, sysctl and NVML answers, and the
 environment variables the drivers looked up. Nothing else is recorded. The
 values of variables whose name looks secret (TOKEN, SECRET, PASSWORD, KEY,
-CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE, ...) are never stored.
+CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE, ...) are never stored, and
+secret-shaped values anywhere (tokens such as ghp_/hf_/sk-/AKIA..., URL
+userinfo, key=value with a secret-looking key in the kernel command line,
+mount options or flags) are replaced with [withheld], --redact-host or not.
 
 -o names a new file, or an existing regular file with --force (replaced
 atomically). A FIFO is written into (so -o /dev/stdout works when standard
