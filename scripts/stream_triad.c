@@ -4,22 +4,76 @@
  * copy, scale, add and triad over three arrays of doubles with OpenMP,
  * discards the first trial, and prints the best of the rest in decimal GB/s,
  * counting bytes as STREAM does (copy/scale 2 words, add/triad 3 words per
- * element). Build: gcc -O3 -fopenmp -fno-tree-loop-distribute-patterns
- * (the last flag keeps the copy loop a loop instead of a memcpy call, as in
- * devctl's kernel, so both measure the same ordinary stores).
+ * element). Build: gcc -O3 -fopenmp.
  *
- * Usage: stream_triad ARRAY_BYTES TRIALS   (threads: OMP_NUM_THREADS)
+ * Usage: stream_triad ARRAY_BYTES TRIALS [loop|nt]   (threads: OMP_NUM_THREADS)
+ *   loop  the plain C loops as the compiler makes them (ordinary stores);
+ *   nt    the same loops with SSE2 streaming stores (_mm_stream_pd), as
+ *         STREAM built for bandwidth (icc -qopt-streaming-stores) and the C
+ *         library's large copies do, for arrays larger than the cache.
  */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_NT 1
+#else
+#define HAVE_NT 0
+#endif
+
+#if HAVE_NT
+/* Streaming versions: two doubles per store; n is a multiple of 2 and the
+ * arrays are 4096-byte aligned, and OpenMP's static chunks are split at
+ * even indexes below. */
+static void copy_nt(double *c, const double *a, long n) {
+	long i;
+#pragma omp parallel for schedule(static)
+	for (i = 0; i < n / 2; i++)
+		_mm_stream_pd(c + 2 * i, _mm_loadu_pd(a + 2 * i));
+	_mm_sfence();
+}
+static void scale_nt(double *b, const double *c, double q, long n) {
+	long i;
+	__m128d vq = _mm_set1_pd(q);
+#pragma omp parallel for schedule(static)
+	for (i = 0; i < n / 2; i++)
+		_mm_stream_pd(b + 2 * i, _mm_mul_pd(vq, _mm_loadu_pd(c + 2 * i)));
+	_mm_sfence();
+}
+static void add_nt(double *c, const double *a, const double *b, long n) {
+	long i;
+#pragma omp parallel for schedule(static)
+	for (i = 0; i < n / 2; i++)
+		_mm_stream_pd(c + 2 * i, _mm_add_pd(_mm_loadu_pd(a + 2 * i), _mm_loadu_pd(b + 2 * i)));
+	_mm_sfence();
+}
+static void triad_nt(double *a, const double *b, const double *c, double q, long n) {
+	long i;
+	__m128d vq = _mm_set1_pd(q);
+#pragma omp parallel for schedule(static)
+	for (i = 0; i < n / 2; i++)
+		_mm_stream_pd(a + 2 * i, _mm_add_pd(_mm_loadu_pd(b + 2 * i), _mm_mul_pd(vq, _mm_loadu_pd(c + 2 * i))));
+	_mm_sfence();
+}
+#endif
 
 int main(int argc, char **argv) {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s ARRAY_BYTES TRIALS\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s ARRAY_BYTES TRIALS [loop|nt]\n", argv[0]);
 		return 2;
 	}
-	long n = atol(argv[1]) / (long)sizeof(double);
+	int nt = argc == 4 && strcmp(argv[3], "nt") == 0;
+	if (argc == 4 && !nt && strcmp(argv[3], "loop") != 0) {
+		fprintf(stderr, "store kind %s: want loop or nt\n", argv[3]);
+		return 2;
+	}
+	if (nt && !HAVE_NT) {
+		fprintf(stderr, "nt: no SSE2 streaming stores on this architecture\n");
+		return 2;
+	}
+	long n = (atol(argv[1]) / (long)sizeof(double)) & ~1L;
 	int trials = atoi(argv[2]);
 	if (n < 1024 || trials < 2) {
 		fprintf(stderr, "want ARRAY_BYTES >= 8192 and TRIALS >= 2\n");
@@ -47,6 +101,23 @@ int main(int argc, char **argv) {
 	double best[4] = {1e30, 1e30, 1e30, 1e30};
 	for (int k = 0; k <= trials; k++) {
 		double t[4];
+#if HAVE_NT
+		if (nt) {
+			t[0] = omp_get_wtime();
+			copy_nt(c, a, n);
+			t[0] = omp_get_wtime() - t[0];
+			t[1] = omp_get_wtime();
+			scale_nt(b, c, q, n);
+			t[1] = omp_get_wtime() - t[1];
+			t[2] = omp_get_wtime();
+			add_nt(c, a, b, n);
+			t[2] = omp_get_wtime() - t[2];
+			t[3] = omp_get_wtime();
+			triad_nt(a, b, c, q, n);
+			t[3] = omp_get_wtime() - t[3];
+			goto timed;
+		}
+#endif
 		t[0] = omp_get_wtime();
 #pragma omp parallel for schedule(static)
 		for (i = 0; i < n; i++)
@@ -67,6 +138,9 @@ int main(int argc, char **argv) {
 		for (i = 0; i < n; i++)
 			a[i] = b[i] + q * c[i];
 		t[3] = omp_get_wtime() - t[3];
+#if HAVE_NT
+	timed:
+#endif
 		if (k == 0)
 			continue; /* STREAM discards the first trial */
 		for (int j = 0; j < 4; j++)
