@@ -1,0 +1,189 @@
+package supervise
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/devctl/devctl/internal/explain"
+)
+
+var (
+	cuda0 = Candidate{ID: "cuda:0", Backend: "cuda", BF16: true, Env: []EnvVar{{"CUDA_VISIBLE_DEVICES", "0"}, {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}}
+	cuda1 = Candidate{ID: "cuda:1", Backend: "cuda", BF16: true, Env: []EnvVar{{"CUDA_VISIBLE_DEVICES", "1"}}}
+	bare0 = Candidate{ID: "cuda:0", Backend: "cuda"} // no recommended env: the allocator step is needed
+	mps   = Candidate{ID: "mps", Backend: "mps", Env: []EnvVar{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}}
+	mpsNo = Candidate{ID: "mps", Backend: "mps"}
+	xla0  = Candidate{ID: "xla:0", Backend: "xla"}
+	cpu   = Candidate{ID: "cpu", Backend: "cpu", Env: []EnvVar{{"JAX_PLATFORMS", "cpu"}}}
+)
+
+// walk feeds the same category to the ladder until it gives up and returns
+// the step ids taken and the final reason.
+func walk(t *testing.T, cfg LadderConfig, c explain.Category, inherited []string) ([]string, string, *Ladder) {
+	t.Helper()
+	l, err := NewLadder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 20; i++ {
+		s, ok, why := l.Next(c, inherited)
+		if !ok {
+			return ids, why, l
+		}
+		ids = append(ids, s.ID)
+	}
+	t.Fatal("the ladder never ends")
+	return nil, "", nil
+}
+
+func TestLadderOrder(t *testing.T) {
+	batch := &IntVar{"BATCH_SIZE", 8}
+	accum := &IntVar{"GRAD_ACCUM", 1}
+	prec := &StrVar{"PRECISION", "fp32"}
+	tests := []struct {
+		name      string
+		cfg       LadderConfig
+		cat       explain.Category
+		inherited []string
+		want      []string
+		why       string
+	}{
+		{"CUDA OOM: allocator, batch halved to 1, precision down to 4-bit, then the CPU",
+			LadderConfig{Devices: []Candidate{bare0, cpu}, Batch: batch, Accum: accum, Precision: prec, AllowCPU: true}, explain.CategoryOutOfMemory, nil,
+			[]string{StepAllocator, StepHalveBatch, StepHalveBatch, StepHalveBatch, StepLowerPrecision, StepLowerPrecision, StepLowerPrecision, StepCPU}, "the batch is 1, the precision is the lowest; already on the CPU"},
+		{"the allocator step is skipped when recommend's env already set it",
+			LadderConfig{Devices: []Candidate{cuda0}, Batch: &IntVar{"BS", 2}}, explain.CategoryOutOfMemory, nil,
+			[]string{StepHalveBatch}, "the batch is 1; the CPU needs --allow-cpu"},
+		{"the allocator step is skipped when the user's own setting has it",
+			LadderConfig{Devices: []Candidate{bare0}}, explain.CategoryOutOfMemory, []string{"PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True"},
+			nil, "no --batch-env or --precision-env to change; the CPU needs --allow-cpu"},
+		{"OOM without knobs or --allow-cpu stops after the allocator",
+			LadderConfig{Devices: []Candidate{bare0, cpu}}, explain.CategoryOutOfMemory, nil,
+			[]string{StepAllocator}, "no --batch-env or --precision-env to change; the CPU needs --allow-cpu"},
+		{"OOM on the CPU itself has no allocator or CPU step",
+			LadderConfig{Devices: []Candidate{cpu}, Batch: &IntVar{"BS", 2}, AllowCPU: true}, explain.CategoryOutOfMemory, nil,
+			[]string{StepHalveBatch}, "the batch is 1; already on the CPU"},
+		{"XLA RESOURCE_EXHAUSTED: preallocation off, fraction 0.75 then 0.60, then the batch",
+			LadderConfig{Devices: []Candidate{xla0}, Batch: &IntVar{"BS", 2}}, explain.CategoryXLAResourceExhausted, []string{"XLA_PYTHON_CLIENT_MEM_FRACTION=0.90"},
+			[]string{StepXLANoPrealloc, StepXLAMemFraction, StepXLAMemFraction, StepHalveBatch}, "the batch is 1; the CPU needs --allow-cpu"},
+		{"XLA with JAX's default fraction (0.75) lowers it once",
+			LadderConfig{Devices: []Candidate{xla0}}, explain.CategoryXLAResourceExhausted, nil,
+			[]string{StepXLANoPrealloc, StepXLAMemFraction}, "no --batch-env or --precision-env to change; the CPU needs --allow-cpu"},
+		{"MPS unsupported op: the MPS fallback, then the CPU",
+			LadderConfig{Devices: []Candidate{mpsNo, cpu}, AllowCPU: true}, explain.CategoryMPSUnsupportedOp, nil,
+			[]string{StepMPSFallback, StepCPU}, "PYTORCH_ENABLE_MPS_FALLBACK=1 was already set; already on the CPU"},
+		{"MPS with recommend's fallback already set goes straight to the CPU step",
+			LadderConfig{Devices: []Candidate{mps, cpu}}, explain.CategoryMPSUnsupportedOp, nil,
+			nil, "PYTORCH_ENABLE_MPS_FALLBACK=1 was already set; the CPU needs --allow-cpu"},
+		{"a launch failure tries the next GPU, then the CPU",
+			LadderConfig{Devices: []Candidate{cuda0, cuda1, cpu}, AllowCPU: true}, explain.CategoryCUDALaunchFailure, nil,
+			[]string{StepNextDevice, StepCPU}, "no other device to try"},
+		{"a driver mismatch skips every GPU of the backend",
+			LadderConfig{Devices: []Candidate{cuda0, cuda1, xla0, cpu}}, explain.CategoryCUDADriverMismatch, nil,
+			[]string{StepNextDevice}, "no other device to try (the CPU needs --allow-cpu)"},
+		{"a dtype mismatch is a bug in the program: nothing to try",
+			LadderConfig{Devices: []Candidate{cuda0, cpu}, AllowCPU: true}, explain.CategoryDTypeMismatch, nil,
+			nil, "dtype_mismatch is not a failure a changed environment can fix"},
+		{"an unknown failure is not retried",
+			LadderConfig{Devices: []Candidate{cuda0, cpu}, AllowCPU: true}, explain.CategoryUnknown, nil,
+			nil, "unknown is not a failure a changed environment can fix"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why, _ := walk(t, tt.cfg, tt.cat, tt.inherited)
+			if d := cmp.Diff(tt.want, got); d != "" || why != tt.why {
+				t.Errorf("steps (-want +got):\n%s\nwhy %q, want %q", d, why, tt.why)
+			}
+		})
+	}
+}
+
+func TestLadderKeepsTheEffectiveBatch(t *testing.T) {
+	l, err := NewLadder(LadderConfig{Devices: []Candidate{cuda0}, Batch: &IntVar{"BATCH_SIZE", 32}, Accum: &IntVar{"GRAD_ACCUM", 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok, _ := l.Next(explain.CategoryOutOfMemory, nil)
+	if !ok {
+		t.Fatal("no step")
+	}
+	want := Step{ID: StepHalveBatch, Why: "halve the batch (32 to 16), accumulate 4 steps to keep the effective batch of 64",
+		Set: []EnvVar{{"BATCH_SIZE", "16"}, {"GRAD_ACCUM", "4"}}}
+	if d := cmp.Diff(want, s); d != "" {
+		t.Errorf("step (-want +got):\n%s", d)
+	}
+}
+
+func TestLadderPrecisionSpellings(t *testing.T) {
+	for _, tc := range []struct {
+		start string
+		bf16  bool
+		want  []string
+	}{
+		{"fp32", true, []string{"bf16", "8bit", "4bit"}},
+		{"fp32", false, []string{"fp16", "8bit", "4bit"}},
+		{"float32", true, []string{"bfloat16", "int8", "int4"}},
+		{"bf16", true, []string{"8bit", "4bit"}},
+		{"4bit", true, nil},
+	} {
+		t.Run(tc.start, func(t *testing.T) {
+			dev := Candidate{ID: "cuda:0", Backend: "cuda", BF16: tc.bf16, Env: cuda0.Env}
+			l, err := NewLadder(LadderConfig{Devices: []Candidate{dev}, Precision: &StrVar{"P", tc.start}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for {
+				s, ok, _ := l.Next(explain.CategoryOutOfMemory, nil)
+				if !ok {
+					break
+				}
+				got = append(got, s.Set[0].Value)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("precisions (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestLadderRefusesBadKnobs(t *testing.T) {
+	for name, cfg := range map[string]LadderConfig{
+		"no device":               {},
+		"a zero batch":            {Devices: []Candidate{cpu}, Batch: &IntVar{"BS", 0}},
+		"a negative accumulation": {Devices: []Candidate{cpu}, Accum: &IntVar{"GA", -1}},
+		"an unknown precision":    {Devices: []Candidate{cpu}, Precision: &StrVar{"P", "fp8"}},
+	} {
+		if _, err := NewLadder(cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// The environment: the user's variables win over the device's, until the
+// ladder switches device; devctl's recovery changes always win.
+func TestLadderEnv(t *testing.T) {
+	inherited := []string{"HOME=/home/u", "CUDA_VISIBLE_DEVICES=3", "BATCH_SIZE=64"}
+	l, err := NewLadder(LadderConfig{Devices: []Candidate{cuda0, cpu}, Batch: &IntVar{"BATCH_SIZE", 8}, AllowCPU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"HOME=/home/u", "CUDA_VISIBLE_DEVICES=3", "BATCH_SIZE=8", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"}
+	if d := cmp.Diff(want, l.Env(inherited)); d != "" {
+		t.Errorf("first attempt env (-want +got):\n%s", d)
+	}
+	for {
+		s, ok, _ := l.Next(explain.CategoryOutOfMemory, inherited)
+		if !ok || s.ID == StepCPU {
+			break
+		}
+	}
+	got := strings.Join(l.Env(inherited), " ")
+	want2 := "HOME=/home/u CUDA_VISIBLE_DEVICES= BATCH_SIZE=1 JAX_PLATFORMS=cpu HIP_VISIBLE_DEVICES="
+	if got != want2 {
+		t.Errorf("env on the CPU:\n got %s\nwant %s", got, want2)
+	}
+}

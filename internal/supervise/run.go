@@ -1,0 +1,238 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// DefaultGrace is how long a child may take to exit after a forwarded
+// termination signal before the whole group is killed (systemd's
+// TimeoutStopSec plays the same part).
+const DefaultGrace = 10 * time.Second
+
+// drainDelay bounds the wait for the output pipes after the group is gone:
+// a process that left the group (setsid) may still hold them open.
+const drainDelay = 2 * time.Second
+
+// copyBuf is the read size of the passthrough: large reads keep the number
+// of system calls per gigabyte low.
+const copyBuf = 256 << 10
+
+// Spec describes one run of a command.
+type Spec struct {
+	// Path is the program (looked up in PATH by exec rules) and Args its
+	// arguments, without the program name.
+	Path string
+	Args []string
+	// Env is the child's whole environment (KEY=VALUE).
+	Env []string
+	Dir string
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	// Signals are forwarded to the child's process group. The first
+	// interrupt or termination signal starts the grace period; a second
+	// interrupt (os.Interrupt) kills the group at once.
+	Signals <-chan os.Signal
+	// Grace is the time the group gets to exit after a forwarded signal
+	// before it is killed (0: DefaultGrace).
+	Grace time.Duration
+	// TailBytes bounds the output kept for diagnosis (0: DefaultTailBytes,
+	// negative: none).
+	TailBytes int
+}
+
+// Result is how one run ended.
+type Result struct {
+	// ExitCode is the child's exit status, or 128+N when signal N ended it.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the child ("" when it exited).
+	Signal   string        `json:"signal,omitempty"`
+	Duration time.Duration `json:"-"`
+	// Interrupted is true when a signal was forwarded to the child.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Killed is true when devctl killed the group: a second interrupt, or
+	// a child that outlived the grace period.
+	Killed bool `json:"killed,omitempty"`
+	// Tail is the end of stdout and stderr as they interleaved, at most
+	// TailBytes; TailTruncated says older output was dropped.
+	Tail          []byte `json:"-"`
+	TailTruncated bool   `json:"-"`
+}
+
+// ErrStart wraps a failure to start the program (not found, not
+// executable): the command never ran.
+var ErrStart = errors.New("cannot start")
+
+// Run starts the command, passes its output through, forwards signals and
+// waits for the child and its process group to finish. A context
+// cancellation is treated like a forwarded termination signal.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if s.Path == "" {
+		return Result{}, fmt.Errorf("%w: no program given", ErrStart)
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	max := s.TailBytes
+	if max == 0 {
+		max = DefaultTailBytes
+	}
+	tl := newTail(max)
+
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Env = s.Env
+	cmd.Dir = s.Dir
+	cmd.Stdin = s.Stdin
+	cmd.SysProcAttr = groupAttr()
+
+	var pipes []*os.File
+	var wg sync.WaitGroup
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	for _, dst := range []struct {
+		w   io.Writer
+		set func(*os.File)
+	}{
+		{s.Stdout, func(f *os.File) { cmd.Stdout = f }},
+		{s.Stderr, func(f *os.File) { cmd.Stderr = f }},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(pipes)
+			return Result{}, fmt.Errorf("output pipe: %w", err)
+		}
+		growPipe(w)
+		dst.set(w)
+		pipes = append(pipes, r, w)
+	}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		closeAll(pipes)
+		return Result{}, fmt.Errorf("%w %s: %w", ErrStart, s.Path, err)
+	}
+	// The child holds the write ends now; closing ours lets EOF arrive
+	// when the last process of the group closes them.
+	pipes[1].Close()
+	pipes[3].Close()
+	readers := []*os.File{pipes[0], pipes[2]}
+	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
+		wg.Add(1)
+		go func(r *os.File, w io.Writer) {
+			defer wg.Done()
+			pump(r, w, tl)
+		}(readers[i], w)
+	}
+
+	g := &group{pid: cmd.Process.Pid, proc: cmd.Process}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var res Result
+	var graceC <-chan time.Time
+	var graceT *time.Timer
+	startGrace := func() {
+		if graceT == nil {
+			graceT = time.NewTimer(grace)
+			graceC = graceT.C
+		}
+	}
+	interrupts := 0
+	ctxDone := ctx.Done()
+	var werr error
+loop:
+	for {
+		select {
+		case werr = <-waited:
+			break loop
+		case sig := <-s.Signals:
+			res.Interrupted = true
+			if sig == os.Interrupt {
+				interrupts++
+			}
+			if interrupts >= 2 {
+				res.Killed = true
+				g.kill()
+				continue
+			}
+			g.signal(sig)
+			if isTermination(sig) {
+				startGrace()
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			res.Interrupted = true
+			g.terminate()
+			startGrace()
+		case <-graceC:
+			res.Killed = true
+			g.kill()
+		}
+	}
+	if graceT != nil {
+		graceT.Stop()
+	}
+	// The leader is reaped. Anything left in its group (workers, data
+	// loaders) is ended the same way: it would hold the device's memory
+	// into the next attempt.
+	if g.alive() {
+		g.terminate()
+		deadline := time.Now().Add(grace)
+		for g.alive() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if g.alive() {
+			g.kill()
+		}
+	}
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+		closeAll(readers)
+		<-drained
+	}
+	closeAll(readers)
+	res.Duration = time.Since(start)
+	res.Tail, res.TailTruncated = tl.Bytes()
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+	if res.ExitCode < 0 {
+		return res, fmt.Errorf("waiting for %s: %w", s.Path, werr)
+	}
+	return res, nil
+}
+
+// pump copies r to w and the tail as bytes arrive. When w fails (the
+// reader of devctl's stdout went away), it stops reading so the child
+// gets EPIPE or SIGPIPE as if it wrote to the closed pipe itself.
+func pump(r *os.File, w io.Writer, tl *tail) {
+	buf := make([]byte, copyBuf)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			tl.Write(buf[:n])
+			if w != nil {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					r.Close()
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

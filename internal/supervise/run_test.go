@@ -1,0 +1,275 @@
+//go:build unix
+
+package supervise
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/devctl/devctl/internal/supervise/supervisetest"
+)
+
+// The test binary doubles as the child: with SUPERVISE_TEST_CHILD set it
+// runs supervisetest.Main instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("SUPERVISE_TEST_CHILD") == "1" {
+		os.Exit(supervisetest.Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func childSpec(t *testing.T, args ...string) Spec {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{Path: exe, Args: args, Env: append(os.Environ(), "SUPERVISE_TEST_CHILD=1"), Grace: 2 * time.Second}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"a clean exit is 0", []string{"exit", "0"}, 0},
+		{"a failing exit code comes through", []string{"exit", "3"}, 3},
+		{"the largest exit code comes through", []string{"exit", "255"}, 255},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Run(context.Background(), childSpec(t, tc.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tc.want || res.Signal != "" {
+				t.Errorf("exit code %d signal %q, want %d", res.ExitCode, res.Signal, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingProgramIsAStartError(t *testing.T) {
+	_, err := Run(context.Background(), Spec{Path: filepath.Join(t.TempDir(), "nope")})
+	if !errors.Is(err, ErrStart) {
+		t.Fatalf("err = %v, want ErrStart", err)
+	}
+}
+
+// A large binary stream written in uneven chunks comes through byte for
+// byte, and the tail keeps exactly its last TailBytes.
+func TestPassthroughIsByteIdentical(t *testing.T) {
+	const n, seed = 64<<20 + 12345, 42
+	var out bytes.Buffer
+	s := childSpec(t, "stream", "67121209", "42")
+	s.Stdout = &out
+	s.TailBytes = 1 << 20
+	res, err := Run(context.Background(), s)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exit %d, err %v", res.ExitCode, err)
+	}
+	want := supervisetest.Expected(n, seed)
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("passthrough differs: got %d bytes, want %d", out.Len(), len(want))
+	}
+	if !bytes.Equal(res.Tail, want[len(want)-1<<20:]) || !res.TailTruncated {
+		t.Errorf("tail: %d bytes, truncated %v; want the last 1 MiB, truncated", len(res.Tail), res.TailTruncated)
+	}
+}
+
+// started is a child running under Run that has printed its first line.
+type started struct {
+	signals chan os.Signal
+	rest    chan string // the output after the first line, once Run returns
+	done    chan Result
+}
+
+// start runs spec under Run with a signal channel and waits for the
+// child's first line, "ready": output is passed on as it arrives, while
+// the child is still running.
+func start(t *testing.T, ctx context.Context, s Spec) *started {
+	t.Helper()
+	pr, pw := io.Pipe()
+	s.Stdout = pw
+	st := &started{signals: make(chan os.Signal, 2), rest: make(chan string, 1), done: make(chan Result, 1)}
+	s.Signals = st.signals
+	go func() {
+		res, err := Run(ctx, s)
+		if err != nil {
+			t.Error(err)
+		}
+		pw.Close()
+		st.done <- res
+	}()
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	go func() { b, _ := io.ReadAll(br); st.rest <- string(b) }()
+	return st
+}
+
+func (st *started) wait(t *testing.T, limit time.Duration) Result {
+	t.Helper()
+	select {
+	case res := <-st.done:
+		return res
+	case <-time.After(limit):
+		t.Fatalf("the child was still running after %v", limit)
+		return Result{}
+	}
+}
+
+func TestSignalsAreForwardedToTheGroup(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			st := start(t, context.Background(), childSpec(t, "trap"))
+			st.signals <- sig
+			res := st.wait(t, 10*time.Second)
+			if got := strings.TrimSpace(<-st.rest); got != "got "+sig.String() {
+				t.Errorf("child saw %q, want %q", got, "got "+sig.String())
+			}
+			if res.ExitCode != 7 || !res.Interrupted || res.Killed {
+				t.Errorf("result %+v, want exit 7, interrupted, not killed", res)
+			}
+		})
+	}
+}
+
+// A child that ignores SIGTERM is killed when the grace period ends, and
+// reported as killed by SIGKILL (137).
+func TestGracePeriodKill(t *testing.T) {
+	s := childSpec(t, "ignore")
+	s.Grace = 300 * time.Millisecond
+	st := start(t, context.Background(), s)
+	sent := time.Now()
+	st.signals <- syscall.SIGTERM
+	res := st.wait(t, 10*time.Second)
+	waited := time.Since(sent)
+	if res.ExitCode != 128+int(syscall.SIGKILL) || res.Signal != "SIGKILL" || !res.Killed {
+		t.Errorf("result %+v, want 137 SIGKILL killed", res)
+	}
+	if waited < 300*time.Millisecond || waited > 5*time.Second {
+		t.Errorf("killed after %v, want just after the 300ms grace", waited)
+	}
+}
+
+// A second interrupt kills at once, without waiting for the grace period.
+func TestSecondInterruptKills(t *testing.T) {
+	s := childSpec(t, "ignore")
+	s.Grace = time.Minute
+	st := start(t, context.Background(), s)
+	st.signals <- os.Interrupt
+	st.signals <- os.Interrupt
+	if res := st.wait(t, 10*time.Second); res.ExitCode != 137 || !res.Killed {
+		t.Errorf("result %+v, want 137 killed", res)
+	}
+}
+
+// When the leader exits, what it left in its group is ended too (it would
+// hold the device into the next attempt) and nothing is left behind.
+func TestLeftoversOfTheGroupAreEnded(t *testing.T) {
+	var out bytes.Buffer
+	s := childSpec(t, "group")
+	s.Stdout = &out
+	s.Grace = 200 * time.Millisecond
+	begin := time.Now()
+	res, err := Run(context.Background(), s)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exit %d, err %v", res.ExitCode, err)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("took %v: the grandchild was not ended", d)
+	}
+	pid := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		if _, err := fmt.Sscanf(l, "ready %d", &pid); err == nil {
+			break
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no grandchild pid in %q", out.String())
+	}
+	// Reaped by init or gone: signal 0 must fail within a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Errorf("grandchild %d still exists", pid)
+	}
+}
+
+func TestContextCancelEndsTheChild(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st := start(t, ctx, childSpec(t, "trap"))
+	cancel()
+	if res := st.wait(t, 10*time.Second); res.ExitCode != 7 || !res.Interrupted {
+		t.Errorf("result %+v, want exit 7 after SIGTERM", res)
+	}
+}
+
+// When devctl's own stdout goes away (`devctl run -- yes | head -1`), the
+// child sees a broken pipe instead of running forever.
+func TestClosedOutputStopsTheChild(t *testing.T) {
+	s := childSpec(t, "stream", "1000000000000", "1")
+	s.Stdout = failAfter{n: 1 << 20}
+	done := make(chan Result, 1)
+	go func() { res, _ := Run(context.Background(), s); done <- res }()
+	select {
+	case res := <-done:
+		if res.ExitCode == 0 {
+			t.Errorf("exit 0 after the output closed, want a failure")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("child kept running after its output closed")
+	}
+}
+
+type failAfter struct{ n int }
+
+var errClosed = errors.New("closed")
+
+func (f failAfter) Write(p []byte) (int, error) { return 0, errClosed }
+
+func TestTailKeepsTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		max    int
+		writes []string
+		want   string
+		trunc  bool
+	}{
+		{"short output is kept whole", 8, []string{"ab", "cd"}, "abcd", false},
+		{"output filling the ring exactly is kept", 4, []string{"ab", "cd"}, "abcd", false},
+		{"the oldest bytes go first", 4, []string{"abc", "def"}, "cdef", true},
+		{"a write larger than the ring keeps its end", 3, []string{"a", "bcdefg"}, "efg", true},
+		{"wrapping many times keeps order", 5, []string{"12", "34", "56", "78", "9"}, "56789", true},
+		{"no tail keeps nothing", -1, []string{"abc"}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newTail(tc.max)
+			for _, w := range tc.writes {
+				tl.Write([]byte(w))
+			}
+			got, trunc := tl.Bytes()
+			if tc.max < 0 {
+				trunc = true
+			}
+			if string(got) != tc.want || trunc != tc.trunc {
+				t.Errorf("got %q truncated %v, want %q %v", got, trunc, tc.want, tc.trunc)
+			}
+		})
+	}
+}

@@ -1,0 +1,161 @@
+// Package supervisetest is the child program the supervise and CLI tests
+// run for real: a test binary re-executes itself into Main (see
+// supervise's TestMain and cmd/devctl's testscript commands).
+//
+// Modes (the first argument):
+//
+//	stream N SEED          write N pseudo-random bytes to stdout in uneven chunks
+//	exit N                 exit with status N
+//	stderr TEXT            write TEXT and a newline to stderr, exit 0
+//	trap                   print "ready", then on SIGINT/SIGTERM/SIGHUP print
+//	                       the signal's name and exit 7
+//	ignore                 print "ready", ignore SIGINT/SIGTERM/SIGHUP, sleep 1 minute
+//	group                  start a grandchild that sleeps in the same process
+//	                       group, print "ready" and exit 0
+//	fail-unless LOG COND…  when every COND holds, print "ok" and exit 0;
+//	                       otherwise write the file LOG to stderr and exit 1.
+//	                       COND is NAME=VALUE (equal), NAME<=N (a number at
+//	                       most N) or NAME~TEXT (contains TEXT)
+//	printenv NAME…         print NAME=VALUE for each NAME that is set
+package supervisetest
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main runs one mode and returns the exit status.
+func Main(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "testchild: no mode")
+		return 2
+	}
+	switch args[0] {
+	case "stream":
+		n, _ := strconv.ParseInt(arg(args, 1), 10, 64)
+		seed, _ := strconv.ParseUint(arg(args, 2), 10, 64)
+		return stream(os.Stdout, n, seed)
+	case "exit":
+		n, _ := strconv.Atoi(arg(args, 1))
+		return n
+	case "stderr":
+		fmt.Fprintln(os.Stderr, arg(args, 1))
+		return 0
+	case "trap":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		fmt.Println("ready")
+		select {
+		case s := <-c:
+			fmt.Println("got", s.(syscall.Signal).String())
+			return 7
+		case <-time.After(time.Minute):
+			return 3
+		}
+	case "ignore":
+		signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		fmt.Println("ready")
+		time.Sleep(time.Minute)
+		return 0
+	case "group":
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "ignore")
+		cmd.Env = os.Environ()
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("ready %d\n", cmd.Process.Pid)
+		return 0
+	case "fail-unless":
+		for _, c := range args[2:] {
+			if !holds(c) {
+				data, err := os.ReadFile(arg(args, 1))
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 2
+				}
+				os.Stderr.Write(data)
+				return 1
+			}
+		}
+		fmt.Println("ok")
+		return 0
+	case "printenv":
+		for _, k := range args[1:] {
+			if v, ok := os.LookupEnv(k); ok {
+				fmt.Printf("%s=%s\n", k, v)
+			}
+		}
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "testchild: unknown mode %q\n", args[0])
+	return 2
+}
+
+func arg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
+}
+
+func holds(cond string) bool {
+	if k, v, ok := strings.Cut(cond, "<="); ok {
+		cur, err1 := strconv.Atoi(os.Getenv(k))
+		lim, err2 := strconv.Atoi(v)
+		return err1 == nil && err2 == nil && cur <= lim
+	}
+	if k, v, ok := strings.Cut(cond, "~"); ok {
+		return strings.Contains(os.Getenv(k), v)
+	}
+	k, v, _ := strings.Cut(cond, "=")
+	got, ok := os.LookupEnv(k)
+	return ok && got == v
+}
+
+// Stream writes the same n bytes for the same seed, in chunks of 1 byte to
+// 300 KiB, so a test can compare what came through with Expected.
+func stream(w io.Writer, n int64, seed uint64) int {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	chunk := make([]byte, 300<<10)
+	for n > 0 {
+		k := int64(1 + r.IntN(len(chunk)))
+		k = min(k, n)
+		fill(chunk[:k], r)
+		if _, err := w.Write(chunk[:k]); err != nil {
+			return 1
+		}
+		n -= k
+	}
+	return 0
+}
+
+func fill(b []byte, r *rand.Rand) {
+	for i := 0; i+8 <= len(b); i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	for i := len(b) &^ 7; i < len(b); i++ {
+		b[i] = byte(r.Uint64())
+	}
+}
+
+// Expected returns what `stream n seed` writes.
+func Expected(n int64, seed uint64) []byte {
+	var b strings.Builder
+	b.Grow(int(n))
+	stream(&b, n, seed)
+	return []byte(b.String())
+}
