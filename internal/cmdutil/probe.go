@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 )
@@ -24,8 +25,18 @@ func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []
 		return nil, nil, err
 	}
 	d := cfg.Device
+	// The history rule steers automatic selection on this machine (a
+	// replayed snapshot is another machine). An unreadable history steers
+	// nothing; recommend and history report it.
+	var passOver map[string]string
+	if f.Global.From == "" {
+		if recs, err := history.Load(f.LookupEnv); err == nil {
+			passOver = recs.PassOver()
+		}
+	}
 	rep, outcomes, err := probe.Run(ctx, h, ds, probe.Options{
 		Sweep:            drivers.Unanswered,
+		PassOver:         passOver,
 		Timeout:          f.Global.Timeout,
 		Preferred:        d.Preferred,
 		PlatformPriority: d.PlatformPriority,

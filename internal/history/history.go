@@ -4,8 +4,10 @@
 // the Apple-silicon device-manager design, made persistent).
 //
 // What is stored: only the time, the device backend, the error category and
-// the outcome. Never log text, paths or numbers from a log: the file lives in
-// the user's state directory and may be shared in bug reports.
+// the outcome (and, for `devctl run`, the run id, attempt number, recovery
+// step and duration). Never log text, arguments, environment values, paths
+// or numbers from a log: the file lives in the user's state directory and
+// may be shared in bug reports.
 //
 // What counts as a success: `doctor --log` only ever sees failed runs, so its
 // outcomes are failures (or "unrelated" when the log names no device
@@ -42,6 +44,9 @@ const (
 	// Unrelated is a failed run whose log named no device problem (category
 	// "unknown"); it counts neither for nor against the device.
 	Unrelated = "unrelated"
+	// Interrupted is a `devctl run` attempt the user stopped (a forwarded
+	// signal); it counts neither way either.
+	Interrupted = "interrupted"
 )
 
 // Record is one run's outcome. Field names are stable: the file outlives
@@ -54,6 +59,16 @@ type Record struct {
 	// for failures, "" for successes.
 	Category string `json:"category,omitempty"`
 	Outcome  string `json:"outcome"`
+
+	// The fields below are written by `devctl run`, one record per attempt.
+	// Run is a random id shared by the attempts of one run; Attempt counts
+	// from 1; Step is the recovery step the attempt ran with ("" for the
+	// first); DurationMS is how long it ran. Never its output, arguments or
+	// environment values: they can hold secrets.
+	Run        string `json:"run,omitempty"`
+	Attempt    int    `json:"attempt,omitempty"`
+	Step       string `json:"step,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
 }
 
 // Records are history entries, oldest first.
@@ -113,7 +128,7 @@ func AppendFile(path string, r Record) error {
 		return errors.New("history record without a device")
 	}
 	if !validOutcome(r.Outcome) {
-		return fmt.Errorf("history record outcome %q: want %s, %s or %s", r.Outcome, Success, Failure, Unrelated)
+		return fmt.Errorf("history record outcome %q: want %s, %s, %s or %s", r.Outcome, Success, Failure, Unrelated, Interrupted)
 	}
 	if err := state.Append(path, r); err != nil {
 		return fmt.Errorf("writing history %s: %w", path, err)
@@ -121,7 +136,17 @@ func AppendFile(path string, r Record) error {
 	return nil
 }
 
-func validOutcome(o string) bool { return o == Success || o == Failure || o == Unrelated }
+func validOutcome(o string) bool {
+	return o == Success || o == Failure || o == Unrelated || o == Interrupted
+}
+
+// Clear forgets the history at path. A missing file is already clear.
+func Clear(path string) error {
+	if err := state.Clear(path); err != nil {
+		return fmt.Errorf("clearing history %s: %w", path, err)
+	}
+	return nil
+}
 
 // NormalizeDevice maps what users and the classifier call a device onto the
 // backend key history is kept by: "cuda:1" -> "cuda", "tpu" -> "xla",
@@ -166,31 +191,96 @@ func (rs Records) Recent(device string, n int) Records {
 	return out
 }
 
-// MostlyFailing reports whether, among a device's last window runs, the
-// success rate is at most 0.8 — the design's threshold for falling back —
-// given at least minRuns runs (so one bad run does not condemn a device).
-// It also returns the most frequent failure category in that window.
-func (rs Records) MostlyFailing(device string, window, minRuns int) (bool, string) {
-	recent := rs.Recent(device, window)
-	if len(recent) == 0 || len(recent) < minRuns {
-		return false, ""
+// The one rule devctl follows everywhere (probe's default device, recommend,
+// run), from the device-manager design: a device whose success rate over
+// its last RuleWindow recorded runs is below RuleThreshold is passed over
+// for the next device in priority. An explicitly requested device is used
+// anyway, with the verdict shown as a warning.
+const (
+	RuleWindow    = 5
+	RuleThreshold = 0.8
+)
+
+// Verdict is the rule applied to one device.
+type Verdict struct {
+	Device string `json:"device"`
+	// Runs and Successes count the runs the rule looked at (at most
+	// RuleWindow, newest first).
+	Runs      int     `json:"runs"`
+	Successes int     `json:"successes"`
+	Rate      float64 `json:"rate"`
+	// PassOver is true when Rate < RuleThreshold (never with no runs).
+	PassOver bool `json:"pass_over"`
+	// TopCategory is the most frequent failure category among those runs.
+	TopCategory string `json:"top_category,omitempty"`
+}
+
+// Reason renders the verdict as the one line probe, recommend and run show.
+func (v Verdict) Reason() string {
+	s := fmt.Sprintf("%s: %d of its last %d recorded runs succeeded (%.0f%%, below %.0f%%)", v.Device, v.Successes, v.Runs, v.Rate*100, RuleThreshold*100)
+	if v.TopCategory != "" {
+		s += ", most often " + v.TopCategory
 	}
-	ok := 0
+	return s + "; see devctl history"
+}
+
+// Judge applies the rule to a device. A run is one job: the attempts of one
+// `devctl run` on one device count once, by their last outcome (an attempt
+// that ran out of memory and then succeeded with a smaller batch is a
+// successful run); a doctor record counts on its own. Unrelated and
+// interrupted outcomes do not count.
+func (rs Records) Judge(device string) Verdict {
+	device = NormalizeDevice(device)
+	v := Verdict{Device: device}
+	seen := map[string]bool{}
 	counts := map[string]int{}
-	for _, r := range recent {
+	for i := len(rs) - 1; i >= 0 && v.Runs < RuleWindow; i-- {
+		r := rs[i]
+		if r.Device != device || (r.Outcome != Success && r.Outcome != Failure) {
+			continue
+		}
+		if r.Run != "" {
+			if seen[r.Run] {
+				continue
+			}
+			seen[r.Run] = true
+		}
+		v.Runs++
 		if r.Outcome == Success {
-			ok++
+			v.Successes++
 		} else {
 			counts[r.Category]++
 		}
 	}
-	top, best := "", 0
+	if v.Runs == 0 {
+		return v
+	}
+	v.Rate = float64(v.Successes) / float64(v.Runs)
+	v.PassOver = v.Rate < RuleThreshold
+	best := 0
 	for c, n := range counts {
-		if n > best || (n == best && c < top) {
-			top, best = c, n
+		if n > best || (n == best && c < v.TopCategory) {
+			v.TopCategory, best = c, n
 		}
 	}
-	return float64(ok)/float64(len(recent)) <= 0.8, top
+	return v
+}
+
+// PassOver applies the rule to every device in the history and returns the
+// reasons of those to pass over, by backend.
+func (rs Records) PassOver() map[string]string {
+	out := map[string]string{}
+	done := map[string]bool{}
+	for _, r := range rs {
+		if done[r.Device] {
+			continue
+		}
+		done[r.Device] = true
+		if v := rs.Judge(r.Device); v.PassOver {
+			out[r.Device] = v.Reason()
+		}
+	}
+	return out
 }
 
 // DeviceSummary is one device's line in `doctor --history`.

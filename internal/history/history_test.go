@@ -116,26 +116,67 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-func TestMostlyFailing(t *testing.T) {
+func TestJudge(t *testing.T) {
 	f := Record{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"}
+	o := Record{Device: "mps", Outcome: Failure, Category: "out_of_memory"}
 	s := Record{Device: "mps", Outcome: Success}
+	u := Record{Device: "mps", Outcome: Unrelated, Category: "unknown"}
+	i := Record{Device: "mps", Outcome: Interrupted}
+	c := Record{Device: "cpu", Outcome: Failure, Category: "out_of_memory"}
+	att := func(r Record, run string, n int) Record { r.Run, r.Attempt = run, n; return r }
 	tests := []struct {
-		name    string
-		rs      Records
-		want    bool
-		wantCat string
+		name string
+		rs   Records
+		want Verdict
 	}{
-		{"four failures in the last five runs is mostly failing", Records{s, s, s, f, f, s, f, f}, true, "mps_unsupported_op"},
-		{"five successes in the last five runs is healthy", Records{f, f, f, s, s, s, s, s}, false, ""},
-		{"fewer runs than the minimum never condemns a device", Records{f}, false, ""},
+		{"a device with no record is not judged", nil, Verdict{Device: "mps"}},
+		{"four successes in the last five runs (0.8) is kept", Records{f, f, s, s, f, s, s}, Verdict{Device: "mps", Runs: 5, Successes: 4, Rate: 0.8, TopCategory: "mps_unsupported_op"}},
+		{"three successes in the last five runs (0.6) is passed over", Records{s, s, s, f, s, o, s}, Verdict{Device: "mps", Runs: 5, Successes: 3, Rate: 0.6, PassOver: true, TopCategory: "mps_unsupported_op"}},
+		{"only the last five runs count", Records{f, f, f, f, s, s, s, s, s}, Verdict{Device: "mps", Runs: 5, Successes: 5, Rate: 1}},
+		{"one failed run out of one is below 0.8", Records{o}, Verdict{Device: "mps", Runs: 1, Rate: 0, PassOver: true, TopCategory: "out_of_memory"}},
+		{"unrelated and interrupted runs and other devices do not count", Records{s, u, i, c, s}, Verdict{Device: "mps", Runs: 2, Successes: 2, Rate: 1}},
+		{"a run that recovered after an OOM counts once, as a success", Records{s, s, att(o, "r1", 1), att(o, "r1", 2), att(s, "r1", 3)}, Verdict{Device: "mps", Runs: 3, Successes: 3, Rate: 1}},
+		{"a run whose last attempt on the device failed counts once, as a failure", Records{s, s, s, att(s, "r2", 1), att(o, "r3", 1), att(o, "r3", 2)}, Verdict{Device: "mps", Runs: 5, Successes: 4, Rate: 0.8, TopCategory: "out_of_memory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, cat := tt.rs.MostlyFailing("mps", 5, 3)
-			if got != tt.want || cat != tt.wantCat {
-				t.Errorf("MostlyFailing = %v, %q; want %v, %q", got, cat, tt.want, tt.wantCat)
+			if d := cmp.Diff(tt.want, tt.rs.Judge("mps")); d != "" {
+				t.Errorf("Judge (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestPassOverNamesEveryFailingDevice(t *testing.T) {
+	rs := Records{
+		{Device: "cuda", Outcome: Failure, Category: "out_of_memory"},
+		{Device: "cpu", Outcome: Success},
+		{Device: "mps", Outcome: Success},
+		{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"},
+	}
+	got := rs.PassOver()
+	want := map[string]string{
+		"cuda": "cuda: 0 of its last 1 recorded runs succeeded (0%, below 80%), most often out_of_memory; see devctl history",
+		"mps":  "mps: 1 of its last 2 recorded runs succeeded (50%, below 80%), most often mps_unsupported_op; see devctl history",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("PassOver (-want +got):\n%s", d)
+	}
+}
+
+func TestClear(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	if err := Clear(p); err != nil {
+		t.Errorf("clearing a missing history: %v", err)
+	}
+	if err := AppendFile(p, Record{Device: "cpu", Outcome: Success}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Clear(p); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := LoadFile(p); err != nil || len(rs) != 0 {
+		t.Errorf("after Clear: %v, %v; want empty", rs, err)
 	}
 }
 

@@ -160,6 +160,9 @@ type Selection struct {
 	Chosen    string `json:"chosen" yaml:"chosen"`
 	FellBack  bool   `json:"fell_back" yaml:"fell_back"`
 	Reason    string `json:"reason" yaml:"reason"`
+	// PassedOver gives the history rule's reason for each backend it
+	// passed over (see internal/history: Judge).
+	PassedOver []string `json:"passed_over,omitempty" yaml:"passed_over,omitempty"`
 }
 
 // Ptr returns a pointer to v; report fields use pointers for "unknown".

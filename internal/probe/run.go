@@ -27,6 +27,10 @@ type Options struct {
 	// Sweep, when set, runs after the drivers: it returns the accelerators
 	// the kernel shows that no driver answered for (see Unanswered).
 	Sweep Sweep
+	// PassOver names the backends whose run history fails the history rule,
+	// with the reason to show; automatic selection passes them over for
+	// the next backend in priority. An explicit Preferred device wins.
+	PassOver map[string]string
 }
 
 // Unanswered is an accelerator on the bus that the named driver did not

@@ -129,6 +129,10 @@ func TestSelect(t *testing.T) {
 		{name: "a missing device without fallback is an error", opts: Options{Preferred: "mps"}, wantErr: true},
 		{name: "a missing device with fallback falls back by priority", opts: Options{Preferred: "tpu", FallbackEnabled: true}, chosen: "cuda:0", fellBack: true},
 		{name: "a missing index is not silently another index", opts: Options{Preferred: "cuda:7"}, wantErr: true},
+		{name: "a backend failing the history rule is passed over for the next in priority", opts: Options{PassOver: map[string]string{"cuda": "cuda: 1 of 5"}}, chosen: "cpu", fellBack: true},
+		{name: "an explicit device wins over the history rule", opts: Options{Preferred: "cuda:1", PassOver: map[string]string{"cuda": "cuda: 1 of 5"}}, chosen: "cuda:1"},
+		{name: "when every backend fails the history rule the first is used anyway", opts: Options{PassOver: map[string]string{"cuda": "x", "cpu": "y"}}, chosen: "cuda:0"},
+		{name: "the history rule of an absent backend changes nothing", opts: Options{PassOver: map[string]string{"mps": "x"}}, chosen: "cuda:0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,9 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 		if d := findDevice(devices, pref); d != nil {
 			sel.Chosen = d.ID
 			sel.Reason = fmt.Sprintf("requested %s", pref)
+			if why, bad := opts.PassOver[string(d.Backend)]; bad {
+				sel.Reason += "; used although the history rule would pass it over: " + why
+			}
 			return sel, nil
 		}
 		if !opts.FallbackEnabled {
@@ -35,14 +38,41 @@ func Select(devices []Device, opts Options) (*Selection, error) {
 		sel.FellBack = true
 		sel.Reason = fmt.Sprintf("%s is not available on this machine; fell back by platform priority", pref)
 	}
+	// The history rule: a backend whose recent runs mostly failed
+	// (opts.PassOver) is passed over for the next present one, unless
+	// every present backend is.
+	var present []*Device
 	for _, b := range priority {
 		if d := findDevice(devices, string(b)); d != nil {
-			sel.Chosen = d.ID
-			if sel.Reason == "" {
-				sel.Reason = fmt.Sprintf("first available backend in platform priority %v", priority)
-			}
-			return sel, nil
+			present = append(present, d)
 		}
+	}
+	var passed []string
+	for _, d := range present {
+		if why, bad := opts.PassOver[string(d.Backend)]; bad {
+			passed = append(passed, why)
+			continue
+		}
+		sel.Chosen = d.ID
+		if sel.Reason == "" {
+			sel.Reason = fmt.Sprintf("first available backend in platform priority %v", priority)
+		}
+		if len(passed) > 0 {
+			sel.FellBack = true
+			sel.PassedOver = passed
+			sel.Reason = fmt.Sprintf("passed over by the history rule: %s; next in platform priority %v: %s", strings.Join(passed, "; "), priority, d.Backend)
+		}
+		return sel, nil
+	}
+	if len(present) > 0 {
+		d := present[0]
+		sel.Chosen = d.ID
+		if sel.Reason == "" {
+			sel.Reason = fmt.Sprintf("first available backend in platform priority %v", priority)
+		}
+		sel.PassedOver = passed
+		sel.Reason += fmt.Sprintf("; every present backend fails the history rule, so %s is used anyway: %s", d.Backend, strings.Join(passed, "; "))
+		return sel, nil
 	}
 	// Nothing in the priority list: take any usable device, else the CPU id.
 	if d := firstUsable(devices); d != nil {

@@ -38,7 +38,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "%s %s\n", st.Warn(fmt.Sprintf("%-19s", "Not usable:")), clean(n))
 	}
-	if r.Selection != nil && r.Selection.FellBack {
+	if r.Selection != nil && (r.Selection.FellBack || len(r.Selection.PassedOver) > 0) {
 		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), clean(r.Selection.Reason))
 	}
 	h := r.Host

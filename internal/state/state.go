@@ -302,6 +302,29 @@ func lock(path string, wait time.Duration) (unlock func(), err error) {
 	}
 }
 
+// Clear empties the log at path under its lock, so a writer appending at
+// the same moment lands either before (and is cleared) or after (and is
+// kept), never into a removed file. A missing file is already clear.
+func Clear(path string) error {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	unlock, err := lock(path+".lock", Limits{}.withDefaults().LockWait)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer unlock()
+	f, err := openRegular(path, os.O_RDWR)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // Read decodes the newest MaxRecords well-formed lines of path into T,
 // oldest first. Malformed and over-long lines are skipped: a damaged history
 // must not stop a command, nor hide the records after the damage.

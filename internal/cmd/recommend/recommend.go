@@ -151,21 +151,40 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	res, err := Compute(ctx, o)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case report.JSON:
+		return report.WriteJSON(f.IO.Out, res)
+	case report.Env:
+		return report.RecommendEnv(f.IO.Out, res)
+	default:
+		return report.RecommendTable(f.IO.Out, res, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	}
+}
+
+// Compute completes the options, validates and recommends, printing
+// nothing. `devctl run` starts its command with the environment of this
+// result, the same variables `recommend -o env` prints.
+func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
+	f := o.Factory
 	for _, p := range []*string{&o.Mode, &o.Optimizer, &o.Recompute, &o.Convention, &o.Offload, &o.Strategy} {
 		*p = strings.ToLower(strings.TrimSpace(*p))
 	}
 	if err := validate(o); err != nil {
-		return err
+		return nil, err
 	}
 	model, source, err := o.loadModel()
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// --strategy feeds device.memory_strategy like a config flag; "auto"
 	// leaves the config alone and lets recommend choose by model size.
 	if prev, ok := f.Global.ConfigFlags["device.memory_strategy"]; ok && o.Strategy != "auto" && !strings.EqualFold(strings.TrimSpace(prev.Value), o.Strategy) {
-		return cmdutil.Usagef("--strategy %s conflicts with %s %s: give one of them", o.Strategy, prev.Name, prev.Value)
+		return nil, cmdutil.Usagef("--strategy %s conflicts with %s %s: give one of them", o.Strategy, prev.Name, prev.Value)
 	}
 	if o.Strategy != "auto" {
 		f.Global.ConfigFlags["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: o.Strategy}
@@ -177,7 +196,7 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Device != "" {
 		devices, err := recommend.LoadDevices(configs.DevicesYAML)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		catDev, isCatalogue = recommend.FindDevice(devices, o.Device)
 		if !isCatalogue {
@@ -187,14 +206,14 @@ func Run(ctx context.Context, o *Options) error {
 				if s := recommend.Closest(o.Device, names); s != "" {
 					msg = fmt.Sprintf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", o.Device, s, strings.Join(names, ", "))
 				}
-				return cmdutil.Usagef("%s", msg)
+				return nil, cmdutil.Usagef("%s", msg)
 			}
 			f.Global.ConfigFlags["device.preferred"] = config.Flag{Name: "--device", Value: strings.ToLower(o.Device)}
 		}
 	}
 	cfg, err := f.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d := cfg.Device
 
@@ -205,11 +224,11 @@ func Run(ctx context.Context, o *Options) error {
 	} else {
 		rep, _, err := cmdutil.RunProbe(ctx, f, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		target, err = recommend.TargetFromProbe(rep)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if rep.Selection != nil {
 			fellBack = rep.Selection.Reason
@@ -218,7 +237,7 @@ func Run(ctx context.Context, o *Options) error {
 			}
 		}
 		if o.Devices > target.Count && target.Backend != "cpu" {
-			return cmdutil.Usagef("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", o.Devices, target.Count, target.Backend, o.Devices)
+			return nil, cmdutil.Usagef("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", o.Devices, target.Count, target.Backend, o.Devices)
 		}
 		if o.Devices > 1 {
 			target.Count = o.Devices
@@ -242,23 +261,15 @@ func Run(ctx context.Context, o *Options) error {
 	res, err := recommend.Recommend(in)
 	if err != nil {
 		if errors.Is(err, recommend.ErrContradiction) {
-			return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), recommend.ErrContradiction.Error()+": "))
+			return nil, cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), recommend.ErrContradiction.Error()+": "))
 		}
-		return err
+		return nil, err
 	}
 	if fellBack != "" {
 		res.Reasons = append([]recommend.Reason{{Decision: "device", Choice: target.Name, Why: fellBack}}, res.Reasons...)
 	}
 	addHistory(f, res)
-
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(f.IO.Out, res)
-	case report.Env:
-		return report.RecommendEnv(f.IO.Out, res)
-	default:
-		return report.RecommendTable(f.IO.Out, res, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
-	}
+	return res, nil
 }
 
 // loadModel resolves --model-params, --model or --model-config.

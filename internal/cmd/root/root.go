@@ -21,6 +21,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/bench"
 	"github.com/devctl/devctl/internal/cmd/configcmd"
 	"github.com/devctl/devctl/internal/cmd/doctor"
+	"github.com/devctl/devctl/internal/cmd/historycmd"
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
 	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
@@ -165,6 +166,7 @@ wrong when things break.`,
 	cmd.AddCommand(bench.NewCmdBench(f, nil))
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
+	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
 	return cmd
 }
 
