@@ -57,8 +57,12 @@ type Summary struct {
 	SupportsFP16           bool            `json:"supports_fp16" yaml:"supports_fp16"`
 	SupportsBF16           bool            `json:"supports_bf16" yaml:"supports_bf16"`
 	Supports8Bit           bool            `json:"supports_8bit" yaml:"supports_8bit"`
-	MemoryStrategy         string          `json:"memory_strategy" yaml:"memory_strategy"`
-	MemoryFraction         float64         `json:"memory_fraction" yaml:"memory_fraction"`
+	// SupportsFP8 and Architecture are the default device's, so a summary
+	// can print the precisions and generation its device rows show.
+	SupportsFP8    bool    `json:"supports_fp8" yaml:"supports_fp8"`
+	Architecture   *string `json:"architecture" yaml:"architecture"`
+	MemoryStrategy string  `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction float64 `json:"memory_fraction" yaml:"memory_fraction"`
 	// UnusableDevices counts accelerators on the bus that cannot be used
 	// from here; Notes says so in words, one line per backend.
 	UnusableDevices int      `json:"unusable_device_count" yaml:"unusable_device_count"`

@@ -154,6 +154,8 @@ func Summarize(devices []Device, chosen string, platforms []*Platform, opts Opti
 	s.SupportsFP16 = def.SupportsFP16
 	s.SupportsBF16 = def.SupportsBF16
 	s.Supports8Bit = def.Supports8Bit
+	s.SupportsFP8 = def.SupportsFP8
+	s.Architecture = def.Architecture
 	s.SupportsMixedPrecision = def.SupportsFP16 || def.SupportsBF16
 	s.SupportsDistributed = def.Backend != "cpu" && s.DeviceCount > 1
 	for _, p := range platforms {

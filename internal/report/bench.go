@@ -20,8 +20,19 @@ import (
 // run.
 func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 	h := r.Host
-	fmt.Fprintf(w, "%s %s, %d logical CPUs, %s memory; %d thread%s; %s\n",
-		st.Label("Host:"), clean(benchOrDash(h.CPUModel)), h.LogicalCPUs, units.FromMiB(h.MemoryTotalMB).Short(), r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
+	cpus, mem := "logical CPUs unknown", "memory unknown"
+	if h.LogicalCPUs > 0 {
+		cpus = fmt.Sprintf("%d logical CPUs", h.LogicalCPUs)
+	}
+	if h.MemoryTotalMB > 0 {
+		mem = units.FromMiB(h.MemoryTotalMB).Short() + " memory"
+	}
+	model := h.CPUModel
+	if model == "" {
+		model = "CPU model unknown"
+	}
+	fmt.Fprintf(w, "%s %s, %s, %s; %d thread%s; %s\n",
+		st.Label("Host:"), clean(model), cpus, mem, r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
 	if c := r.Conditions; c != nil {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Machine:"), benchConditions(c, st))
 	}
@@ -241,13 +252,6 @@ func benchInt(p *int) string {
 		return "?"
 	}
 	return strconv.Itoa(*p)
-}
-
-func benchOrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func benchPlural(n int) string {

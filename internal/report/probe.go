@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/probe"
@@ -20,18 +21,14 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	kv := [][2]string{
 		{"Backend:", string(s.Backend)},
 		{"Device Type:", s.DeviceType},
-		{"Device Count:", strconv.Itoa(s.DeviceCount)},
-		{"GPU Count:", strconv.Itoa(s.GPUCount)},
-		{"Memory Strategy:", s.MemoryStrategy},
-		{"Memory Fraction:", strconv.FormatFloat(s.MemoryFraction, 'g', -1, 64)},
-		{"Default Device:", s.DefaultDevice},
-		{"CUDA Version:", orNA(s.CUDAVersion)},
-		{"Compute Capability:", orNA(s.ComputeCapability)},
 	}
-	if s.DriverVersion != nil {
-		kv = append(kv, [2]string{"Driver Version:", *s.DriverVersion})
-	}
-	kv = append(kv, [2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, false)})
+	kv = append(kv, backendLines(s)...)
+	kv = append(kv,
+		[2]string{"Memory Strategy:", s.MemoryStrategy},
+		[2]string{"Memory Fraction:", strconv.FormatFloat(s.MemoryFraction, 'g', -1, 64)},
+		[2]string{"Default Device:", s.DefaultDevice},
+		[2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, s.SupportsFP8)},
+	)
 	for _, p := range kv {
 		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), clean(p[1]))
 	}
@@ -83,6 +80,32 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 		}
 	}
 	return nil
+}
+
+// backendLines are the summary lines that mean something for the default
+// device's backend: CUDA and compute capability for NVIDIA, the TPU
+// generation, chip count and HBM per chip for a TPU, and so on.
+func backendLines(s probe.Summary) [][2]string {
+	mem := func(label string) [2]string { return [2]string{label, mb(s.TotalMemoryMB)} }
+	var kv [][2]string
+	switch s.Backend {
+	case backend.CUDA:
+		kv = [][2]string{{"Device Count:", strconv.Itoa(s.DeviceCount)}, {"GPU Count:", strconv.Itoa(s.GPUCount)}, mem("GPU Memory:"),
+			{"CUDA Version:", orNA(s.CUDAVersion)}, {"Compute Capability:", orNA(s.ComputeCapability)}}
+	case backend.XLA:
+		kv = [][2]string{{"TPU Generation:", orNA(s.Architecture)}, {"TPU Chips:", strconv.Itoa(s.DeviceCount)}, mem("HBM per Chip:")}
+	case backend.Neuron:
+		kv = [][2]string{{"Neuron Generation:", orNA(s.Architecture)}, {"Neuron Devices:", strconv.Itoa(s.DeviceCount)}, mem("Device Memory:")}
+	case backend.ROCm, backend.XPU, backend.MPS:
+		kv = [][2]string{{"Device Count:", strconv.Itoa(s.DeviceCount)}, {"GPU Count:", strconv.Itoa(s.GPUCount)}, mem("GPU Memory:"),
+			{"Architecture:", orNA(s.Architecture)}}
+	default:
+		kv = [][2]string{{"Device Count:", strconv.Itoa(s.DeviceCount)}, {"GPU Count:", strconv.Itoa(s.GPUCount)}}
+	}
+	if s.DriverVersion != nil {
+		kv = append(kv, [2]string{"Driver Version:", *s.DriverVersion})
+	}
+	return kv
 }
 
 func orNA(p *string) string {

@@ -147,7 +147,9 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: probe failed, theoretical figures may be missing: %v\n", perr)
 	}
 	m := bench.Facts(h, rep)
-	if m.LogicalCPUs == 0 {
+	if m.LogicalCPUs == 0 && f.Global.Sysroot == "" && f.Global.From == "" {
+		// Only this machine's count: a replayed tree that does not say
+		// stays unknown rather than borrowing the runner's.
 		m.LogicalCPUs = runtime.NumCPU()
 	}
 	threads := opts.Threads

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,11 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 			st, err := os.Stat(g.Sysroot)
 			if err == nil && !st.IsDir() {
 				err = errors.New("not a directory")
+			}
+			if err == nil && !isDir(filepath.Join(g.Sysroot, "proc")) && !isDir(filepath.Join(g.Sysroot, "sys")) {
+				// An empty or unrelated directory would give an empty
+				// report with exit 0: say so instead.
+				err = errors.New("it has neither proc/ nor sys/")
 			}
 			if err != nil {
 				return nil, cmdutil.Usagef("invalid %s %q: %v; want a directory holding a machine's proc/ and sys/ trees", name, g.Sysroot, unwrapPath(err))
@@ -266,4 +272,9 @@ func ExitCode(err error) int {
 	default:
 		return cmdutil.ExitRuntime
 	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
