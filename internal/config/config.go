@@ -40,11 +40,49 @@ type Device struct {
 type Config struct {
 	Device Device
 	// Sources maps each key ("device.preferred") to where its value came
-	// from: "default", "file <path>", "env DEVCTL_DEVICE" or "flag --device".
-	Sources map[string]string
+	// from.
+	Sources map[string]Source
 	// File is the user file that was read, or "".
 	File string
 }
+
+// Layer is one level of the configuration, in rising precedence.
+type Layer int
+
+// The layers: a value from a higher layer wins.
+const (
+	LayerDefault Layer = iota // configs/default.yaml, built in
+	LayerFile                 // the user file
+	LayerEnv                  // a DEVCTL_* variable
+	LayerFlag                 // a command-line flag
+)
+
+// Source says where a value came from: its layer and, for the layers
+// above the defaults, the file path, variable or flag name.
+type Source struct {
+	Layer Layer
+	Name  string
+}
+
+// Default is the source of a value nobody set.
+var Default = Source{Layer: LayerDefault}
+
+// String is the source as `config show` prints it: "default",
+// "file <path>", "env DEVCTL_DEVICE" or "flag --device".
+func (s Source) String() string {
+	switch s.Layer {
+	case LayerFile:
+		return "file " + s.Name
+	case LayerEnv:
+		return "env " + s.Name
+	case LayerFlag:
+		return "flag " + s.Name
+	}
+	return "default"
+}
+
+// MarshalText writes the source as String does, for JSON and YAML.
+func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Keys lists every configuration key, in display order.
 var Keys = []string{
@@ -115,9 +153,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err != nil {
 		return nil, fmt.Errorf("built-in defaults: %w", err)
 	}
-	cfg := &Config{Sources: map[string]string{}}
+	cfg := &Config{Sources: map[string]Source{}}
 	for _, k := range Keys {
-		cfg.Sources[k] = "default"
+		cfg.Sources[k] = Default
 	}
 
 	file, explicit := opts.File, opts.File != ""
@@ -137,7 +175,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			}
 			cfg.File = file
 			for _, k := range keys {
-				cfg.Sources[k] = "file " + file
+				cfg.Sources[k] = Source{LayerFile, file}
 			}
 		case explicit:
 			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, err)
@@ -152,12 +190,12 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if val, set := lookup(name); set && strings.TrimSpace(val) != "" {
 			v.Set(k, strings.TrimSpace(val))
-			cfg.Sources[k] = "env " + name
+			cfg.Sources[k] = Source{LayerEnv, name}
 		}
 	}
 	for k, f := range opts.Flags {
 		v.Set(k, f.Value)
-		cfg.Sources[k] = "flag " + f.Name
+		cfg.Sources[k] = Source{LayerFlag, f.Name}
 	}
 	if err := decode(v, cfg); err != nil {
 		return nil, err
@@ -267,7 +305,7 @@ func kindName(v any) string {
 
 func decode(v *viper.Viper, cfg *Config) error {
 	d := &cfg.Device
-	src := func(k string) string { return cfg.Sources[k] }
+	src := func(k string) string { return cfg.Sources[k].String() }
 	raw := strings.TrimSpace(v.GetString("device.preferred"))
 	pref, err := backend.ParsePreference(raw)
 	if err != nil {
@@ -313,35 +351,22 @@ func decode(v *viper.Viper, cfg *Config) error {
 // over a file, say) wins and makes the strategy custom; a strategy set at a
 // higher layer wins over a fraction. Both set at the same layer and
 // disagreeing is an error.
-func resolveStrategy(d *Device, sources map[string]string) error {
+func resolveStrategy(d *Device, sources map[string]Source) error {
 	if d.MemoryStrategy == "custom" {
 		return nil
 	}
 	want := StrategyFraction[d.MemoryStrategy]
-	fracRank, stratRank := layer(sources["device.memory_fraction"]), layer(sources["device.memory_strategy"])
+	fracRank, stratRank := sources["device.memory_fraction"].Layer, sources["device.memory_strategy"].Layer
 	switch {
 	case fracRank > stratRank:
 		d.MemoryStrategy = "custom"
-	case fracRank == stratRank && fracRank > 0 && d.MemoryFraction != want:
+	case fracRank == stratRank && fracRank > LayerDefault && d.MemoryFraction != want:
 		return fmt.Errorf("%w: device.memory_fraction %g conflicts with device.memory_strategy %s (%g), both from %s: set memory_strategy to custom to use your own fraction",
 			ErrInvalid, d.MemoryFraction, d.MemoryStrategy, want, sources["device.memory_strategy"])
 	default:
 		d.MemoryFraction = want
 	}
 	return nil
-}
-
-// layer ranks a source: default < file < env < flag.
-func layer(source string) int {
-	switch {
-	case strings.HasPrefix(source, "flag "):
-		return 3
-	case strings.HasPrefix(source, "env "):
-		return 2
-	case strings.HasPrefix(source, "file "):
-		return 1
-	}
-	return 0
 }
 
 // ParseFraction accepts a number in (0, 1].

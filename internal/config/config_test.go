@@ -40,7 +40,7 @@ func TestLoadDefaultsNeedNoFile(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	for _, k := range Keys {
-		if cfg.Sources[k] != "default" {
+		if cfg.Sources[k] != Default {
 			t.Errorf("source of %s = %q, want default", k, cfg.Sources[k])
 		}
 	}
@@ -140,7 +140,7 @@ func TestLoadLayers(t *testing.T) {
 				t.Errorf("%s: %+v", msg, cfg.Device)
 			}
 			for k, v := range tt.sources {
-				if cfg.Sources[k] != v {
+				if cfg.Sources[k].String() != v {
 					t.Errorf("source of %s = %q, want %q", k, cfg.Sources[k], v)
 				}
 			}

@@ -73,7 +73,7 @@ func RunShow(opts *ShowOptions) error {
 	}
 	out := Shown{File: cfg.File}
 	for _, k := range config.Keys {
-		out.Settings = append(out.Settings, Setting{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k]})
+		out.Settings = append(out.Settings, Setting{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k].String()})
 	}
 	switch format {
 	case report.JSON:

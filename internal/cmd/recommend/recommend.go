@@ -245,17 +245,17 @@ func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
 	}
 
 	in := recommend.Input{
-		Model: model, ModelSource: source, Mode: o.Mode, Precision: d.Precision, PrecisionSource: cfg.Sources["device.precision"],
+		Model: model, ModelSource: source, Mode: o.Mode, Precision: d.Precision, PrecisionSource: cfg.Sources["device.precision"].String(),
 		BatchSize: o.BatchSize, SeqLen: o.SeqLen, Optimizer: o.Optimizer, Recompute: o.Recompute,
 		Convention: o.Convention, Offload: o.Offload, OffloadParams: o.OffloadParams, ZeROStage: o.ZeROStage,
 		Devices: o.Devices, Target: target, CPUFallback: d.FallbackEnabled,
 		Strategy: "auto",
 	}
-	if cfg.Sources["device.memory_strategy"] != "default" || cfg.Sources["device.memory_fraction"] != "default" || d.MemoryStrategy == "custom" {
+	if cfg.Sources["device.memory_strategy"] != config.Default || cfg.Sources["device.memory_fraction"] != config.Default || d.MemoryStrategy == "custom" {
 		in.Strategy, in.Fraction = d.MemoryStrategy, d.MemoryFraction
-		in.StrategySource = cfg.Sources["device.memory_strategy"]
-		if d.MemoryStrategy == "custom" && cfg.Sources["device.memory_fraction"] != "default" {
-			in.StrategySource = cfg.Sources["device.memory_fraction"]
+		in.StrategySource = cfg.Sources["device.memory_strategy"].String()
+		if d.MemoryStrategy == "custom" && cfg.Sources["device.memory_fraction"] != config.Default {
+			in.StrategySource = cfg.Sources["device.memory_fraction"].String()
 		}
 	}
 	res, err := recommend.Recommend(in)
