@@ -76,7 +76,10 @@ func Facts(h *host.Host, rep *probe.Report) Machine {
 					m.Cores = *d.Cores
 				}
 				if d.MaxFreqMHz != nil && *d.MaxFreqMHz > 0 {
-					src, _ := d.Extra["max_frequency_source"].(string)
+					var src string
+					if d.CPU != nil {
+						src = d.CPU.MaxFrequencySource
+					}
 					if strings.Contains(src, "current clock") {
 						// /proc/cpuinfo's "cpu MHz" without cpufreq (VMs): the
 						// base or current clock, not a maximum; turbo runs

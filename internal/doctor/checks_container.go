@@ -3,6 +3,8 @@ package doctor
 import (
 	"context"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe/nvidia"
 )
 
 // inContainer names the container runtime the host runs in, or "".
@@ -56,7 +58,7 @@ func runContainerGPU(ctx context.Context, e *Env) Finding {
 	if nv == nil || !nv.InitTried {
 		return Finding{Status: Pass, Msg: "pass_nodes", Args: Args{"kind": kind}, Evidence: ev}
 	}
-	if nv.InitTried && !nv.InitOK && (nv.InitReturn == "ERROR_UNKNOWN" || nv.InitReturn == "ERROR_NO_PERMISSION") {
+	if nv.InitTried && !nv.InitOK && (nv.InitReturn == nvidia.ErrUnknown.Name() || nv.InitReturn == nvidia.ErrNoPermission.Name()) {
 		ev = append(ev, Evidence{"nvmlInit_v2", nv.InitReturn})
 		return Finding{Status: Fail, Msg: "lost", Args: Args{"kind": kind, "ret": nv.InitReturn}, Evidence: ev}
 	}

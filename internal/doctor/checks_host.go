@@ -284,8 +284,8 @@ var checkPCIeLink = &Check{
 // so the online count it keeps in extra is preferred.
 func hostCPUs(e *Env) int {
 	for _, d := range e.Devices("cpu") {
-		if n, ok := d.Extra["online_cpus"].(int); ok && n > 0 {
-			return n
+		if d.CPU != nil && d.CPU.OnlineCPUs > 0 {
+			return d.CPU.OnlineCPUs
 		}
 		if d.LogicalCPUs != nil && *d.LogicalCPUs > 0 {
 			return *d.LogicalCPUs

@@ -23,11 +23,11 @@ func FromRaw(r *nvidia.Raw) *NVState {
 	s := &NVState{Source: r.Source}
 	if r.InitRet != nil {
 		s.InitTried = true
-		s.InitCode = *r.InitRet
+		s.InitCode = int(*r.InitRet)
 		s.InitOK = *r.InitRet == nvidia.Success
 		if !s.InitOK {
-			s.InitReturn = nvidia.ReturnName(*r.InitRet)
-			s.InitMeaning = nvidia.ReturnMeaning(*r.InitRet)
+			s.InitReturn = r.InitRet.Name()
+			s.InitMeaning = r.InitRet.Meaning()
 		}
 	} else if r.NVMLError != "" && r.Source == nvidia.SourceNVML {
 		// NVML was asked but gave no return code: it hung or broke.

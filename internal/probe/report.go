@@ -112,6 +112,9 @@ type Device struct {
 	// Accelerator detail that differs by family; nil when not known.
 	Link  *PCIeLink      `json:"pcie_link,omitempty" yaml:"pcie_link,omitempty"`
 	Extra map[string]any `json:"extra,omitempty" yaml:"extra,omitempty"`
+	// CPU holds the CPU device's extra facts typed, for the commands that
+	// read them (doctor, bench); Extra shows the same facts in the report.
+	CPU *CPUExtra `json:"-" yaml:"-"`
 }
 
 // Device states of functions on the bus that cannot be used from here.
@@ -171,3 +174,42 @@ type Selection struct {
 
 // Ptr returns a pointer to v; report fields use pointers for "unknown".
 func Ptr[T any](v T) *T { return &v }
+
+// CPUExtra are the CPU device's facts beyond the common fields. Zero
+// values are unknown and left out of the report.
+type CPUExtra struct {
+	// OnlineCPUs is the online CPU count, set only when it differs from
+	// the logical CPUs this process may use (a cpuset narrows those).
+	OnlineCPUs int
+	// CPUSet is the cgroup cpuset ("0-3,8").
+	CPUSet string
+	// MaxFrequencySource says where max_frequency_mhz came from
+	// ("cpufreq cpuinfo_max_freq", "/proc/cpuinfo current clock", ...).
+	MaxFrequencySource string
+	// PerformanceCores and EfficiencyCores split a hybrid CPU's cores.
+	PerformanceCores, EfficiencyCores int
+}
+
+// Map is the report's "extra" object for these facts; nil when none is known.
+func (c CPUExtra) Map() map[string]any {
+	m := map[string]any{}
+	if c.OnlineCPUs > 0 {
+		m["online_cpus"] = c.OnlineCPUs
+	}
+	if c.CPUSet != "" {
+		m["cpuset"] = c.CPUSet
+	}
+	if c.MaxFrequencySource != "" {
+		m["max_frequency_source"] = c.MaxFrequencySource
+	}
+	if c.PerformanceCores > 0 {
+		m["performance_cores"] = c.PerformanceCores
+	}
+	if c.EfficiencyCores > 0 {
+		m["efficiency_cores"] = c.EfficiencyCores
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

@@ -128,24 +128,12 @@ func device(f Facts) probe.Device {
 	if f.MaxMHz > 0 {
 		d.MaxFreqMHz = probe.Ptr(math.Round(f.MaxMHz*10) / 10)
 	}
-	extra := map[string]any{}
+	x := probe.CPUExtra{CPUSet: f.CPUSet, MaxFrequencySource: f.MHzSource, PerformanceCores: f.PerfCores, EfficiencyCores: f.EffCores}
 	if f.Online > 0 && f.Online != f.Logical {
-		extra["online_cpus"] = f.Online
+		x.OnlineCPUs = f.Online
 	}
-	if f.CPUSet != "" {
-		extra["cpuset"] = f.CPUSet
-	}
-	if f.MHzSource != "" {
-		extra["max_frequency_source"] = f.MHzSource
-	}
-	if f.PerfCores > 0 {
-		extra["performance_cores"] = f.PerfCores
-	}
-	if f.EffCores > 0 {
-		extra["efficiency_cores"] = f.EffCores
-	}
-	if len(extra) > 0 {
-		d.Extra = extra
+	if m := x.Map(); m != nil {
+		d.CPU, d.Extra = &x, m
 	}
 	return d
 }

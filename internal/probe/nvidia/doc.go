@@ -11,5 +11,5 @@
 //     and /proc/driver/nvidia/version parsing live here too.
 //
 // The doctor command reads the same Raw (probe.Result.Raw is a *Raw) and uses
-// ReturnName/ReturnMeaning, so nothing outside this package imports go-nvml.
+// Return.Name/Meaning, so nothing outside this package imports go-nvml.
 package nvidia

@@ -151,13 +151,13 @@ func queryNVML(ctx context.Context, h *host.Host) (*Raw, string) {
 	case *raw.InitRet == ErrLibraryNotFound:
 		return raw, "NVML library not found"
 	case *raw.InitRet != Success:
-		return raw, "NVML init failed: " + describeReturn(*raw.InitRet)
+		return raw, "NVML init failed: " + raw.InitRet.String()
 	case !raw.DeviceCount.OK():
 		code := ErrUnknown
 		if raw.DeviceCount != nil {
 			code = raw.DeviceCount.Ret
 		}
-		return raw, "NVML could not count GPUs: " + describeReturn(code)
+		return raw, "NVML could not count GPUs: " + code.String()
 	}
 	return raw, ""
 }

@@ -128,7 +128,7 @@ func TestProbeFallsBackToNvidiaSMI(t *testing.T) {
 		wantCUDA    *string
 		wantDriver  string
 		wantDetail  string
-		wantInitRet *int
+		wantInitRet *Return
 	}{
 		{
 			name: "NVML library missing: nvidia-smi lists the GPUs and the CUDA version", nvml: notFound,

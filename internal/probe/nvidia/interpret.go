@@ -125,9 +125,9 @@ func device(g GPU) probe.Device {
 	}
 	if g.Lost || g.HandleRet == ErrGPUIsLost {
 		extra["lost"] = true
-		extra["error"] = describeReturn(ErrGPUIsLost)
+		extra["error"] = ErrGPUIsLost.String()
 	} else if g.HandleRet != Success {
-		extra["error"] = "no handle: " + describeReturn(g.HandleRet)
+		extra["error"] = "no handle: " + g.HandleRet.String()
 	}
 	if len(extra) > 0 {
 		d.Extra = extra
@@ -238,7 +238,7 @@ func Detail(r *Raw) string {
 		parts = append(parts, "CUDA "+CUDAVersionString(v))
 	}
 	if len(lost) > 0 {
-		parts = append(parts, fmt.Sprintf("%s lost (%s)", strings.Join(lost, ", "), ReturnName(ErrGPUIsLost)))
+		parts = append(parts, fmt.Sprintf("%s lost (%s)", strings.Join(lost, ", "), ErrGPUIsLost.Name()))
 	}
 	if r.Incomplete {
 		parts = append(parts, "incomplete: deadline reached")

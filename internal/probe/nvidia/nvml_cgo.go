@@ -135,13 +135,13 @@ func (c *collector) has(sym string) (ok bool) {
 }
 
 // callRet runs a call that only returns a code; a panic is ERROR_UNKNOWN.
-func callRet(f func() nvml.Return) (ret int) {
+func callRet(f func() nvml.Return) (ret Return) {
 	defer func() {
 		if recover() != nil {
 			ret = ErrUnknown
 		}
 	}()
-	return int(f())
+	return Return(f())
 }
 
 // ask runs one NVML call. A panic becomes ERROR_NOT_SUPPORTED; a lost GPU
@@ -157,7 +157,7 @@ func ask[T any](g *GPU, f func() (T, nvml.Return)) (a *Answer[T]) {
 	}()
 	v, ret := f()
 	if ret != nvml.SUCCESS {
-		return Fail[T](int(ret))
+		return Fail[T](Return(ret))
 	}
 	return Ok(v)
 }

@@ -317,7 +317,7 @@ func TestCollectInitFailures(t *testing.T) {
 				t.Errorf("status %s %q, want %s containing %q", st.Status, st.Detail, tt.wantStatus, tt.wantDetail)
 			}
 			raw, ok := outs[0].Result.Raw.(*Raw)
-			if !ok || raw.InitRet == nil || *raw.InitRet != int(tt.ret) {
+			if !ok || raw.InitRet == nil || *raw.InitRet != Return(tt.ret) {
 				t.Errorf("Raw does not carry the init return: %+v", outs[0].Result.Raw)
 			}
 		})

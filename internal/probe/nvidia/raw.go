@@ -27,7 +27,7 @@ type Raw struct {
 	Source  string `json:"source"`
 	// InitRet is nvmlInit's return code; nil when NVML was not tried (no cgo,
 	// or no NVML on the host).
-	InitRet *int `json:"init_ret,omitempty"`
+	InitRet *Return `json:"init_ret,omitempty"`
 	// NVMLError is why NVML gave no answers when that is not a return code
 	// (the query failed or produced undecodable data).
 	NVMLError string `json:"nvml_error,omitempty"`
@@ -52,7 +52,7 @@ type GPU struct {
 	// Index is the NVML enumeration index.
 	Index int `json:"index"`
 	// HandleRet is DeviceGetHandleByIndex's return code.
-	HandleRet int `json:"handle_ret"`
+	HandleRet Return `json:"handle_ret"`
 	// Lost is set when any call answered ERROR_GPU_IS_LOST; collection of
 	// that GPU stops there.
 	Lost bool `json:"lost,omitempty"`
@@ -169,7 +169,7 @@ type P2PPair struct {
 // Success.
 type Answer[T any] struct {
 	Value T
-	Ret   int
+	Ret   Return
 }
 
 // OK reports whether the call succeeded; a nil answer was never asked.
@@ -188,11 +188,11 @@ func (a *Answer[T]) Get() (T, bool) {
 func Ok[T any](v T) *Answer[T] { return &Answer[T]{Value: v} }
 
 // Fail builds a failed answer.
-func Fail[T any](ret int) *Answer[T] { return &Answer[T]{Ret: ret} }
+func Fail[T any](ret Return) *Answer[T] { return &Answer[T]{Ret: ret} }
 
 type answerJSON[T any] struct {
 	Value *T     `json:"value,omitempty"`
-	Ret   int    `json:"ret"`
+	Ret   Return `json:"ret"`
 	Error string `json:"error,omitempty"`
 }
 
@@ -204,7 +204,7 @@ func (a Answer[T]) MarshalJSON() ([]byte, error) {
 		v := a.Value
 		return json.Marshal(answerJSON[T]{Value: &v})
 	}
-	return json.Marshal(answerJSON[T]{Ret: a.Ret, Error: ReturnName(a.Ret)})
+	return json.Marshal(answerJSON[T]{Ret: a.Ret, Error: a.Ret.Name()})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; the error name is ignored.

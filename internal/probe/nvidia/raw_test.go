@@ -61,7 +61,7 @@ func TestDecodeIgnoresUnknownFields(t *testing.T) {
 
 func TestReturnNames(t *testing.T) {
 	tests := []struct {
-		code        int
+		code        Return
 		wantName    string
 		wantMeaning string
 	}{
@@ -73,11 +73,11 @@ func TestReturnNames(t *testing.T) {
 		{4242, "ERROR_4242", "NVML return code 4242"},
 	}
 	for _, tt := range tests {
-		if got := ReturnName(tt.code); got != tt.wantName {
-			t.Errorf("ReturnName(%d) = %q, want %q", tt.code, got, tt.wantName)
+		if got := tt.code.Name(); got != tt.wantName {
+			t.Errorf("Return(%d).Name() = %q, want %q", int(tt.code), got, tt.wantName)
 		}
-		if got := ReturnMeaning(tt.code); got != tt.wantMeaning {
-			t.Errorf("ReturnMeaning(%d) = %q, want %q", tt.code, got, tt.wantMeaning)
+		if got := tt.code.Meaning(); got != tt.wantMeaning {
+			t.Errorf("Return(%d).Meaning() = %q, want %q", int(tt.code), got, tt.wantMeaning)
 		}
 	}
 }

@@ -5,49 +5,53 @@ import (
 	"strings"
 )
 
-// NVML return codes (nvmlReturn_t), copied as plain ints so that code on any
-// platform (doctor on macOS replaying a snapshot) can branch on them without
-// importing go-nvml, and so that no caller is tempted to use
-// nvml.ErrorString, which panics once the library failed to load.
+// Return is an NVML return code (nvmlReturn_t), devctl's own copy so that
+// code on any platform (doctor on macOS replaying a snapshot) can branch on
+// it without importing go-nvml, and so that no caller is tempted to use
+// nvml.ErrorString, which panics once the library failed to load. Snapshots
+// store it as the plain number.
+type Return int
+
+// The NVML return codes.
 const (
-	Success                  = 0
-	ErrUninitialized         = 1
-	ErrInvalidArgument       = 2
-	ErrNotSupported          = 3
-	ErrNoPermission          = 4
-	ErrAlreadyInitialized    = 5
-	ErrNotFound              = 6
-	ErrInsufficientSize      = 7
-	ErrInsufficientPower     = 8
-	ErrDriverNotLoaded       = 9
-	ErrTimeout               = 10
-	ErrIRQIssue              = 11
-	ErrLibraryNotFound       = 12
-	ErrFunctionNotFound      = 13
-	ErrCorruptedInforom      = 14
-	ErrGPUIsLost             = 15
-	ErrResetRequired         = 16
-	ErrOperatingSystem       = 17
-	ErrLibRMVersionMismatch  = 18
-	ErrInUse                 = 19
-	ErrMemory                = 20
-	ErrNoData                = 21
-	ErrVGPUECCNotSupported   = 22
-	ErrInsufficientResources = 23
-	ErrFreqNotSupported      = 24
-	ErrArgumentVersion       = 25
-	ErrDeprecated            = 26
-	ErrNotReady              = 27
-	ErrGPUNotFound           = 28
-	ErrInvalidState          = 29
-	ErrUnknown               = 999
+	Success                  Return = 0
+	ErrUninitialized         Return = 1
+	ErrInvalidArgument       Return = 2
+	ErrNotSupported          Return = 3
+	ErrNoPermission          Return = 4
+	ErrAlreadyInitialized    Return = 5
+	ErrNotFound              Return = 6
+	ErrInsufficientSize      Return = 7
+	ErrInsufficientPower     Return = 8
+	ErrDriverNotLoaded       Return = 9
+	ErrTimeout               Return = 10
+	ErrIRQIssue              Return = 11
+	ErrLibraryNotFound       Return = 12
+	ErrFunctionNotFound      Return = 13
+	ErrCorruptedInforom      Return = 14
+	ErrGPUIsLost             Return = 15
+	ErrResetRequired         Return = 16
+	ErrOperatingSystem       Return = 17
+	ErrLibRMVersionMismatch  Return = 18
+	ErrInUse                 Return = 19
+	ErrMemory                Return = 20
+	ErrNoData                Return = 21
+	ErrVGPUECCNotSupported   Return = 22
+	ErrInsufficientResources Return = 23
+	ErrFreqNotSupported      Return = 24
+	ErrArgumentVersion       Return = 25
+	ErrDeprecated            Return = 26
+	ErrNotReady              Return = 27
+	ErrGPUNotFound           Return = 28
+	ErrInvalidState          Return = 29
+	ErrUnknown               Return = 999
 )
 
 type returnInfo struct{ name, meaning string }
 
 // returnTable names each code and says what it means for a user, in the
 // words doctor shows.
-var returnTable = map[int]returnInfo{
+var returnTable = map[Return]returnInfo{
 	Success:                  {"SUCCESS", "the call succeeded"},
 	ErrUninitialized:         {"ERROR_UNINITIALIZED", "NVML was not initialised"},
 	ErrInvalidArgument:       {"ERROR_INVALID_ARGUMENT", "a parameter was invalid"},
@@ -81,26 +85,26 @@ var returnTable = map[int]returnInfo{
 	ErrUnknown:               {"ERROR_UNKNOWN", "an unknown error; inside a container this often means the container lost access to the GPU"},
 }
 
-// ReturnName is the NVML name of a return code ("ERROR_NOT_SUPPORTED"), or
+// Name is the NVML name of a return code ("ERROR_NOT_SUPPORTED"), or
 // "ERROR_<n>" for a code this devctl does not know.
-func ReturnName(code int) string {
-	if i, ok := returnTable[code]; ok {
+func (r Return) Name() string {
+	if i, ok := returnTable[r]; ok {
 		return i.name
 	}
-	return fmt.Sprintf("ERROR_%d", code)
+	return fmt.Sprintf("ERROR_%d", int(r))
 }
 
-// ReturnMeaning explains a return code in one phrase for a person.
-func ReturnMeaning(code int) string {
-	if i, ok := returnTable[code]; ok {
+// Meaning explains a return code in one phrase for a person.
+func (r Return) Meaning() string {
+	if i, ok := returnTable[r]; ok {
 		return i.meaning
 	}
-	return fmt.Sprintf("NVML return code %d", code)
+	return fmt.Sprintf("NVML return code %d", int(r))
 }
 
-// describeReturn is "NAME (meaning)".
-func describeReturn(code int) string {
-	return fmt.Sprintf("%s (%s)", ReturnName(code), ReturnMeaning(code))
+// String is "NAME (meaning)", as driver details show it.
+func (r Return) String() string {
+	return fmt.Sprintf("%s (%s)", r.Name(), r.Meaning())
 }
 
 // ArchitectureName maps nvmlDeviceArchitecture_t to a family name, "" when

@@ -37,7 +37,7 @@ func QueryArgs(fields []string) []string {
 
 // smiPlaceholders maps nvidia-smi's bracketed non-values to the NVML return
 // code behind them, so the fallback records "not supported" like NVML does.
-var smiPlaceholders = map[string]int{
+var smiPlaceholders = map[string]Return{
 	"[n/a]":                      ErrNotSupported,
 	"n/a":                        ErrNotSupported,
 	"[not supported]":            ErrNotSupported,
@@ -51,7 +51,7 @@ var smiPlaceholders = map[string]int{
 
 // placeholder returns the return code for a bracketed value, and whether
 // the value was one.
-func placeholder(v string) (int, bool) {
+func placeholder(v string) (Return, bool) {
 	l := strings.ToLower(v)
 	if code, ok := smiPlaceholders[l]; ok {
 		return code, true
