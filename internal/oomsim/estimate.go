@@ -25,8 +25,8 @@ type Overhead struct {
 // Overheads are documented constants per backend. They matter for small
 // devices; none of the published formulas includes them.
 var Overheads = map[backend.Backend]Overhead{
-	"cuda":   {1343 * MiB, "CUDA context + PyTorch kernels: 1,343 MB measured on a V100 (transformers docs, model_memory_anatomy.md); 0.3-1.3 GiB is typical, lazy module loading needs less"},
-	"rocm":   {1343 * MiB, "assumed equal to CUDA's measured 1,343 MB (HIP runtime + PyTorch kernels); no ROCm measurement found"},
+	"cuda":   {512 * MiB, "CUDA context with lazy module loading (PyTorch's default since 1.13): 287 MB measured in pytorch/pytorch#86509 (667 MB eager), rounded up to 512 MiB for the cuBLAS/attention kernels a model loads; the 1,343 MB of the transformers docs predates lazy loading"},
+	"rocm":   {1343 * MiB, "HIP loads its code objects eagerly: taken as CUDA's eager 1,343 MB (transformers docs, model_memory_anatomy.md); no ROCm measurement found"},
 	"xpu":    {1 * GiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
 	"neuron": {1 * GiB, "assumed 1 GiB (Neuron runtime scratch); not measured"},
 	"xla":    {0, "none added: the TPU HBM figure is what the XLA runtime reports as usable"},
@@ -59,27 +59,15 @@ func computeBytes(precision string) float64 {
 	return 2
 }
 
-// AssumeArch guesses a GPT-like shape for a bare parameter count, so that
-// activations and KV cache are not silently zero. With x = ∛(P/49152) it
-// takes L = ⌊x⌋ layers and hidden h = 64·⌊x⌋ (12·L·h² ≈ P at GPT-2/GPT-3's
-// aspect ratio h ≈ 64·L, 64-wide heads). Both grow with P, so estimates stay
-// monotone in the parameter count. The result is marked Assumed and the
-// output says so.
-func AssumeArch(params int64) *Arch {
-	x := int(math.Floor(math.Cbrt(float64(params) / 49152)))
-	if x < 1 {
-		x = 1
-	}
-	h := 64 * x
-	return &Arch{Layers: x, KVLayers: x, Hidden: h, Heads: x, KVHeads: x, HeadDim: 64, FFN: 4 * h, Assumed: true}
-}
-
 // WeightBytes is the memory of n parameters stored at a precision, with the
 // quantisation constants 8-bit and 4-bit formats carry:
 //   - LLM.int8 (bitsandbytes): 1 byte per weight plus one fp32 scale per
 //     output row (4/in_features bytes per weight);
-//   - NF4 with double quantisation (QLoRA §3): 4 bits, an 8-bit absmax per
-//     block of 64 and an fp32 constant per 256 blocks ≈ 0.5159 B/param.
+//   - NF4/FP4 as transformers loads it by default (load_in_4bit=True,
+//     bnb_4bit_use_double_quant=False): 4 bits and an fp32 absmax per block
+//     of 64 = 0.5625 B/param. Double quantisation (QLoRA §3), which devctl
+//     advises, stores the absmax in 8 bits and saves 0.047 B/param; the
+//     estimate keeps the default so that a plain load_in_4bit fits too.
 //
 // Only nn.Linear weights are quantised; the rest (embeddings, norms, the LM
 // head) stays 16-bit, which is why small models compress poorly.
@@ -103,14 +91,14 @@ func WeightBytes(m Model, n int64, precision string) int64 {
 		}
 		qb = q + 4*math.Ceil(q/in)
 	} else {
-		qb = math.Ceil(q/2) + math.Ceil(q/64) + 4*math.Ceil(q/(64*256))
+		qb = math.Ceil(q/2) + 4*math.Ceil(q/64)
 	}
 	return sat(qb + 2*float64(keep))
 }
 
 func unquantized(m Model, n int64) int64 {
 	keep := m.UnquantizedParams
-	if keep == 0 && m.Arch != nil && !m.Arch.Assumed {
+	if keep == 0 && m.Arch != nil {
 		keep = int64(m.Arch.Vocab)*int64(m.Arch.Hidden) + m.HeadParams
 	}
 	if keep > n {
@@ -170,12 +158,30 @@ func optimizerBytesPerParam(opt string, mixed bool) float64 {
 //
 // Training uses Korthikanti et al. (arXiv:2205.05198) per layer, 16-bit:
 // none s·b·h·(34 + 5·a·s/h); selective s·b·h·34; full 2·s·b·h per layer
-// plus one layer recomputed at a time. fp32 doubles it. Embeddings and the
-// loss are not in the formula.
+// plus one layer recomputed at a time. fp32 doubles it. The formula leaves
+// out the loss, which a causal LM computes over the whole vocabulary:
+// logits in the compute dtype, upcast to fp32 for the cross-entropy
+// (transformers' XForCausalLM does logits.float()), its log-softmax and
+// its gradient: 14 bytes per logit in 16-bit, 12 in fp32.
 //
-// Inference keeps one layer's intermediates (2h + 2·ffn values per token)
-// and fp32 logits (vocab per token).
+// Inference (generation) is the prefill's working set: one layer at a time
+// holds its attention projections and residual (about 4h values per token)
+// and the MLP's intermediates (3·ffn: gate, up and their product), in the
+// compute dtype; SDPA/flash attention keeps no s×s score matrix. Only the
+// last position's logits are computed (b × vocab in fp32), as generate()
+// does since transformers 4.45.
+//
+// The attention implementation decides the s×s term. Eager attention
+// materialises the scores: Korthikanti's 5·a·s² per layer when training,
+// and one layer's b·a·s² scores (compute dtype, softmax in fp32) in the
+// prefill. SDPA/flash attention keeps none. Training defaults to eager
+// (the published formula; conservative), inference to SDPA (transformers'
+// default since 4.36).
 func Activations(a *Arch, mode string, precision string, recompute string, batch, seq int) int64 {
+	return activations(a, mode, precision, recompute, "", batch, seq)
+}
+
+func activations(a *Arch, mode string, precision string, recompute string, attention string, batch, seq int) int64 {
 	if a == nil || a.Hidden == 0 || a.Layers == 0 {
 		return 0
 	}
@@ -184,19 +190,33 @@ func Activations(a *Arch, mode string, precision string, recompute string, batch
 	if heads == 0 {
 		heads = h / 64
 	}
-	scale := computeBytes(precision) / 2
+	cb := computeBytes(precision)
+	V := float64(a.Vocab)
 	if mode == Inference {
-		per := (2*h + 2*float64(a.FFN)) * computeBytes(precision)
-		return sat(s * b * (per + 4*float64(a.Vocab)))
+		per := (4*h + 3*float64(a.FFN)) * cb
+		scores := 0.0
+		if attention == AttentionEager {
+			scores = b * heads * s * s * (cb + 4)
+		}
+		return sat(s*b*per + scores + b*V*4)
 	}
-	layer := s*b*h*34 + 5*heads*s*s*b
+	scale := cb / 2
+	logitBytes := 14.0
+	if cb == 4 {
+		logitBytes = 12
+	}
+	logits := s * b * V * logitBytes
+	layer := s * b * h * 34
+	if attention != AttentionSDPA {
+		layer += 5 * heads * s * s * b
+	}
 	switch recompute {
 	case RecomputeSelective:
-		return sat(L * s * b * h * 34 * scale)
+		return sat(L*s*b*h*34*scale + logits)
 	case RecomputeFull:
-		return sat((L*2*s*b*h + layer) * scale)
+		return sat((L*2*s*b*h+layer)*scale + logits)
 	}
-	return sat(L * layer * scale)
+	return sat(L*layer*scale + logits)
 }
 
 // KVCache is 2 × layers × kv_heads × head_dim × tokens × batch × bytes.
@@ -239,7 +259,7 @@ func Estimate(p Plan) (Breakdown, error) {
 
 	a := p.Model.Arch
 	mb, seq := p.micro(), p.SeqLen
-	b.ActivationsBytes = Activations(a, p.Mode, p.Precision, p.Recompute, mb, seq)
+	b.ActivationsBytes = activations(a, p.Mode, p.Precision, p.Recompute, p.Attention, mb, seq)
 	if p.Mode == Inference {
 		if a == nil {
 			// EleutherAI: inference needs about 1.2 × the weights.
@@ -252,9 +272,6 @@ func Estimate(p Plan) (Breakdown, error) {
 		}
 	} else if a == nil {
 		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
-	}
-	if a != nil && a.Assumed {
-		b.Notes = append(b.Notes, fmt.Sprintf("shape assumed from the parameter count (%d layers, hidden %d); give --model or --model-config for exact activations", a.Layers, a.Hidden))
 	}
 	where := p.Backend
 	if p.OnCPU {

@@ -46,8 +46,9 @@ func TestEstimateFormulas(t *testing.T) {
 			plan: Plan{Model: tiny, Mode: Inference, Precision: FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
 			want: parts{
 				Weights: 2_000_000 / 4,
-				// one layer's intermediates (2h + 2·ffn, 16-bit) and fp32 logits, per token
-				Activations: 1024 * ((2*128+2*512)*2 + 4*1000),
+				// prefill: one layer's projections and MLP intermediates (4h + 3·ffn,
+				// 16-bit) per token, and the last position's fp32 logits
+				Activations: 1024*(4*128+3*512)*2 + 4*1000,
 				// 2 × layers × kv_heads × head_dim × tokens × batch × 2 bytes, over 4 devices
 				KVCache: 2 * 2 * 2 * 64 * 1024 * 2 / 4,
 			},
@@ -71,7 +72,7 @@ func TestEstimateFormulas(t *testing.T) {
 		{
 			name: "a plan on a CUDA device is charged the CUDA context",
 			plan: Plan{Model: bare, Mode: Inference, Precision: FP32, Backend: "cuda"},
-			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 1343 * MiB},
+			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 512 * MiB},
 		},
 	}
 	for _, tt := range tests {

@@ -401,3 +401,15 @@ func describe(p Plan) string {
 	}
 	return s
 }
+
+// Allocatable is the memory one device offers a plan: its usable memory
+// (what the framework reports as total capacity), capped by the memory free
+// now when that is known. Estimates carry the runtime overhead (the CUDA
+// context) in their total, so nothing is taken off here: counting the
+// context once is what makes `recommend` and `doctor --log` agree.
+func Allocatable(usable, free int64) int64 {
+	if free > 0 && free < usable {
+		return free
+	}
+	return usable
+}

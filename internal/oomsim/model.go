@@ -40,6 +40,12 @@ const (
 	RecomputeFull      = "full"
 )
 
+// Attention implementations: what decides whether s×s scores are kept.
+const (
+	AttentionEager = "eager"
+	AttentionSDPA  = "sdpa" // also flash attention: no s×s scores in memory
+)
+
 // Sharding of model states over data-parallel devices.
 const (
 	ShardNone  = "none"
@@ -60,6 +66,7 @@ var (
 	Precisions  = []string{FP32, FP16, BF16, Int8, Int4}
 	Optimizers  = []string{AdamW, AdamW8bit, SGD, Adafactor}
 	Recomputes  = []string{RecomputeNone, RecomputeSelective, RecomputeFull}
+	Attentions  = []string{"auto", AttentionEager, AttentionSDPA}
 	Conventions = []string{EleutherAI, Accelerate, DeepSpeed}
 	Offloads    = []string{"none", "cpu"}
 )
@@ -127,6 +134,10 @@ type Plan struct {
 	SeqLen     int    `json:"seq_len"`
 	Optimizer  string `json:"optimizer,omitempty"`
 	Recompute  string `json:"recompute"`
+	// Attention is the attention implementation: eager keeps s×s scores,
+	// sdpa (and flash) does not. "" or "auto": eager for training (the
+	// published formula), SDPA for inference (transformers' default).
+	Attention string `json:"attention,omitempty"`
 	// Sharding of model states over Devices (eleutherai convention).
 	Sharding string `json:"sharding"`
 	// ZeROStage selects the DeepSpeed estimator (2 or 3).
@@ -214,6 +225,7 @@ func (p Plan) Validate() error {
 		{"precision", p.Precision, Precisions},
 		{"optimizer", p.Optimizer, Optimizers},
 		{"recompute", p.Recompute, Recomputes},
+		{"attention", p.Attention, Attentions},
 		{"convention", p.Convention, Conventions},
 		{"offload", p.Offload, Offloads},
 		{"sharding", p.Sharding, []string{ShardNone, ShardZeRO2, ShardZeRO3}},

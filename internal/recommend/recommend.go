@@ -172,11 +172,13 @@ type Input struct {
 	SeqLen          int
 	Optimizer       string
 	Recompute       string
-	Convention      string
-	Offload         string
-	OffloadParams   bool
-	ZeROStage       int
-	Devices         int
+	// Attention is "auto", "eager" or "sdpa" (oomsim.Attentions).
+	Attention     string
+	Convention    string
+	Offload       string
+	OffloadParams bool
+	ZeROStage     int
+	Devices       int
 	// Strategy is "auto" (choose by model size) or a config strategy with
 	// its Fraction and StrategySource.
 	Strategy       string
@@ -193,12 +195,17 @@ type Reason struct {
 	Why      string `json:"why"`
 }
 
-// Memory is the breakdown with the budget it is compared to.
+// Memory is the breakdown with the budgets it is compared to.
 type Memory struct {
 	oomsim.Breakdown
-	// UsableBytes is the budget: the device's usable memory times the
-	// memory fraction (capped by free memory when known).
+	// UsableBytes is what the framework can allocate on one device: its
+	// usable memory, capped by the memory free now when that is known. The
+	// total already holds the runtime overhead (the CUDA context) once, so
+	// the two compare directly: this is the "will it run" budget.
 	UsableBytes int64 `json:"usable_bytes"`
+	// StrategyBytes is UsableBytes times the memory strategy's fraction:
+	// the share the strategy advises using, leaving the rest as margin.
+	StrategyBytes int64 `json:"strategy_bytes"`
 }
 
 // ModelInfo describes the model in the output.
@@ -229,19 +236,26 @@ type EnvVar struct {
 
 // Result is the recommendation. Field names are the stable JSON schema.
 type Result struct {
-	Model          ModelInfo     `json:"model"`
-	Device         Target        `json:"device"`
-	MemoryStrategy string        `json:"memory_strategy"`
-	MemoryFraction float64       `json:"memory_fraction"`
-	Precision      string        `json:"precision"`
-	Memory         Memory        `json:"memory"`
-	Fits           bool          `json:"fits"`
-	HeadroomBytes  int64         `json:"headroom_bytes"`
-	Plan           oomsim.Plan   `json:"plan"`
-	Ladder         *oomsim.Trace `json:"ladder,omitempty"`
-	Env            []EnvVar      `json:"env"`
-	Framework      Framework     `json:"framework"`
-	Reasons        []Reason      `json:"reasons"`
+	Model          ModelInfo `json:"model"`
+	Device         Target    `json:"device"`
+	MemoryStrategy string    `json:"memory_strategy"`
+	MemoryFraction float64   `json:"memory_fraction"`
+	Precision      string    `json:"precision"`
+	Memory         Memory    `json:"memory"`
+	// Fits answers "will this run": the total (runtime overhead included
+	// once) is within what the framework can allocate on each device.
+	Fits bool `json:"fits"`
+	// WithinStrategy says whether the plan also stays within the memory
+	// strategy's fraction (MemoryFraction of UsableBytes): advice, not a
+	// limit the run enforces.
+	WithinStrategy bool `json:"within_strategy"`
+	// HeadroomBytes is UsableBytes minus the total (negative: short by).
+	HeadroomBytes int64         `json:"headroom_bytes"`
+	Plan          oomsim.Plan   `json:"plan"`
+	Ladder        *oomsim.Trace `json:"ladder,omitempty"`
+	Env           []EnvVar      `json:"env"`
+	Framework     Framework     `json:"framework"`
+	Reasons       []Reason      `json:"reasons"`
 }
 
 // Recommend makes every decision and estimates the memory.
@@ -250,8 +264,10 @@ func Recommend(in Input) (*Result, error) {
 	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch}}
 	why := func(d, c, w string) { r.Reasons = append(r.Reasons, Reason{d, c, w}) }
 	if in.Model.Arch == nil && in.Model.Family == "" {
-		in.Model.Arch = oomsim.AssumeArch(in.Model.Params)
+		var note string
+		in.Model.Arch, note = oomsim.AssumeArchNote(in.Model.Params)
 		r.Model.Arch = in.Model.Arch
+		why("model shape", "assumed", note)
 	}
 	if t.Catalogue {
 		why("device", t.Name, fmt.Sprintf("catalogued device (%s), usable %s: %s; the probe was not run", t.Display, units.Bytes(t.UsableBytes).Format(units.GiB, 2), t.UsableNote))
@@ -295,21 +311,32 @@ func Recommend(in Input) (*Result, error) {
 		frac = StrategyFraction["balanced"]
 	}
 	r.MemoryStrategy, r.MemoryFraction = strategy, frac
-	budget := int64(float64(t.UsableBytes) * frac)
-	if t.FreeBytes > 0 && t.FreeBytes < budget {
-		budget = t.FreeBytes
+	budget := oomsim.Allocatable(t.UsableBytes, t.FreeBytes)
+	if budget < t.UsableBytes {
 		why("budget", units.Bytes(budget).Format(units.GiB, 2), "capped by the memory free now")
 	}
+	strategyBudget := int64(float64(budget) * frac)
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
-		Optimizer: in.Optimizer, Recompute: in.Recompute, Convention: in.Convention, Offload: in.Offload,
+		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend})
 	if in.SeqLen <= 0 && in.Model.Arch != nil && in.Model.Arch.MaxPositions > 0 && in.Model.Arch.MaxPositions < plan.SeqLen {
 		plan.SeqLen = in.Model.Arch.MaxPositions
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
 	}
-	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone && plan.Convention == oomsim.EleutherAI && plan.Mode != oomsim.Inference && in.ZeROStage > 0 {
-		plan.Sharding = map[int]string{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone && plan.Convention == oomsim.EleutherAI {
+		switch {
+		case plan.Mode == oomsim.Inference:
+			// Serving over several devices splits the weights (and the KV
+			// cache) between them: device_map="auto" or tensor parallel.
+			plan.Sharding = oomsim.ShardZeRO3
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
+		case in.ZeROStage > 0:
+			plan.Sharding = map[int]string{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
+		default:
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model (give --zero-stage 2 or 3 to shard it)", plan.Devices))
+		}
 	}
 
 	// Precision.
@@ -328,13 +355,26 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	r.Plan = plan
-	r.Memory = Memory{Breakdown: b, UsableBytes: budget}
+	r.Memory = Memory{Breakdown: b, UsableBytes: budget, StrategyBytes: strategyBudget}
 	r.Fits = oomsim.Fits(b, device(t, budget))
+	r.WithinStrategy = r.Fits && b.TotalBytes <= strategyBudget
 	r.HeadroomBytes = budget - b.TotalBytes
-	if r.Fits {
-		why("verdict", "fits", fmt.Sprintf("%s of %s (%s × %g), %s headroom", units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(budget).Format(units.GiB, 2), units.Bytes(t.UsableBytes).Format(units.GiB, 2), frac, units.Bytes(r.HeadroomBytes).Format(units.GiB, 2)))
-	} else {
-		why("verdict", "does not fit", fmt.Sprintf("%s needed, %s available (%s × %g)", units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(budget).Format(units.GiB, 2), units.Bytes(t.UsableBytes).Format(units.GiB, 2), frac))
+	per := ""
+	if plan.Devices > 1 {
+		per = " per device"
+	}
+	switch {
+	case r.WithinStrategy:
+		why("verdict", "fits", fmt.Sprintf("%s%s of the %s the framework can allocate (runtime overhead counted once), %s headroom; within the %s strategy's %s (%g)",
+			units.Bytes(b.TotalBytes).Format(units.GiB, 2), per, units.Bytes(budget).Format(units.GiB, 2), units.Bytes(r.HeadroomBytes).Format(units.GiB, 2), strategy, units.Bytes(strategyBudget).Format(units.GiB, 2), frac))
+	case r.Fits:
+		why("verdict", "fits", fmt.Sprintf("%s%s of the %s the framework can allocate (runtime overhead counted once), %s headroom; above the %s strategy's %s (%g of usable), so little margin is left for other processes and fragmentation",
+			units.Bytes(b.TotalBytes).Format(units.GiB, 2), per, units.Bytes(budget).Format(units.GiB, 2), units.Bytes(r.HeadroomBytes).Format(units.GiB, 2), strategy, units.Bytes(strategyBudget).Format(units.GiB, 2), frac))
+	default:
+		why("verdict", "does not fit", fmt.Sprintf("%s%s needed, %s can be allocated (short by %s)", units.Bytes(b.TotalBytes).Format(units.GiB, 2), per, units.Bytes(budget).Format(units.GiB, 2), units.Bytes(-r.HeadroomBytes).Format(units.GiB, 2)))
+		if b.HostBytes > 0 && t.HostBytes > 0 && b.TotalBytes <= budget {
+			why("verdict", "does not fit", fmt.Sprintf("the offloaded state needs %s of host memory, the host has %s", units.Bytes(b.HostBytes).Format(units.GiB, 2), units.Bytes(t.HostBytes).Format(units.GiB, 2)))
+		}
 		tr, err := oomsim.Ladder(plan, device(t, budget), oomsim.LadderOptions{CPUFallback: in.CPUFallback})
 		if err == nil {
 			r.Ladder = &tr

@@ -80,8 +80,8 @@ func TestCustomStrategyTakesTheFraction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MemoryFraction != 0.5 || r.Memory.UsableBytes != tg.UsableBytes/2 {
-		t.Errorf("fraction %g budget %d, want 0.5 and %d", r.MemoryFraction, r.Memory.UsableBytes, tg.UsableBytes/2)
+	if r.MemoryFraction != 0.5 || r.Memory.StrategyBytes != tg.UsableBytes/2 || r.Memory.UsableBytes != tg.UsableBytes {
+		t.Errorf("fraction %g strategy budget %d usable %d, want 0.5, %d and %d", r.MemoryFraction, r.Memory.StrategyBytes, r.Memory.UsableBytes, tg.UsableBytes/2, tg.UsableBytes)
 	}
 }
 
