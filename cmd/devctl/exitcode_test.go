@@ -43,3 +43,28 @@ func TestGateExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestRecommendRequireFit pins `recommend --require-fit`: 3 when the plan as
+// given does not fit, 0 when it does, whatever the output format.
+func TestRecommendRequireFit(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"a plan that fits exits 0", []string{"recommend", "--model", "gpt2", "--device", "t4", "--require-fit", "-o", "env"}, 0},
+		{"a plan that does not fit exits 3", []string{"recommend", "--model", "llama-3-70b", "--device", "t4", "--require-fit", "-o", "env"}, 3},
+		{"even when the ladder finds a plan that does", []string{"recommend", "--model", "llama-2-7b", "--mode", "training", "--device", "a100-80gb", "--require-fit", "-o", "json"}, 3},
+		{"without --require-fit it exits 0", []string{"recommend", "--model", "llama-3-70b", "--device", "t4", "-o", "env"}, 0},
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			io, _, _, errOut := iostreams.Test()
+			if got := root.Main(tc.args, io, lookup); got != tc.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", got, tc.want, errOut)
+			}
+		})
+	}
+}

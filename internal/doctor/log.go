@@ -240,7 +240,13 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 	if env.Report != nil && be != "cpu" {
 		avail = max(1, len(env.Devices(be)))
 	}
-	d := oomsim.Device{Name: name, Backend: be, BudgetBytes: int64(float64(total) * frac), Support: sup, Available: avail}
+	// One budget with recommend: what the framework can allocate (the
+	// log's total capacity), the runtime overhead counted once in the
+	// estimate. The host's memory lets the ladder reach its CPU rung.
+	d := oomsim.Device{Name: name, Backend: be, BudgetBytes: oomsim.Allocatable(int64(float64(total)*frac), 0), Support: sup, Available: avail}
+	if env.Report != nil && env.Report.Host.MemoryTotalMB != nil && *env.Report.Host.MemoryTotalMB > 0 {
+		d.HostBudgetBytes = *env.Report.Host.MemoryTotalMB << 20
+	}
 	tr, err := oomsim.Ladder(plan, d, oomsim.LadderOptions{CPUFallback: o.Fallback})
 	if err != nil {
 		return nil, err

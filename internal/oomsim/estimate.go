@@ -294,14 +294,23 @@ func withDefaults(p Plan) Plan {
 	if p.Mode == QLoRA {
 		p.Precision = Int4
 	}
-	if p.Optimizer == "" {
-		p.Optimizer = AdamW
-	}
-	if p.Recompute == "" {
-		p.Recompute = RecomputeNone
+	if p.Mode == Inference {
+		// Serving has no optimizer, adapters or backward pass: a plan
+		// must not carry their defaults into the output.
+		p.Optimizer, p.LoRARank, p.Recompute = "", 0, ""
+	} else {
+		if p.Optimizer == "" {
+			p.Optimizer = AdamW
+		}
+		if p.Recompute == "" {
+			p.Recompute = RecomputeNone
+		}
 	}
 	if p.Sharding == "" {
 		p.Sharding = ShardNone
+	}
+	if p.Attention == "auto" {
+		p.Attention = ""
 	}
 	if p.Offload == "" {
 		p.Offload = "none"
@@ -318,7 +327,7 @@ func withDefaults(p Plan) Plan {
 	if p.Devices <= 0 {
 		p.Devices = 1
 	}
-	if p.LoRARank <= 0 {
+	if p.LoRARank <= 0 && (p.Mode == LoRA || p.Mode == QLoRA) {
 		p.LoRARank = 16
 	}
 	return p

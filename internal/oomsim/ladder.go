@@ -12,8 +12,8 @@ import (
 type Device struct {
 	Name    string
 	Backend backend.Backend
-	// BudgetBytes is the memory one device offers the plan (usable memory
-	// times the memory fraction, capped by free memory when shared).
+	// BudgetBytes is the memory one device offers the plan: Allocatable
+	// (usable memory, capped by free memory when shared).
 	BudgetBytes int64
 	// Support says which precisions the device runs (capability rules).
 	Support capability.Support
@@ -68,9 +68,10 @@ func Fits(b Breakdown, d Device) bool {
 //
 //	lower precision → activation recomputation (selective, then full) →
 //	smaller micro-batch with gradient accumulation (global batch kept) →
-//	8-bit optimizer → 8-bit/4-bit weights (LoRA/QLoRA for training) →
-//	shard over the available devices (ZeRO-2, then ZeRO-3/FSDP) →
-//	CPU offload → CPU fallback (if allowed).
+//	8-bit optimizer → shard over the available devices (ZeRO-2, then
+//	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
+//	serving → CPU offload → change of method: LoRA/QLoRA instead of full
+//	training → CPU fallback (if allowed).
 //
 // Changes accumulate: each rung starts from the previous one. Rungs that do
 // not apply (inference has no optimizer; one device cannot shard) are
@@ -148,15 +149,22 @@ type move func(cur Plan) (c change, ok bool)
 type rung func(l ladder, cur Plan) []move
 
 // rungs is the ladder, cheapest change first.
+//
+// Sharding over the devices the user has comes before anything that
+// changes what is computed: a served model is quantised only when
+// splitting it does not fit (and before offloading, which is far slower),
+// and full fine-tuning becomes LoRA/QLoRA only as the last rung before the
+// CPU, after offloading, labelled as the change of method it is (the
+// user's call, not a setting).
 var rungs = []rung{
 	lowerPrecision,
 	recompute,
 	smallerMicroBatch,
 	optimizer8bit,
-	quantiseWeights,
-	trainAdapters,
 	shard,
+	quantiseWeights,
 	offloadToCPU,
+	trainAdapters,
 	cpuFallback,
 }
 
@@ -266,7 +274,7 @@ func quantiseWeights(l ladder, _ Plan) []move {
 
 // 6b. Training: adapters instead of full training (LoRA, then QLoRA).
 func trainAdapters(l ladder, _ Plan) []move {
-	const action = "train adapters"
+	const action = "change of method: train adapters"
 	if !l.training {
 		return nil
 	}

@@ -133,7 +133,7 @@ type Plan struct {
 	MicroBatch int    `json:"micro_batch_size"`
 	SeqLen     int    `json:"seq_len"`
 	Optimizer  string `json:"optimizer,omitempty"`
-	Recompute  string `json:"recompute"`
+	Recompute  string `json:"recompute,omitempty"`
 	// Attention is the attention implementation: eager keeps s×s scores,
 	// sdpa (and flash) does not. "" or "auto": eager for training (the
 	// published formula), SDPA for inference (transformers' default).

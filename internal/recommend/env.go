@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
@@ -22,6 +23,12 @@ func Env(t Target, strategy string, frac float64, p oomsim.Plan, devices int) []
 		if t.Shared {
 			set("XLA_PYTHON_CLIENT_PREALLOCATE", "false", "the device is shared: allocate on demand instead of grabbing memory up front")
 		}
+	}
+	if p.OnCPU {
+		// The plan runs on the host: nothing to say to an accelerator's
+		// runtime, and JAX must not grab the device.
+		set("JAX_PLATFORMS", "cpu", "the plan runs on the CPU")
+		return out
 	}
 	switch t.Backend {
 	case "cuda":
@@ -49,9 +56,6 @@ func Env(t Target, strategy string, frac float64, p oomsim.Plan, devices int) []
 		set("NEURON_RT_VISIBLE_CORES", vis, "the NeuronCore(s) this plan uses")
 	case "cpu":
 		set("JAX_PLATFORMS", "cpu", "run JAX on the CPU")
-	}
-	if p.OnCPU && t.Backend != "cpu" {
-		set("JAX_PLATFORMS", "cpu", "the plan falls back to the CPU")
 	}
 	return out
 }
@@ -101,25 +105,49 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 	default:
 		f.PyTorchDevice, f.JAXPlatform = "cpu", "cpu"
 	}
+	compute := "torch.bfloat16"
+	if oomsim.Half(t.Support) == oomsim.FP16 {
+		compute = "torch.float16"
+	}
 	switch p.Precision {
 	case oomsim.FP32:
 		f.TorchDtype = "torch.float32"
 	case oomsim.FP16:
 		f.TorchDtype = "torch.float16"
-	case oomsim.Int8:
-		f.TorchDtype = "torch.float16"
-		f.Quantization = "BitsAndBytesConfig(load_in_8bit=True)"
-	case oomsim.Int4:
-		f.TorchDtype = "torch.bfloat16"
-		if !t.Support.BF16 {
-			f.TorchDtype = "torch.float16"
-		}
-		f.Quantization = fmt.Sprintf("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=%s)", f.TorchDtype)
+	case oomsim.Int8, oomsim.Int4:
+		f.TorchDtype = compute
+		f.Quantization = quantizationPath(backend, p.Precision, compute)
 	default:
 		f.TorchDtype = "torch.bfloat16"
 	}
+	if p.Mode != oomsim.Inference {
+		f.InferenceContext = "" // training: gradients on, no inference context
+	}
 	f.GradientCheckpointing = p.Mode != oomsim.Inference && p.Recompute == oomsim.RecomputeFull
 	return f
+}
+
+// quantizationPath is how a backend loads 8-bit or 4-bit weights.
+// bitsandbytes is a CUDA library, so it is offered on CUDA only; other
+// backends get their own path, or none when devctl knows of no verified one.
+func quantizationPath(b backend.Backend, precision, compute string) string {
+	switch b {
+	case backend.CUDA:
+		if precision == oomsim.Int8 {
+			return "BitsAndBytesConfig(load_in_8bit=True)"
+		}
+		return fmt.Sprintf("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=%s)", compute)
+	case backend.ROCm:
+		return "a GPTQ or AWQ checkpoint (AutoGPTQ/AutoAWQ and vLLM ship ROCm kernels); bitsandbytes targets CUDA"
+	case backend.XPU:
+		return "Intel Extension for PyTorch weight-only quantisation (ipex.llm.optimize with a weight-only qconfig)"
+	case backend.CPU:
+		if precision == oomsim.Int8 {
+			return "torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)"
+		}
+		return "none for PyTorch on the CPU; a GGUF model in llama.cpp runs 4-bit"
+	}
+	return "none: no " + string(b) + " path for quantised weights is known to devctl; use 16-bit"
 }
 
 // ShellQuote quotes a value for POSIX shells: safe characters stay bare,

@@ -67,3 +67,21 @@ func TestFormatParams(t *testing.T) {
 		}
 	}
 }
+
+// Regression: 99,999,999 parameters printed as "100M parameters is under
+// 100M"; a count that rounds onto a threshold is shown exactly.
+func TestParamsNearAThresholdIsExact(t *testing.T) {
+	for _, c := range []struct {
+		p    int64
+		want string
+	}{
+		{99_999_999, "99999999"},
+		{100_000_001, "100000001"},
+		{100_000_000, "100M"},
+		{124_439_808, "124.44M"},
+	} {
+		if got := paramsNear(c.p, 100_000_000); got != c.want {
+			t.Errorf("paramsNear(%d) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/devctl/devctl/internal/units"
@@ -221,7 +222,7 @@ type ModelInfo struct {
 type Framework struct {
 	PyTorchDevice         string `json:"pytorch_device"`
 	JAXPlatform           string `json:"jax_platform"`
-	InferenceContext      string `json:"inference_context"`
+	InferenceContext      string `json:"inference_context,omitempty"`
 	TorchDtype            string `json:"torch_dtype"`
 	Quantization          string `json:"quantization,omitempty"`
 	GradientCheckpointing bool   `json:"gradient_checkpointing,omitempty"`
@@ -277,16 +278,19 @@ func Recommend(in Input) (*Result, error) {
 	strategy, frac := in.Strategy, in.Fraction
 	if strategy == "" || strategy == "auto" {
 		p := in.Model.Params
+		// auto picks by model size; probe shows the configured default
+		// (balanced), which is why the two can differ for one machine.
+		const unset = "; no memory strategy is configured, so recommend picks by model size (probe shows the configured default, balanced 0.75; set --memory-strategy to pin one)"
 		switch {
 		case p < 1_000_000:
 			strategy = "conservative"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 1M: conservative (60%%)", FormatParams(p)))
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 1M: conservative (60%%)%s", paramsNear(p, 1_000_000), unset))
 		case p < 100_000_000:
 			strategy = "balanced"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 100M: balanced (75%%)", FormatParams(p)))
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 100M: balanced (75%%)%s", paramsNear(p, 100_000_000), unset))
 		default:
 			strategy = "aggressive"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is 100M or more: aggressive (90%%)", FormatParams(p)))
+			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is 100M or more: aggressive (90%%)%s", paramsNear(p, 100_000_000), unset))
 		}
 		if strategy == "aggressive" && t.Shared {
 			strategy = "balanced"
@@ -485,4 +489,28 @@ func parenthesised(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// EnvWarning is the one line `-o env` writes to stderr when the plan as
+// given does not fit: the exports alone cannot say so.
+func EnvWarning(r *Result) string {
+	msg := fmt.Sprintf("devctl: the plan does not fit %s: %s needed, %s can be allocated", r.Device.Name, units.Bytes(r.Memory.TotalBytes).Format(units.GiB, 2), units.Bytes(r.Memory.UsableBytes).Format(units.GiB, 2))
+	switch {
+	case r.Ladder != nil && r.Ladder.Fits:
+		last := r.Ladder.Steps[len(r.Ladder.Steps)-1]
+		msg += "; the exports are for the ladder's plan that fits (" + last.Change + ")"
+	default:
+		msg += "; no change on the ladder fits, the exports are for the plan as given"
+	}
+	return msg
+}
+
+// paramsNear formats a count compared with a threshold: the short form
+// ("124.44M") unless it would round onto the threshold, when the exact
+// count is shown, so that a reason never reads "100M is under 100M".
+func paramsNear(p, threshold int64) string {
+	if p != threshold && FormatParams(p) == FormatParams(threshold) {
+		return strconv.FormatInt(p, 10)
+	}
+	return FormatParams(p)
 }

@@ -53,7 +53,8 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 		{"kv cache", units.Bytes(m.KVCacheBytes).Number(units.GiB, 2), recComma(m.KVCacheBytes)},
 		{"overhead", units.Bytes(m.OverheadBytes).Number(units.GiB, 2), recComma(m.OverheadBytes)},
 		{"total", units.Bytes(m.TotalBytes).Number(units.GiB, 2), recComma(m.TotalBytes)},
-		{"usable", units.Bytes(m.UsableBytes).Number(units.GiB, 2), recComma(m.UsableBytes)},
+		{"allocatable", units.Bytes(m.UsableBytes).Number(units.GiB, 2), recComma(m.UsableBytes)},
+		{fmt.Sprintf("strategy (%g)", r.MemoryFraction), units.Bytes(m.StrategyBytes).Number(units.GiB, 2), recComma(m.StrategyBytes)},
 	}
 	if m.HostBytes > 0 {
 		rows = append(rows, []string{"host (offloaded)", units.Bytes(m.HostBytes).Number(units.GiB, 2), recComma(m.HostBytes)})
@@ -61,10 +62,17 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	if err := RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
 		return err
 	}
-	if r.Fits {
-		fmt.Fprintf(w, "%s %s, headroom %s\n", st.Label("Verdict:"), st.OK("FITS"), units.Bytes(r.HeadroomBytes).Format(units.GiB, 2))
-	} else {
-		fmt.Fprintf(w, "%s %s, short by %s\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), units.Bytes(-r.HeadroomBytes).Format(units.GiB, 2))
+	per := ""
+	if r.Plan.Devices > 1 {
+		per = " per device"
+	}
+	switch {
+	case r.WithinStrategy:
+		fmt.Fprintf(w, "%s %s%s, headroom %s GiB, within the %s strategy (%g)\n", st.Label("Verdict:"), st.OK("FITS"), per, units.Bytes(r.HeadroomBytes).Number(units.GiB, 2), r.MemoryStrategy, r.MemoryFraction)
+	case r.Fits:
+		fmt.Fprintf(w, "%s %s%s, headroom %s GiB, above the %s strategy's %s GiB (%g): it runs, with little margin\n", st.Label("Verdict:"), st.OK("FITS"), per, units.Bytes(r.HeadroomBytes).Number(units.GiB, 2), r.MemoryStrategy, units.Bytes(m.StrategyBytes).Number(units.GiB, 2), r.MemoryFraction)
+	default:
+		fmt.Fprintf(w, "%s %s%s, short by %s GiB\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), per, units.Bytes(-r.HeadroomBytes).Number(units.GiB, 2))
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(w, "%s %s\n", st.Dim("note:"), n)
@@ -87,7 +95,11 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 			fmt.Fprintf(w, "%s %s\n", st.Dim("skipped:"), s)
 		}
 		if t.Fits {
-			fmt.Fprintf(w, "%s %s (%s GiB of %s GiB)\n", st.Label("Plan that fits:"), st.OK(recPlan(t.Final)), units.Bytes(t.FinalMemory.TotalBytes).Number(units.GiB, 2), units.Bytes(r.Memory.UsableBytes).Number(units.GiB, 2))
+			budget, where := r.Memory.UsableBytes, ""
+			if t.Final.OnCPU { // the CPU fallback is judged against host memory
+				budget, where = r.Device.HostBytes, " of host memory"
+			}
+			fmt.Fprintf(w, "%s %s (%s GiB of %s GiB%s)\n", st.Label("Plan that fits:"), st.OK(recPlan(t.Final)), units.Bytes(t.FinalMemory.TotalBytes).Number(units.GiB, 2), units.Bytes(budget).Number(units.GiB, 2), where)
 		} else {
 			fmt.Fprintf(w, "%s %s\n", st.Label("Plan that fits:"), st.Fail("none on this device"))
 		}
@@ -100,7 +112,11 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	}
 	f := r.Framework
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%s PyTorch device %q, JAX platform %q, %s, %s\n", st.Label("Framework:"), f.PyTorchDevice, f.JAXPlatform, f.TorchDtype, f.InferenceContext)
+	ctx := f.InferenceContext
+	if ctx == "" {
+		ctx = "training (gradients on)"
+	}
+	fmt.Fprintf(w, "%s PyTorch device %q, JAX platform %q, %s, %s\n", st.Label("Framework:"), f.PyTorchDevice, f.JAXPlatform, f.TorchDtype, ctx)
 	if f.Quantization != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Quantization:"), f.Quantization)
 	}
@@ -129,7 +145,11 @@ func recPlan(p oomsim.Plan) string {
 		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
 	}
 	if p.MicroBatch > 0 && p.MicroBatch < p.BatchSize {
-		s += fmt.Sprintf(", micro-batch %d × %d accumulation", p.MicroBatch, p.GradAccum())
+		if p.Mode == oomsim.Inference {
+			s += fmt.Sprintf(", batch %d in %d chunks of %d", p.BatchSize, p.GradAccum(), p.MicroBatch)
+		} else {
+			s += fmt.Sprintf(", micro-batch %d × %d accumulation", p.MicroBatch, p.GradAccum())
+		}
 	}
 	if p.Sharding != "" && p.Sharding != oomsim.ShardNone {
 		s += fmt.Sprintf(", %s over %d", p.Sharding, p.Devices)

@@ -36,6 +36,7 @@ type Options struct {
 	SeqLen     int
 	Optimizer  string
 	Recompute  string
+	Attention  string
 	Strategy   string
 	Devices    int
 	Convention string
@@ -45,6 +46,8 @@ type Options struct {
 	ZeROStage     int
 	Device        string
 	Output        string
+	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
+	RequireFit bool
 
 	// ReadFile reads --model-config (tests inject one).
 	ReadFile func(string) ([]byte, error)
@@ -88,7 +91,12 @@ not run the probe.`,
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
 	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "none", "activation recomputation: none, selective or full")
-	fl.StringVar(&opts.Strategy, "strategy", "auto", "memory strategy: auto (by model size), conservative, balanced, aggressive or custom (with --memory-fraction)")
+	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (eager-like for training, SDPA for inference), eager or sdpa (also flash attention)")
+	fl.BoolVar(&opts.RequireFit, "require-fit", false, "exit 3 when the plan as given does not fit (the output still shows what would)")
+	// --strategy did what the global --memory-strategy does; it stays as a
+	// hidden alias so that old scripts keep working, and one flag is shown.
+	fl.StringVar(&opts.Strategy, "strategy", "auto", "alias of the global --memory-strategy")
+	_ = fl.MarkHidden("strategy")
 	fl.IntVar(&opts.Devices, "devices", 1, "devices to use (data parallel, or sharded with --zero-stage / the ladder)")
 	fl.StringVar(&opts.Convention, "convention", "eleutherai", "memory accounting: eleutherai, accelerate or deepspeed")
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
@@ -117,6 +125,7 @@ func validate(o *Options) error {
 		{"--mode", o.Mode, oomsim.Modes},
 		{"--optimizer", o.Optimizer, oomsim.Optimizers},
 		{"--recompute", o.Recompute, oomsim.Recomputes},
+		{"--attention", o.Attention, oomsim.Attentions},
 		{"--convention", o.Convention, oomsim.Conventions},
 		{"--offload", o.Offload, oomsim.Offloads},
 		{"--strategy", o.Strategy, append([]string{"auto"}, config.Strategies...)},
@@ -155,14 +164,27 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	var werr error
 	switch format {
 	case report.JSON:
-		return report.WriteJSON(f.IO.Out, res)
+		werr = report.WriteJSON(f.IO.Out, res)
 	case report.Env:
-		return report.RecommendEnv(f.IO.Out, res)
+		werr = report.RecommendEnv(f.IO.Out, res)
+		// The exports go to eval; whether they describe a plan that runs
+		// must not be lost, so it goes to stderr.
+		if !res.Fits {
+			fmt.Fprintln(f.IO.ErrOut, recommend.EnvWarning(res))
+		}
 	default:
-		return report.RecommendTable(f.IO.Out, res, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+		werr = report.RecommendTable(f.IO.Out, res, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 	}
+	if werr != nil {
+		return werr
+	}
+	if o.RequireFit && !res.Fits {
+		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
+	}
+	return nil
 }
 
 // Compute completes the options, validates and recommends, printing
@@ -170,7 +192,7 @@ func Run(ctx context.Context, o *Options) error {
 // result, the same variables `recommend -o env` prints.
 func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
 	f := o.Factory
-	for _, p := range []*string{&o.Mode, &o.Optimizer, &o.Recompute, &o.Convention, &o.Offload, &o.Strategy} {
+	for _, p := range []*string{&o.Mode, &o.Optimizer, &o.Recompute, &o.Attention, &o.Convention, &o.Offload, &o.Strategy} {
 		*p = strings.ToLower(strings.TrimSpace(*p))
 	}
 	if err := validate(o); err != nil {
@@ -246,7 +268,7 @@ func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
 
 	in := recommend.Input{
 		Model: model, ModelSource: source, Mode: o.Mode, Precision: d.Precision, PrecisionSource: cfg.Sources["device.precision"].String(),
-		BatchSize: o.BatchSize, SeqLen: o.SeqLen, Optimizer: o.Optimizer, Recompute: o.Recompute,
+		BatchSize: o.BatchSize, SeqLen: o.SeqLen, Optimizer: o.Optimizer, Recompute: o.Recompute, Attention: o.Attention,
 		Convention: o.Convention, Offload: o.Offload, OffloadParams: o.OffloadParams, ZeROStage: o.ZeROStage,
 		Devices: o.Devices, Target: target, CPUFallback: d.FallbackEnabled,
 		Strategy: "auto",
