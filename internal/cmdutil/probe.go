@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 )
@@ -20,6 +21,13 @@ func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []
 	if err != nil {
 		return nil, nil, err
 	}
+	return ProbeHost(ctx, f, h, ds)
+}
+
+// ProbeHost runs drivers against h with the effective configuration.
+// `devctl serve` calls it with a fresh Host for every refresh, since a
+// Host remembers what it read.
+func ProbeHost(ctx context.Context, f *Factory, h *host.Host, ds []probe.Driver) (*probe.Report, []probe.Outcome, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, nil, err

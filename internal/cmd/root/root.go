@@ -26,6 +26,7 @@ import (
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
 	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
+	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
@@ -173,6 +174,7 @@ wrong when things break.`,
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
+	cmd.AddCommand(servecmd.NewCmdServe(f, nil))
 	return cmd
 }
 

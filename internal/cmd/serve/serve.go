@@ -1,0 +1,180 @@
+// Package serve is the `devctl serve` command: Prometheus metrics and the
+// probe and doctor JSON of this machine over HTTP.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/devctl/devctl/internal/bench"
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/probe/drivers"
+	"github.com/devctl/devctl/internal/serve"
+)
+
+// DefaultListen is loopback: exposing the endpoint is a choice.
+const DefaultListen = "127.0.0.1:9455"
+
+// Options are the command's flags and dependencies.
+type Options struct {
+	Factory        *cmdutil.Factory
+	Listen         string
+	Interval       time.Duration
+	MaxInFlight    int
+	RequestTimeout time.Duration
+	NoBench        bool
+	// Listener, when set, is used instead of listening on Listen (tests).
+	Listener net.Listener
+	// Ready, when set, receives the address once the server listens.
+	Ready func(addr string)
+}
+
+// NewCmdServe builds `devctl serve`. runF, when not nil, replaces the run
+// step (tests stop after flag parsing).
+func NewCmdServe(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve Prometheus metrics and the probe and doctor JSON over HTTP",
+		Long: `Serve probes the machine and runs the doctor checks at most once per --interval,
+however many clients ask, and serves the cached result:
+
+  /metrics     Prometheus: device info, memory total/free, precisions, PCIe links,
+               per-check health, driver status, the last recorded bench figures
+  /v1/probe    the capability report (devctl probe -o json)
+  /v1/doctor   the check results (devctl doctor -o json)
+  /healthz     liveness: 200 while the server runs
+  /readyz      readiness: 200 once the first probe finished
+
+Requests beyond --max-in-flight are answered 503; each has --request-timeout.
+SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
+		Example: `  devctl serve
+  devctl serve --listen :9455 --interval 30s
+  curl -s localhost:9455/metrics | grep devctl_device_memory`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return Run(ctx, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Listen, "listen", DefaultListen, "address to listen on (host:port; :9455 for every interface)")
+	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "probe at most once per this interval (at least 1s)")
+	fl.IntVar(&opts.MaxInFlight, "max-in-flight", 64, "requests handled at once; more are answered 503")
+	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "deadline for handling one request")
+	fl.BoolVar(&opts.NoBench, "no-bench", false, "do not export the last recorded bench figures")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Interval < time.Second {
+		return cmdutil.Usagef("invalid --interval %s: want at least 1s (the probe is not free)", o.Interval)
+	}
+	if o.MaxInFlight < 1 {
+		return cmdutil.Usagef("invalid --max-in-flight %d: want 1 or more", o.MaxInFlight)
+	}
+	if o.RequestTimeout <= 0 {
+		return cmdutil.Usagef("invalid --request-timeout %s: want a positive duration such as 10s", o.RequestTimeout)
+	}
+	if o.Listener == nil {
+		if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+			return cmdutil.Usagef("invalid --listen %q: want host:port, e.g. 127.0.0.1:9455 or :9455", o.Listen)
+		}
+	}
+	return nil
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, opts *Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	f := opts.Factory
+	// Fail early on a bad --sysroot, --from or config rather than serve errors.
+	if _, err := f.Host(); err != nil {
+		return err
+	}
+	if _, err := f.Config(); err != nil {
+		return err
+	}
+	timeout := max(4*f.Global.Timeout, 30*time.Second)
+	// Bench history describes this machine: not a --from snapshot or --sysroot tree.
+	withBench := !opts.NoBench && f.Global.From == "" && f.Global.Sysroot == ""
+	cache := serve.NewCache(refresher(f, withBench), opts.Interval, timeout, f.Now)
+	handler := serve.Handler(cache, serve.Options{Version: f.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout})
+
+	ln := opts.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
+			return fmt.Errorf("listening on %s: %w", opts.Listen, err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      opts.RequestTimeout + 5*time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+	go func() { _, _ = cache.Get(ctx) }() // probe now, not at the first scrape
+	fmt.Fprintf(f.IO.ErrOut, "devctl: serving http://%s/metrics (probe at most every %s)\n", ln.Addr(), opts.Interval)
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String())
+	}
+	err := serve.Serve(ctx, srv, func() error { return srv.Serve(ln) })
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// refresher probes a fresh Host (a Host caches what it read), runs every
+// doctor check on that one probe, and reads the last recorded bench run.
+func refresher(f *cmdutil.Factory, withBench bool) serve.RefreshFunc {
+	return func(ctx context.Context) *serve.Snapshot {
+		snap := &serve.Snapshot{}
+		h, err := f.HostFunc()
+		if err != nil {
+			snap.Err = err
+			return snap
+		}
+		cfg, err := f.Config()
+		if err != nil {
+			snap.Err = err
+			return snap
+		}
+		rep, outcomes, err := cmdutil.ProbeHost(ctx, f, h, drivers.All())
+		snap.Probe, snap.Err = rep, err
+		if rep == nil {
+			return snap
+		}
+		env := &doctor.Env{Host: h, Config: cfg, Report: rep, Outcomes: outcomes}
+		results := doctor.RenderAll(doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout}), doctor.English)
+		snap.Doctor = &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: doctor.English, Checks: results, Summary: doctor.Counts(results)}
+		if withBench {
+			if path, err := bench.HistoryPath(f.LookupEnv); err == nil {
+				if runs, err := bench.LoadHistory(path); err == nil && len(runs) > 0 {
+					last := runs[len(runs)-1]
+					snap.Bench = &last
+				}
+			}
+		}
+		return snap
+	}
+}

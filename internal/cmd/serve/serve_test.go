@@ -1,0 +1,190 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/devctl/devctl/internal/cmd/root"
+	servecmd "github.com/devctl/devctl/internal/cmd/serve"
+	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/schemas"
+)
+
+// start runs `devctl --from SNAPSHOT serve` on a loopback port and returns
+// its base URL and a stop function that shuts it down as SIGTERM does.
+func start(t *testing.T, snapshot string, interval time.Duration) (string, func() error) {
+	t.Helper()
+	io, _, _, _ := iostreams.Test()
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
+	f := root.NewFactory(io, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	f.Global.From = snapshot
+	f.Global.Timeout = 5 * time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 5 * time.Second, Listener: ln}
+	if interval > 0 {
+		opts.Interval = interval
+	}
+	go func() { done <- servecmd.Run(ctx, opts) }()
+	base := "http://" + ln.Addr().String()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if code, _ := get(t, base+"/readyz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never became ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(10 * time.Second):
+				stopErr = fmt.Errorf("the server did not shut down")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return base, stop
+}
+
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func snapshot(name string) string {
+	p, _ := filepath.Abs(filepath.Join("..", "..", "..", "testdata", "snapshots", name))
+	return p
+}
+
+func metricValue(t *testing.T, body []byte, series string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no series %s in /metrics", series)
+	}
+	return string(m[1])
+}
+
+func TestServeMetricsFromARealSnapshot(t *testing.T) {
+	base, stop := start(t, snapshot("nvidia-h100-pcie-x2.tar.gz"), 0)
+	code, body := get(t, base+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`devctl_device_info{architecture="Hopper",backend="cuda",compute_capability="9.0",device="cuda:0",device_type="gpu",name="NVIDIA H100 PCIe",pci_bus_id="00000000:17:00.0",uuid="GPU-00000000-0000-4000-8000-000000000001",vendor="NVIDIA"} 1`,
+		`devctl_device_memory_total_bytes{device="cuda:1"} 8.589934592e+10`,
+		`devctl_device_memory_free_bytes{device="cuda:0"} 8.4825604096e+10`,
+		`devctl_device_pcie_link_width{device="cuda:0",kind="current"} 8`,
+		`devctl_device_supports{device="cuda:0",precision="bf16"} 1`,
+		`devctl_doctor_check{check="pcie.link_width",status="warn"} 1`,
+		`devctl_driver_status{driver="nvidia",status="ok"} 1`,
+		`devctl_probe_success 1`,
+		`devctl_probe_runs_total 1`,
+	} {
+		if !bytes.Contains(body, []byte(want+"\n")) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if bytes.Contains(body, []byte("devctl_bench_result")) {
+		t.Error("a --from snapshot must not export this machine's bench history")
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("graceful shutdown: %v", err)
+	}
+}
+
+func TestServeProbesOnceUnderConcurrentLoad(t *testing.T) {
+	base, _ := start(t, snapshot("nvidia-h100-pcie-x2.tar.gz"), 0)
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := []string{"/metrics", "/v1/probe", "/v1/doctor"}[i%3]
+			if code, _ := get(t, base+path); code != 200 && code != 503 {
+				t.Errorf("%s: %d", path, code)
+			}
+		}()
+	}
+	wg.Wait()
+	_, body := get(t, base+"/metrics")
+	if got := metricValue(t, body, "devctl_probe_runs_total"); got != "1" {
+		t.Fatalf("400 requests within the interval ran %s probes, want 1", got)
+	}
+}
+
+func TestServeJSONMatchesSchemas(t *testing.T) {
+	base, _ := start(t, snapshot("rocm-mi300x-cpx.tar.gz"), 0)
+	for path, name := range map[string]string{"/v1/probe": "probe", "/v1/doctor": "doctor"} {
+		code, body := get(t, base+path)
+		if code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+		raw, _ := schemas.Get(name)
+		doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		c := jsonschema.NewCompiler()
+		_ = c.AddResource(schemas.ID(name), doc)
+		s, err := c.Compile(schemas.ID(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s is not JSON: %v", path, err)
+		}
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s does not match the %s schema: %v", path, name, err)
+		}
+	}
+	if code, body := get(t, base+"/nope"); code != 404 || !strings.Contains(string(body), "/metrics") {
+		t.Errorf("/nope: %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz: %d", code)
+	}
+}
+
+func TestServeRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--interval", "10ms"},
+		{"serve", "--listen", "9455"},
+		{"serve", "--max-in-flight", "0"},
+		{"serve", "--request-timeout", "0s"},
+	} {
+		io, _, _, errOut := iostreams.Test()
+		if code := root.Main(args, io, func(string) (string, bool) { return "", false }); code != 2 {
+			t.Errorf("devctl %s: exit %d, want 2 (%s)", strings.Join(args, " "), code, errOut)
+		}
+	}
+}
