@@ -4,6 +4,7 @@
 package cmdutil
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -36,9 +37,10 @@ type Factory struct {
 	// LookupEnv reads the process environment (tests inject a map).
 	LookupEnv func(string) (string, bool)
 
-	// HostFunc and ConfigFunc may be replaced by tests.
+	// HostFunc and ConfigFunc may be replaced by tests. ConfigFunc loads
+	// the configuration with the given flag layer.
 	HostFunc   func() (*host.Host, error)
-	ConfigFunc func() (*config.Config, error)
+	ConfigFunc func(flags map[string]config.Flag) (*config.Config, error)
 
 	hostOnce sync.Once
 	host     *host.Host
@@ -56,8 +58,21 @@ func (f *Factory) Host() (*host.Host, error) {
 
 // Config returns the effective configuration.
 func (f *Factory) Config() (*config.Config, error) {
-	f.cfgOnce.Do(func() { f.cfg, f.cfgErr = f.ConfigFunc() })
+	f.cfgOnce.Do(func() { f.cfg, f.cfgErr = f.ConfigFunc(f.Global.ConfigFlags) })
 	return f.cfg, f.cfgErr
+}
+
+// ConfigWith returns the configuration with flags a command sets on top of
+// the global ones (recommend's --strategy and --device). The factory's own
+// configuration stays as it is, for the other commands.
+func (f *Factory) ConfigWith(extra map[string]config.Flag) (*config.Config, error) {
+	if len(extra) == 0 {
+		return f.Config()
+	}
+	flags := make(map[string]config.Flag, len(f.Global.ConfigFlags)+len(extra))
+	maps.Copy(flags, f.Global.ConfigFlags)
+	maps.Copy(flags, extra)
+	return f.ConfigFunc(flags)
 }
 
 // Getenv reads one variable of the process environment.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
@@ -32,29 +33,48 @@ func ProbeHost(ctx context.Context, f *Factory, h *host.Host, ds []probe.Driver)
 	if err != nil {
 		return nil, nil, err
 	}
-	d := cfg.Device
-	// The history rule steers automatic selection on this machine (a
-	// replayed snapshot is another machine). An unreadable history steers
-	// nothing; recommend and history report it.
-	var passOver map[string]string
-	if f.Global.From == "" {
-		if recs, err := history.Load(f.LookupEnv); err == nil {
-			passOver = recs.PassOver()
-		}
+	return runProbe(ctx, f, h, cfg, ds)
+}
+
+// RunProbeOn is RunProbe on a host and configuration the command built
+// itself (snapshot's recording host, recommend's configuration with its own
+// flags), leaving the factory's as they are.
+func RunProbeOn(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config, only []string) (*probe.Report, []probe.Outcome, error) {
+	ds, err := drivers.Select(only)
+	if err != nil {
+		return nil, nil, &FlagError{Err: err}
 	}
-	rep, outcomes, err := probe.Run(ctx, h, ds, probe.Options{
-		Sweep:            drivers.Unanswered,
-		PassOver:         passOver,
-		Timeout:          f.Global.Timeout,
-		Preferred:        d.Preferred,
-		PlatformPriority: d.PlatformPriority,
-		FallbackEnabled:  d.FallbackEnabled,
-		MemoryStrategy:   d.MemoryStrategy,
-		MemoryFraction:   d.MemoryFraction,
-		DevctlVersion:    f.Version,
-	})
+	return runProbe(ctx, f, h, cfg, ds)
+}
+
+func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config, ds []probe.Driver) (*probe.Report, []probe.Outcome, error) {
+	o := f.ProbeOptions(cfg)
+	o.PassOver = f.passOver()
+	rep, outcomes, err := probe.Run(ctx, h, ds, o)
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
 		return rep, outcomes, Usagef("%v", err)
 	}
 	return rep, outcomes, err
+}
+
+// passOver is the history rule's verdict: the devices automatic selection
+// passes over on this machine (a replayed snapshot is another machine). An
+// unreadable history steers nothing; recommend and history report it.
+func (f *Factory) passOver() map[string]string {
+	if f.Global.From != "" {
+		return nil
+	}
+	recs, err := history.Load(f.LookupEnv)
+	if err != nil {
+		return nil
+	}
+	return recs.PassOver()
+}
+
+// ProbeOptions are the probe's options for cfg in this invocation: the
+// configured selection plus --timeout, the version and the PCI sweep.
+func (f *Factory) ProbeOptions(cfg *config.Config) probe.Options {
+	o := probe.OptionsFrom(cfg)
+	o.Timeout, o.DevctlVersion, o.Sweep = f.Global.Timeout, f.Version, drivers.Unanswered
+	return o
 }

@@ -80,7 +80,9 @@ func TestFailOnRegressionExitsThreeWhenAFigureFell(t *testing.T) {
 		f := &cmdutil.Factory{IO: ios, Global: &cmdutil.GlobalOptions{Timeout: 5 * time.Second}, Now: time.Now,
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 		f.HostFunc = func() (*host.Host, error) { return host.Local(host.LocalOptions{}) }
-		f.ConfigFunc = func() (*config.Config, error) { return config.Load(config.LoadOptions{LookupEnv: f.LookupEnv}) }
+		f.ConfigFunc = func(map[string]config.Flag) (*config.Config, error) {
+			return config.Load(config.LoadOptions{LookupEnv: f.LookupEnv})
+		}
 		return f
 	}
 	opts := func() *Options {

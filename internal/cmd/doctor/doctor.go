@@ -288,11 +288,11 @@ func buildEnv(ctx context.Context, f *cmdutil.Factory) (*doctor.Env, error) {
 		env.Report, env.Outcomes = rep, outcomes
 		return env, nil
 	}
-	d := cfg.Device
-	rep, outcomes, _ := probe.Run(ctx, h, drivers.All(), probe.Options{
-		Timeout: f.Global.Timeout, Preferred: d.Preferred, PlatformPriority: d.PlatformPriority,
-		Sweep: drivers.Unanswered, FallbackEnabled: true, MemoryStrategy: d.MemoryStrategy, MemoryFraction: d.MemoryFraction, DevctlVersion: f.Version,
-	})
+	// The configuration is broken: probe with what the flags say and fall
+	// back freely, so the checks still see the machine.
+	o := f.ProbeOptions(cfg)
+	o.FallbackEnabled = true
+	rep, outcomes, _ := probe.Run(ctx, h, drivers.All(), o)
 	env.Report, env.Outcomes = rep, outcomes
 	return env, nil
 }

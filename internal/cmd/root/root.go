@@ -104,8 +104,8 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 		}
 		return h, nil
 	}
-	f.ConfigFunc = func() (*config.Config, error) {
-		return config.Load(config.LoadOptions{File: f.Global.Config, LookupEnv: f.LookupEnv, Flags: f.Global.ConfigFlags})
+	f.ConfigFunc = func(flags map[string]config.Flag) (*config.Config, error) {
+		return config.Load(config.LoadOptions{File: f.Global.Config, LookupEnv: f.LookupEnv, Flags: flags})
 	}
 	return f
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/doctor"
-	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/snapshot"
 )
 
@@ -136,29 +135,25 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	f := opts.Factory
-	var rec *snapshot.Recorder
-	base := f.HostFunc
-	f.HostFunc = func() (*host.Host, error) {
-		h, err := base()
-		if err != nil {
-			return nil, err
-		}
-		rec = snapshot.NewRecorder(h)
-		return rec.Host(), nil
+	base, err := f.Host()
+	if err != nil {
+		return err
 	}
-	rep, outcomes, err := cmdutil.RunProbe(ctx, f, nil)
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	// The recorder wraps the factory's host for this command only.
+	rec := snapshot.NewRecorder(base)
+	rep, outcomes, err := cmdutil.RunProbeOn(ctx, f, rec.Host(), cfg, nil)
+	// A missing preferred device (exit 2 for probe) is a finding worth
+	// recording, not a reason to refuse the snapshot.
 	if err != nil && rep == nil {
 		return err
 	}
-	// A missing preferred device (exit 2 for probe) is a finding worth
-	// recording, not a reason to refuse the snapshot.
-	if rec == nil {
-		return errors.New("snapshot: the probe never asked for the host")
-	}
 	// Doctor's checks read more than the drivers (ld.so.cache, cgroup
 	// limits, mounts); run them too so `--from FILE doctor` replays them.
-	cfg, cfgErr := f.Config()
-	env := &doctor.Env{Host: rec.Host(), Report: rep, Outcomes: outcomes, Config: cfg, ConfigErr: cfgErr}
+	env := &doctor.Env{Host: rec.Host(), Report: rep, Outcomes: outcomes, Config: cfg}
 	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout})
 
 	wopts := snapshot.WriteOptions{RedactHost: opts.RedactHost, DevctlVersion: f.Version}

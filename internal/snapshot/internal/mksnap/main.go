@@ -157,8 +157,8 @@ func Factory(h *host.Host) *cmdutil.Factory {
 		Now:       func() time.Time { return Created },
 		LookupEnv: noEnv,
 		HostFunc:  func() (*host.Host, error) { return h, nil },
-		ConfigFunc: func() (*config.Config, error) {
-			return config.Load(config.LoadOptions{LookupEnv: noEnv})
+		ConfigFunc: func(flags map[string]config.Flag) (*config.Config, error) {
+			return config.Load(config.LoadOptions{LookupEnv: noEnv, Flags: flags})
 		},
 	}
 }
