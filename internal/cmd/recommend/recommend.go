@@ -10,22 +10,36 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
-// Options are the recommend command's flags and dependencies.
+// Options are the recommend command's flags and the dependencies it uses.
 type Options struct {
-	Factory *cmdutil.Factory
+	IO *iostreams.IOStreams
+	// Config loads the configuration with the command's own flag layer
+	// (--strategy, --device) on top of the global flags.
+	Config func(extra map[string]config.Flag) (*config.Config, error)
+	// GlobalConfigFlags are the config keys global flags set, to catch a
+	// --strategy that contradicts --memory-strategy.
+	GlobalConfigFlags map[string]config.Flag
+	// Probe runs the probe under cfg.
+	Probe func(ctx context.Context, cfg *config.Config) (*probe.Report, error)
+	// History reads the per-device run history.
+	History func() (history.Records, error)
+	// ReadFile reads --model-config (tests inject one).
+	ReadFile func(string) ([]byte, error)
 
 	ModelParams string
 	Model       string
@@ -49,14 +63,33 @@ type Options struct {
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
-	// ReadFile reads --model-config (tests inject one).
-	ReadFile func(string) ([]byte, error)
+	format report.Format // set by Complete
+}
+
+// NewOptions fills the dependencies recommend uses from the factory.
+// `devctl run` builds its recommendation from these options too.
+func NewOptions(f *cmdutil.Factory) *Options {
+	return &Options{
+		IO:                f.IO,
+		Config:            f.ConfigWith,
+		GlobalConfigFlags: f.Global.ConfigFlags,
+		Probe: func(ctx context.Context, cfg *config.Config) (*probe.Report, error) {
+			h, err := f.Host()
+			if err != nil {
+				return nil, err
+			}
+			rep, _, err := cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
+			return rep, err
+		},
+		History:  func() (history.Records, error) { return history.Load(f.LookupEnv) },
+		ReadFile: readModelConfig,
+	}
 }
 
 // NewCmdRecommend builds `devctl recommend`. runF, when not nil, replaces
 // the run step (tests stop after flag parsing).
 func NewCmdRecommend(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f, ReadFile: readModelConfig}
+	opts := NewOptions(f)
 	cmd := &cobra.Command{
 		Use:   "recommend",
 		Short: "Say whether a model fits a device, in what precision and with what settings",
@@ -107,8 +140,21 @@ not run the probe.`,
 	return cmd
 }
 
-// validate checks the flags that need no I/O.
-func validate(o *Options) error {
+// Complete parses -o and normalises the spelling of the choice flags.
+func (o *Options) Complete() error {
+	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON, report.Env)
+	if err != nil {
+		return err
+	}
+	o.format = format
+	for _, p := range []*string{&o.Mode, &o.Optimizer, &o.Recompute, &o.Attention, &o.Convention, &o.Offload, &o.Strategy} {
+		*p = strings.ToLower(strings.TrimSpace(*p))
+	}
+	return nil
+}
+
+// Validate checks the flags that need no I/O.
+func (o *Options) Validate() error {
 	n := 0
 	for _, s := range []string{o.ModelParams, o.Model, o.ModelConfig} {
 		if s != "" {
@@ -155,28 +201,23 @@ func validate(o *Options) error {
 
 // Run completes the options, validates, recommends and prints.
 func Run(ctx context.Context, o *Options) error {
-	f := o.Factory
-	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON, report.Env)
-	if err != nil {
-		return err
-	}
 	res, err := Compute(ctx, o)
 	if err != nil {
 		return err
 	}
 	var werr error
-	switch format {
+	switch o.format {
 	case report.JSON:
-		werr = report.WriteJSON(f.IO.Out, res)
+		werr = report.WriteJSON(o.IO.Out, res)
 	case report.Env:
-		werr = report.RecommendEnv(f.IO.Out, res)
+		werr = report.RecommendEnv(o.IO.Out, res)
 		// The exports go to eval; whether they describe a plan that runs
 		// must not be lost, so it goes to stderr.
 		if !res.Fits {
-			fmt.Fprintln(f.IO.ErrOut, recommend.EnvWarning(res))
+			fmt.Fprintln(o.IO.ErrOut, recommend.EnvWarning(res))
 		}
 	default:
-		werr = report.RecommendTable(f.IO.Out, res, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+		werr = report.RecommendTable(o.IO.Out, res, report.NewStyle(o.IO.Out, o.IO.ColorEnabled()))
 	}
 	if werr != nil {
 		return werr
@@ -191,95 +232,56 @@ func Run(ctx context.Context, o *Options) error {
 // nothing. `devctl run` starts its command with the environment of this
 // result, the same variables `recommend -o env` prints.
 func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
-	f := o.Factory
-	for _, p := range []*string{&o.Mode, &o.Optimizer, &o.Recompute, &o.Attention, &o.Convention, &o.Offload, &o.Strategy} {
-		*p = strings.ToLower(strings.TrimSpace(*p))
-	}
-	if err := validate(o); err != nil {
+	if err := o.Complete(); err != nil {
 		return nil, err
 	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return o.Recommend(ctx)
+}
+
+// Recommend resolves the model and the device and recommends; the options
+// are complete and valid.
+func (o *Options) Recommend(ctx context.Context) (*recommend.Result, error) {
 	model, source, err := o.loadModel()
 	if err != nil {
 		return nil, err
 	}
-
-	// --strategy feeds device.memory_strategy like a config flag; "auto"
-	// leaves the config alone and lets recommend choose by model size.
-	if prev, ok := f.Global.ConfigFlags["device.memory_strategy"]; ok && o.Strategy != "auto" && !strings.EqualFold(strings.TrimSpace(prev.Value), o.Strategy) {
-		return nil, cmdutil.Usagef("--strategy %s conflicts with %s %s: give one of them", o.Strategy, prev.Name, prev.Value)
-	}
-	if o.Strategy != "auto" {
-		f.Global.ConfigFlags["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: o.Strategy}
-	}
-	// The device catalogue is parsed only when --device names something:
-	// the plain probe path stays as cheap as `devctl probe`.
-	var catDev recommend.CatalogDevice
-	isCatalogue := false
-	if o.Device != "" {
-		devices, err := recommend.LoadDevices(configs.DevicesYAML)
-		if err != nil {
-			return nil, err
-		}
-		catDev, isCatalogue = recommend.FindDevice(devices, o.Device)
-		if !isCatalogue {
-			if _, err := backend.ParsePreference(o.Device); err != nil {
-				names := recommend.DeviceNames(devices)
-				msg := fmt.Sprintf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", o.Device, strings.Join(names, ", "))
-				if s := recommend.Closest(o.Device, names); s != "" {
-					msg = fmt.Sprintf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", o.Device, s, strings.Join(names, ", "))
-				}
-				return nil, cmdutil.Usagef("%s", msg)
-			}
-			f.Global.ConfigFlags["device.preferred"] = config.Flag{Name: "--device", Value: strings.ToLower(o.Device)}
-		}
-	}
-	cfg, err := f.Config()
+	extra, err := o.strategyFlag()
 	if err != nil {
 		return nil, err
 	}
-	d := cfg.Device
+	// The device catalogue is parsed only when --device names something:
+	// the plain probe path stays as cheap as `devctl probe`.
+	catDev, isCatalogue, err := o.catalogueDevice()
+	if err != nil {
+		return nil, err
+	}
+	if o.Device != "" && !isCatalogue {
+		extra["device.preferred"] = config.Flag{Name: "--device", Value: strings.ToLower(o.Device)}
+	}
+	cfg, err := o.Config(extra)
+	if err != nil {
+		return nil, err
+	}
 
 	var target recommend.Target
 	var fellBack string
 	if isCatalogue {
 		target = recommend.TargetFromCatalogue(catDev, o.Devices)
-	} else {
-		rep, _, err := cmdutil.RunProbe(ctx, f, nil)
-		if err != nil {
-			return nil, err
-		}
-		target, err = recommend.TargetFromProbe(rep)
-		if err != nil {
-			return nil, err
-		}
-		if rep.Selection != nil {
-			fellBack = rep.Selection.Reason
-			if !rep.Selection.FellBack {
-				fellBack = "probed: " + fellBack
-			}
-		}
-		if o.Devices > target.Count && target.Backend != "cpu" {
-			return nil, cmdutil.Usagef("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", o.Devices, target.Count, target.Backend, o.Devices)
-		}
-		if o.Devices > 1 {
-			target.Count = o.Devices
-		}
+	} else if target, fellBack, err = o.probedTarget(ctx, cfg); err != nil {
+		return nil, err
 	}
 
+	d := cfg.Device
 	in := recommend.Input{
 		Model: model, ModelSource: source, Mode: o.Mode, Precision: d.Precision, PrecisionSource: cfg.Sources["device.precision"].String(),
 		BatchSize: o.BatchSize, SeqLen: o.SeqLen, Optimizer: o.Optimizer, Recompute: o.Recompute, Attention: o.Attention,
 		Convention: o.Convention, Offload: o.Offload, OffloadParams: o.OffloadParams, ZeROStage: o.ZeROStage,
 		Devices: o.Devices, Target: target, CPUFallback: d.FallbackEnabled,
-		Strategy: "auto",
 	}
-	if cfg.Sources["device.memory_strategy"] != config.Default || cfg.Sources["device.memory_fraction"] != config.Default || d.MemoryStrategy == "custom" {
-		in.Strategy, in.Fraction = d.MemoryStrategy, d.MemoryFraction
-		in.StrategySource = cfg.Sources["device.memory_strategy"].String()
-		if d.MemoryStrategy == "custom" && cfg.Sources["device.memory_fraction"] != config.Default {
-			in.StrategySource = cfg.Sources["device.memory_fraction"].String()
-		}
-	}
+	in.SetStrategy(d.MemoryStrategy, d.MemoryFraction, cfg.Sources["device.memory_strategy"].String(), cfg.Sources["device.memory_fraction"].String())
 	res, err := recommend.Recommend(in)
 	if err != nil {
 		if errors.Is(err, recommend.ErrContradiction) {
@@ -290,8 +292,76 @@ func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
 	if fellBack != "" {
 		res.Reasons = append([]recommend.Reason{{Decision: "device", Choice: target.Name, Why: fellBack}}, res.Reasons...)
 	}
-	addHistory(f, res)
+	if !res.Device.Catalogue {
+		recs, err := o.History()
+		recommend.AddHistory(res, recs, err)
+	}
 	return res, nil
+}
+
+// strategyFlag turns --strategy into a device.memory_strategy flag layer:
+// "auto" leaves the config alone and lets recommend choose by model size.
+func (o *Options) strategyFlag() (map[string]config.Flag, error) {
+	extra := map[string]config.Flag{}
+	if o.Strategy == "auto" {
+		return extra, nil
+	}
+	if prev, ok := o.GlobalConfigFlags["device.memory_strategy"]; ok && !strings.EqualFold(strings.TrimSpace(prev.Value), o.Strategy) {
+		return nil, cmdutil.Usagef("--strategy %s conflicts with %s %s: give one of them", o.Strategy, prev.Name, prev.Value)
+	}
+	extra["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: o.Strategy}
+	return extra, nil
+}
+
+// catalogueDevice looks --device up in the device catalogue. A name that is
+// neither catalogued nor a probed backend or id is a usage error.
+func (o *Options) catalogueDevice() (recommend.CatalogDevice, bool, error) {
+	if o.Device == "" {
+		return recommend.CatalogDevice{}, false, nil
+	}
+	devices, err := recommend.LoadDevices(configs.DevicesYAML)
+	if err != nil {
+		return recommend.CatalogDevice{}, false, err
+	}
+	if d, ok := recommend.FindDevice(devices, o.Device); ok {
+		return d, true, nil
+	}
+	if _, err := backend.ParsePreference(o.Device); err != nil {
+		names := recommend.DeviceNames(devices)
+		msg := fmt.Sprintf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", o.Device, strings.Join(names, ", "))
+		if s := recommend.Closest(o.Device, names); s != "" {
+			msg = fmt.Sprintf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", o.Device, s, strings.Join(names, ", "))
+		}
+		return recommend.CatalogDevice{}, false, cmdutil.Usagef("%s", msg)
+	}
+	return recommend.CatalogDevice{}, false, nil
+}
+
+// probedTarget probes the machine for the device to plan for, and says why
+// it was chosen.
+func (o *Options) probedTarget(ctx context.Context, cfg *config.Config) (recommend.Target, string, error) {
+	rep, err := o.Probe(ctx, cfg)
+	if err != nil {
+		return recommend.Target{}, "", err
+	}
+	target, err := recommend.TargetFromProbe(rep)
+	if err != nil {
+		return recommend.Target{}, "", err
+	}
+	var fellBack string
+	if rep.Selection != nil {
+		fellBack = rep.Selection.Reason
+		if !rep.Selection.FellBack {
+			fellBack = "probed: " + fellBack
+		}
+	}
+	if o.Devices > target.Count && target.Backend != "cpu" {
+		return recommend.Target{}, "", cmdutil.Usagef("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", o.Devices, target.Count, target.Backend, o.Devices)
+	}
+	if o.Devices > 1 {
+		target.Count = o.Devices
+	}
+	return target, fellBack, nil
 }
 
 // loadModel resolves --model-params, --model or --model-config.

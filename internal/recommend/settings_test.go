@@ -1,0 +1,41 @@
+package recommend
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSetStrategy(t *testing.T) {
+	type got struct {
+		Strategy, Source string
+		Fraction         float64
+	}
+	tests := []struct {
+		name                       string
+		strategy                   string
+		fraction                   float64
+		strategySource, fracSource string
+		want                       got
+	}{
+		{name: "nothing set leaves the choice to the model size", strategy: "balanced", fraction: 0.75,
+			strategySource: "default", fracSource: "default", want: got{Strategy: "auto"}},
+		{name: "a strategy set in the environment is taken with its source", strategy: "aggressive", fraction: 0.9,
+			strategySource: "env DEVCTL_MEMORY_STRATEGY", fracSource: "default", want: got{Strategy: "aggressive", Source: "env DEVCTL_MEMORY_STRATEGY", Fraction: 0.9}},
+		{name: "a custom strategy names the fraction's source when the user set the fraction", strategy: "custom", fraction: 0.5,
+			strategySource: "file c.yaml", fracSource: "flag --memory-fraction", want: got{Strategy: "custom", Source: "flag --memory-fraction", Fraction: 0.5}},
+		{name: "a custom default strategy is taken even when nothing was set", strategy: "custom", fraction: 0.8,
+			strategySource: "default", fracSource: "default", want: got{Strategy: "custom", Source: "default", Fraction: 0.8}},
+		{name: "a fraction set alone makes the configured strategy count", strategy: "balanced", fraction: 0.7,
+			strategySource: "default", fracSource: "flag --memory-fraction", want: got{Strategy: "balanced", Source: "default", Fraction: 0.7}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var in Input
+			in.SetStrategy(tc.strategy, tc.fraction, tc.strategySource, tc.fracSource)
+			if diff := cmp.Diff(tc.want, got{in.Strategy, in.StrategySource, in.Fraction}); diff != "" {
+				t.Errorf("SetStrategy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
