@@ -141,36 +141,121 @@ func (OSEnv) Lookup(name string) (string, bool) { return os.LookupEnv(name) }
 var errNotRegular = errors.New("not a regular file")
 
 // DirFS serves absolute machine paths from a directory on this machine.
+//
+// Rooted anywhere but "/", it is a --sysroot tree and is confined to it:
+// every symbolic link met on the way, absolute or relative, is resolved
+// inside the tree as if the tree were "/" (as openat2's RESOLVE_IN_ROOT or
+// a chroot would), and ".." stops at the tree's top. A tree copied from
+// a real machine holds absolute links (/etc/alternatives, libraries) that
+// must land in the tree, and a hostile tree's "../../etc/shadow" must not
+// reach the host. os.Root was considered: it refuses links that leave the
+// root instead of resolving them inside it, which breaks real trees. The
+// walk checks each component with lstat and the final open refuses to
+// follow a link (O_NOFOLLOW), so a link planted after the walk fails the
+// read instead of escaping; a tree rewritten concurrently while devctl
+// reads it is outside this promise.
 type DirFS string
 
+// maxLinks bounds the links followed resolving one path, as the kernel's
+// 40 (ELOOP).
+const maxLinks = 40
+
+var errLoop = errors.New("too many levels of symbolic links")
+
+func (d DirFS) confined() bool { return filepath.Clean(string(d)) != string(filepath.Separator) }
+
 func (d DirFS) path(name string) (string, error) {
+	return d.resolve(name, true)
+}
+
+// resolve maps a machine path onto the host path under d. With followLast
+// false the last component is not followed (for Readlink).
+func (d DirFS) resolve(name string, followLast bool) (string, error) {
 	if !strings.HasPrefix(name, "/") {
 		return "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	return filepath.Join(string(d), filepath.FromSlash(path.Clean(name))), nil
+	if !d.confined() {
+		return filepath.Join(string(d), filepath.FromSlash(path.Clean(name))), nil
+	}
+	host := func(rel string) string { return filepath.Join(string(d), filepath.FromSlash(rel)) }
+	parts := strings.Split(name, "/")
+	cur := "" // resolved so far, relative to the root, free of links
+	links := 0
+	for len(parts) > 0 {
+		p := parts[0]
+		parts = parts[1:]
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			if i := strings.LastIndexByte(cur, '/'); i >= 0 {
+				cur = cur[:i]
+			} else {
+				cur = ""
+			}
+			continue
+		}
+		next := p
+		if cur != "" {
+			next = cur + "/" + p
+		}
+		if len(parts) == 0 && !followLast {
+			cur = next
+			break
+		}
+		fi, err := os.Lstat(host(next))
+		if err != nil {
+			// Nothing past a missing component can exist: the caller's own
+			// operation reports it, on a path inside the root.
+			cur = path.Join(append([]string{next}, parts...)...)
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", &fs.PathError{Op: "open", Path: name, Err: errLoop}
+		}
+		t, err := os.Readlink(host(next))
+		if err != nil {
+			return "", err
+		}
+		t = filepath.ToSlash(t)
+		if strings.HasPrefix(t, "/") {
+			cur = ""
+		}
+		parts = append(strings.Split(t, "/"), parts...)
+	}
+	return host(path.Clean("/" + cur)[1:]), nil
 }
 
 // ReadFile implements FS. It reads at most 16 MiB: no file a driver needs is
 // larger, and a hostile tree must not make devctl read without bound. Only
 // regular files are read (procfs and sysfs files are regular): a FIFO would
-// block the open and a link to /dev/zero would fill the buffer.
+// block the open and a link to /dev/zero would fill the buffer. The open
+// never waits (O_NONBLOCK), the type is checked on the opened file.
 func (d DirFS) ReadFile(name string) ([]byte, error) {
 	p, err := d.path(name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(p)
+	flag := os.O_RDONLY | oNonblock
+	if d.confined() {
+		flag |= oNofollow
+	}
+	f, err := os.OpenFile(p, flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() && !st.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var buf bytes.Buffer
 	const limit = 16 << 20
 	n, err := buf.ReadFrom(io.LimitReader(f, limit+1))
@@ -198,12 +283,15 @@ func (d DirFS) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.confined() {
+		return os.Lstat(p) // resolved: a link here was planted after the walk
+	}
 	return os.Stat(p)
 }
 
 // Readlink implements FS.
 func (d DirFS) Readlink(name string) (string, error) {
-	p, err := d.path(name)
+	p, err := d.resolve(name, false)
 	if err != nil {
 		return "", err
 	}
