@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Backend is a framework-facing device family: the prefix of device ids
@@ -102,15 +103,13 @@ func Parse(s string) (Backend, error) {
 	return b, nil
 }
 
-// ParseList reads backend names separated by commas, from one or several
-// strings (a YAML list, a flag value), in order. Empty entries are skipped.
+// ParseList reads backend names separated by commas or spaces, from one or
+// several strings (a YAML list, a flag value), in order.
 func ParseList(items ...string) ([]Backend, error) {
 	var out []Backend
+	sep := func(r rune) bool { return r == ',' || unicode.IsSpace(r) }
 	for _, item := range items {
-		for _, part := range strings.Split(item, ",") {
-			if strings.TrimSpace(part) == "" {
-				continue
-			}
+		for _, part := range strings.FieldsFunc(item, sep) {
 			b, err := Parse(part)
 			if err != nil {
 				return nil, &EntryError{Entry: Canonical(part), Err: err}

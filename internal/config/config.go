@@ -9,13 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/viper"
-	"gopkg.in/yaml.v3"
 
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
@@ -27,13 +24,12 @@ var ErrInvalid = errors.New("invalid configuration")
 
 // Device is the device section of the configuration.
 type Device struct {
-	Preferred           string            `json:"preferred" yaml:"preferred"`
-	Precision           string            `json:"precision" yaml:"precision"`
-	FallbackEnabled     bool              `json:"fallback_enabled" yaml:"fallback_enabled"`
-	MemoryStrategy      string            `json:"memory_strategy" yaml:"memory_strategy"`
-	MemoryFraction      float64           `json:"memory_fraction" yaml:"memory_fraction"`
-	PlatformPriority    []backend.Backend `json:"platform_priority" yaml:"platform_priority"`
-	EnableOptimizations bool              `json:"enable_optimizations" yaml:"enable_optimizations"`
+	Preferred        string            `json:"preferred" yaml:"preferred"`
+	Precision        string            `json:"precision" yaml:"precision"`
+	FallbackEnabled  bool              `json:"fallback_enabled" yaml:"fallback_enabled"`
+	MemoryStrategy   string            `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction   float64           `json:"memory_fraction" yaml:"memory_fraction"`
+	PlatformPriority []backend.Backend `json:"platform_priority" yaml:"platform_priority"`
 }
 
 // Config is the effective configuration.
@@ -88,7 +84,7 @@ func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 var Keys = []string{
 	"device.preferred", "device.precision", "device.fallback_enabled",
 	"device.memory_strategy", "device.memory_fraction",
-	"device.platform_priority", "device.enable_optimizations",
+	"device.platform_priority",
 }
 
 // EnvVars maps keys to the environment variables that set them.
@@ -142,7 +138,12 @@ func DefaultFile(lookup func(string) (string, bool)) string {
 	return ""
 }
 
-// Load builds the effective configuration.
+// Load builds the effective configuration: viper merges the built-in
+// defaults, the user file, DEVCTL_* variables and flags, and unmarshals the
+// result once into a typed struct whose decode hooks check every value.
+// The user file is first decoded alone, so that an unknown key or a value
+// of the wrong shape is refused with the file's name even when a higher
+// layer sets the same key.
 func Load(opts LoadOptions) (*Config, error) {
 	lookup := opts.LookupEnv
 	if lookup == nil {
@@ -166,11 +167,11 @@ func Load(opts LoadOptions) (*Config, error) {
 		data, err := readFile(file)
 		switch {
 		case err == nil:
-			keys, err := checkFile(file, data)
+			layer, keys, err := readLayer(file, data)
 			if err != nil {
 				return nil, err
 			}
-			if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+			if err := v.MergeConfigMap(layer); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
 			}
 			cfg.File = file
@@ -197,7 +198,12 @@ func Load(opts LoadOptions) (*Config, error) {
 		v.Set(k, f.Value)
 		cfg.Sources[k] = Source{LayerFlag, f.Name}
 	}
-	if err := decode(v, cfg); err != nil {
+	var s settings
+	if err := v.Unmarshal(&s, decoderOptions(checkValues, nil)...); err != nil {
+		return nil, describe(err, cfg.Sources)
+	}
+	cfg.Device = s.Device.public()
+	if err := resolveStrategy(&cfg.Device, cfg.Sources); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -215,135 +221,6 @@ func readFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not a devctl config file", err)
 	}
 	return data, err
-}
-
-// yamlError turns a YAML error into one line: yaml.v3 lists several
-// problems on separate lines under "unmarshal errors:".
-func yamlError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
-	var lines []string
-	for _, l := range strings.Split(msg, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, "; ")
-}
-
-// checkFile parses a user file strictly: YAML errors carry the file and
-// line, and unknown keys are refused (a typo must not be silently ignored).
-func checkFile(file string, data []byte) ([]string, error) {
-	var root map[string]any
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrInvalid, file, yamlError(err))
-	}
-	var keys []string
-	for top, val := range root {
-		if top != "device" {
-			return nil, fmt.Errorf("%w: %s: unknown section %q (accepted: device)", ErrInvalid, file, top)
-		}
-		section, ok := val.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: %s: device must be a mapping of settings", ErrInvalid, file)
-		}
-		for k := range section {
-			full := "device." + k
-			if !slices.Contains(Keys, full) {
-				return nil, fmt.Errorf("%w: %s: unknown key %q (accepted: %s)", ErrInvalid, file, full, strings.Join(Keys, ", "))
-			}
-			if err := checkKind(full, section[k]); err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
-			}
-			keys = append(keys, full)
-		}
-	}
-	sort.Strings(keys)
-	return keys, nil
-}
-
-// checkKind refuses a list or mapping where a single value belongs (and
-// anything but a list of names for platform_priority): viper would read
-// them as "" and the message would name the wrong value.
-func checkKind(key string, v any) error {
-	scalar := func(x any) bool {
-		switch x.(type) {
-		case nil, []any, map[string]any, map[any]any:
-			return false
-		}
-		return true
-	}
-	if key == "device.platform_priority" {
-		if list, ok := v.([]any); ok {
-			for _, x := range list {
-				if _, ok := x.(string); !ok {
-					return fmt.Errorf("%s entry %v: want backend names such as [cuda, cpu]", key, x)
-				}
-			}
-			return nil
-		}
-		if _, ok := v.(string); ok {
-			return nil
-		}
-		return fmt.Errorf("%s: want a list of backends such as [cuda, cpu]", key)
-	}
-	if !scalar(v) {
-		return fmt.Errorf("%s: want a single value, not %s", key, kindName(v))
-	}
-	return nil
-}
-
-func kindName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "an empty value"
-	case []any:
-		return "a list"
-	}
-	return "a mapping"
-}
-
-func decode(v *viper.Viper, cfg *Config) error {
-	d := &cfg.Device
-	src := func(k string) string { return cfg.Sources[k].String() }
-	raw := strings.TrimSpace(v.GetString("device.preferred"))
-	pref, err := backend.ParsePreference(raw)
-	if err != nil {
-		return fmt.Errorf("%w: device.preferred %q (from %s): %v", ErrInvalid, strings.ToLower(raw), src("device.preferred"), err)
-	}
-	d.Preferred = pref
-	d.Precision = strings.ToLower(strings.TrimSpace(v.GetString("device.precision")))
-	if !slices.Contains(Precisions, d.Precision) {
-		return fmt.Errorf("%w: device.precision %q (from %s): want one of %s", ErrInvalid, d.Precision, src("device.precision"), strings.Join(Precisions, ", "))
-	}
-	if d.FallbackEnabled, err = parseBool(v.Get("device.fallback_enabled")); err != nil {
-		return fmt.Errorf("%w: device.fallback_enabled %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.fallback_enabled")), src("device.fallback_enabled"))
-	}
-	if d.EnableOptimizations, err = parseBool(v.Get("device.enable_optimizations")); err != nil {
-		return fmt.Errorf("%w: device.enable_optimizations %q (from %s): want true or false", ErrInvalid, fmt.Sprint(v.Get("device.enable_optimizations")), src("device.enable_optimizations"))
-	}
-	d.MemoryStrategy = strings.ToLower(strings.TrimSpace(v.GetString("device.memory_strategy")))
-	if !slices.Contains(Strategies, d.MemoryStrategy) {
-		return fmt.Errorf("%w: device.memory_strategy %q (from %s): want one of %s", ErrInvalid, d.MemoryStrategy, src("device.memory_strategy"), strings.Join(Strategies, ", "))
-	}
-	rawFrac := strings.TrimSpace(fmt.Sprint(v.Get("device.memory_fraction")))
-	frac, err := ParseFraction(rawFrac)
-	if err != nil {
-		return fmt.Errorf("%w: device.memory_fraction %q (from %s): %v", ErrInvalid, rawFrac, src("device.memory_fraction"), err)
-	}
-	d.MemoryFraction = frac
-	if err := resolveStrategy(d, cfg.Sources); err != nil {
-		return err
-	}
-	prio, err := backend.ParseList(v.GetStringSlice("device.platform_priority")...)
-	if ee := (*backend.EntryError)(nil); errors.As(err, &ee) {
-		return fmt.Errorf("%w: device.platform_priority entry %q (from %s): %v", ErrInvalid, ee.Entry, src("device.platform_priority"), ee.Err)
-	}
-	if len(prio) == 0 {
-		return fmt.Errorf("%w: device.platform_priority is empty: list at least one backend (%s)", ErrInvalid, backend.Names())
-	}
-	d.PlatformPriority = prio
-	return nil
 }
 
 // resolveStrategy ties the strategy to the fraction. A named strategy fixes
@@ -381,25 +258,6 @@ func ParseFraction(s string) (float64, error) {
 	return f, nil
 }
 
-func parseBool(v any) (bool, error) {
-	switch b := v.(type) {
-	case bool:
-		return b, nil
-	case string:
-		switch strings.ToLower(strings.TrimSpace(b)) {
-		case "true", "1", "yes", "on":
-			return true, nil
-		case "false", "0", "no", "off":
-			return false, nil
-		}
-	case int:
-		if b == 0 || b == 1 {
-			return b == 1, nil
-		}
-	}
-	return false, errors.New("not a boolean")
-}
-
 // Value returns a key's effective value as text, for `config show`.
 func (c *Config) Value(key string) string {
 	d := c.Device
@@ -420,8 +278,6 @@ func (c *Config) Value(key string) string {
 			names[i] = string(b)
 		}
 		return strings.Join(names, ",")
-	case "device.enable_optimizations":
-		return strconv.FormatBool(d.EnableOptimizations)
 	}
 	return ""
 }

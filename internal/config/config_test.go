@@ -34,7 +34,6 @@ func TestLoadDefaultsNeedNoFile(t *testing.T) {
 	want := Device{
 		Preferred: "auto", Precision: "auto", FallbackEnabled: true, MemoryStrategy: "balanced",
 		MemoryFraction: 0.75, PlatformPriority: []backend.Backend{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"},
-		EnableOptimizations: true,
 	}
 	if diff := cmp.Diff(want, cfg.Device); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -173,6 +172,10 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		{name: "a nested list in the priority is refused", file: "device:\n  platform_priority: [[cpu]]\n", want: "device.platform_priority entry [cpu]: want backend names"},
 		{name: "a mapping as the priority is refused", file: "device:\n  platform_priority: {a: b}\n", want: "device.platform_priority: want a list of backends"},
 		{name: "several YAML errors stay on one line", file: "device:\n  preferred: cpu\n  preferred: cuda\n  precision: fp16\n  precision: bf16\n", want: "line 3: mapping key \"preferred\" already defined at line 2; line 5"},
+		{name: "the removed enable_optimizations key says it was removed", file: "device:\n  enable_optimizations: true\n", want: "device.enable_optimizations was removed: it was never used by any command; delete the line"},
+		{name: "a device section that is not a mapping is refused", file: "device: 5\n", want: "device must be a mapping of settings"},
+		{name: "an empty priority is refused", file: "device:\n  platform_priority: []\n", want: "device.platform_priority is empty"},
+		{name: "a priority entry from a variable-free file names its file", file: "device:\n  platform_priority: cuda,metal\n", want: `entry "metal" (from file `},
 		{name: "a file over the size bound is refused before parsing", file: "device: {}\n#" + strings.Repeat("x", MaxFileBytes), want: "larger than 1048576 bytes"},
 	}
 	for _, tt := range tests {
@@ -277,5 +280,30 @@ func TestDefaultsNameEveryBackendInRankOrder(t *testing.T) {
 	}
 	if want := "One of: auto, " + backend.Help() + ", or a device id"; !strings.Contains(string(configs.DefaultYAML), want) {
 		t.Errorf("configs/default.yaml does not list the backends as %q", want)
+	}
+}
+
+func TestLoadReadsEveryLayerOnce(t *testing.T) {
+	file := writeFile(t, "device:\n  precision: fp16\n  platform_priority: tpu cpu\n  memory_strategy: aggressive\n")
+	cfg, err := Load(LoadOptions{
+		File:      file,
+		LookupEnv: env(map[string]string{"DEVCTL_DEVICE": "TPU:1", "DEVCTL_FALLBACK_ENABLED": "off"}),
+		Flags:     map[string]Flag{"device.precision": {Name: "--precision", Value: "BF16"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Device{Preferred: "xla:1", Precision: "bf16", FallbackEnabled: false, MemoryStrategy: "aggressive",
+		MemoryFraction: 0.9, PlatformPriority: []backend.Backend{backend.XLA, backend.CPU}}
+	if diff := cmp.Diff(want, cfg.Device); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	wantSources := map[string]Source{
+		"device.preferred": {LayerEnv, "DEVCTL_DEVICE"}, "device.precision": {LayerFlag, "--precision"},
+		"device.fallback_enabled": {LayerEnv, "DEVCTL_FALLBACK_ENABLED"}, "device.memory_strategy": {LayerFile, file},
+		"device.memory_fraction": Default, "device.platform_priority": {LayerFile, file},
+	}
+	if diff := cmp.Diff(wantSources, cfg.Sources); diff != "" {
+		t.Errorf("sources (-want +got)\n%s", diff)
 	}
 }
