@@ -331,14 +331,15 @@ const (
 )
 
 // runTrials runs trial (which times one or more figures at once) until
-// every figure has settled, or the slice has ended after minTrials, or
-// maxTrials. It returns each figure's trial times.
+// every figure has settled, or (after minTrials) another trial would end
+// past the slice, or maxTrials. It returns each figure's trial times.
 func runTrials(ctx context.Context, until time.Time, figures int, trial func() []time.Duration) ([][]time.Duration, error) {
 	times := make([][]time.Duration, figures)
 	for n := 0; n < maxTrials; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		for i, d := range trial() {
 			times[i] = append(times[i], d)
 		}
@@ -349,7 +350,9 @@ func runTrials(ctx context.Context, until time.Time, figures int, trial func() [
 		for _, ts := range times {
 			settled = settled && Settled(ts, settleSpread)
 		}
-		if settled || !time.Now().Before(until) {
+		// Stop when settled, or when one more trial like the last would
+		// end past the slice.
+		if now := time.Now(); settled || now.Add(now.Sub(t0)).After(until) {
 			break
 		}
 	}
