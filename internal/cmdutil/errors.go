@@ -16,14 +16,17 @@ const (
 // ErrUsage marks errors caused by user input. Wrap it, or use Usagef.
 var ErrUsage = errors.New("usage error")
 
-// Usagef returns a usage error (exit 2) with a message.
+// Usagef returns a usage error (exit 2) with a message. Like fmt.Errorf,
+// a %w verb wraps its operand, so callers can still ask errors.Is/As about
+// the cause.
 func Usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-type usageError struct{ msg string }
+type usageError struct{ err error }
 
-func (e *usageError) Error() string   { return e.msg }
+func (e *usageError) Error() string   { return e.err.Error() }
+func (e *usageError) Unwrap() error   { return errors.Unwrap(e.err) }
 func (e *usageError) Is(t error) bool { return t == ErrUsage }
 
 // FlagError is a flag-parsing error; the CLI prints the usage line with it.

@@ -52,7 +52,7 @@ func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config,
 	o.PassOver = f.passOver()
 	rep, outcomes, err := probe.Run(ctx, h, ds, o)
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
-		return rep, outcomes, Usagef("%v", err)
+		return rep, outcomes, Usagef("%w", err)
 	}
 	return rep, outcomes, err
 }

@@ -102,7 +102,7 @@ func Run(ctx context.Context, opts *Options) error {
 	lang := doctor.DetectLang(f.LookupEnv)
 	if opts.Lang != "" {
 		if lang, err = doctor.ParseLang(opts.Lang); err != nil {
-			return cmdutil.Usagef("%v", err)
+			return cmdutil.Usagef("%w", err)
 		}
 	}
 	if err := validate(opts); err != nil {
@@ -121,12 +121,12 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
-		return cmdutil.Usagef("%v: run 'devctl doctor --list' to see the check ids", err)
+		return cmdutil.Usagef("%w: run 'devctl doctor --list' to see the check ids", err)
 	}
 	var params int64
 	if opts.ModelParams != "" {
 		if params, err = recommend.ParseParams(opts.ModelParams); err != nil {
-			return cmdutil.Usagef("invalid --model-params %q: %v", opts.ModelParams, err)
+			return cmdutil.Usagef("invalid --model-params %q: %w", opts.ModelParams, err)
 		}
 	}
 	var logExp *explain.Explanation
@@ -239,7 +239,7 @@ func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 		case errors.Is(err, userfile.ErrDevice):
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a device or socket; want a log file, a pipe or - for standard input", path)
 		case err != nil:
-			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %v", path, err)
+			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %w", path, err)
 		}
 		defer fh.Close()
 		// The primary error sits at the end of a failed run: skip straight to
@@ -253,7 +253,7 @@ func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 	}
 	e, err := explain.ClassifyReader(r)
 	if err != nil {
-		return e, cmdutil.Usagef("cannot read --log %q: %v", path, err)
+		return e, cmdutil.Usagef("cannot read --log %q: %w", path, err)
 	}
 	return e, nil
 }

@@ -60,7 +60,7 @@ and duration: never output, arguments or environment values.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			p, err := history.Path(f.LookupEnv)
 			if err != nil {
-				return cmdutil.Usagef("%v", err)
+				return cmdutil.Usagef("%w", err)
 			}
 			if err := history.Clear(p); err != nil {
 				return err
@@ -94,7 +94,7 @@ func Run(o *Options) error {
 	}
 	p, err := history.Path(f.LookupEnv)
 	if err != nil {
-		return cmdutil.Usagef("%v", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	recs, err := history.LoadFile(p)
 	if err != nil {

@@ -370,7 +370,7 @@ func (o *Options) loadModel() (oomsim.Model, string, error) {
 	case o.ModelParams != "":
 		n, err := recommend.ParseParams(o.ModelParams)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("invalid --model-params %q: %v", o.ModelParams, err)
+			return oomsim.Model{}, "", cmdutil.Usagef("invalid --model-params %q: %w", o.ModelParams, err)
 		}
 		return oomsim.Model{Name: recommend.FormatParams(n) + " parameters", Params: n}, "--model-params", nil
 	case o.Model != "":
@@ -380,17 +380,17 @@ func (o *Options) loadModel() (oomsim.Model, string, error) {
 		}
 		m, err := recommend.FindModel(models, o.Model)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("%v", err)
+			return oomsim.Model{}, "", cmdutil.Usagef("%w", err)
 		}
 		return m.Model(), "catalogue", nil
 	default:
 		data, err := o.ReadFile(o.ModelConfig)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %v", o.ModelConfig, err)
+			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", o.ModelConfig, err)
 		}
 		m, err := recommend.ParseHFConfig(data)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %v", o.ModelConfig, err)
+			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", o.ModelConfig, err)
 		}
 		if m.Name == "" {
 			m.Name = o.ModelConfig

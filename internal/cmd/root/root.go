@@ -60,7 +60,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 				if errors.As(err, &ee) {
 					err = unwrapPath(ee.Err)
 				}
-				return nil, cmdutil.Usagef("invalid --nvidia-smi %q: %v; want the path of an executable nvidia-smi", g.NvidiaSMI, err)
+				return nil, cmdutil.Usagef("invalid --nvidia-smi %q: %w; want the path of an executable nvidia-smi", g.NvidiaSMI, err)
 			}
 		}
 		if g.From != "" {
@@ -69,7 +69,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 			}
 			h, err := snapshot.Open(g.From)
 			if err != nil {
-				return nil, cmdutil.Usagef("--from %s: %v", g.From, err)
+				return nil, cmdutil.Usagef("--from %s: %w", g.From, err)
 			}
 			return h, nil
 		}
@@ -88,7 +88,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 				err = errors.New("it has neither proc/ nor sys/")
 			}
 			if err != nil {
-				return nil, cmdutil.Usagef("invalid %s %q: %v; want a directory holding a machine's proc/ and sys/ trees", name, g.Sysroot, unwrapPath(err))
+				return nil, cmdutil.Usagef("invalid %s %q: %w; want a directory holding a machine's proc/ and sys/ trees", name, g.Sysroot, unwrapPath(err))
 			}
 		}
 		opts := host.LocalOptions{Sysroot: g.Sysroot, CommandTimeout: g.Timeout}
@@ -100,7 +100,7 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 		}
 		h, err := host.Local(opts)
 		if err != nil {
-			return nil, cmdutil.Usagef("%v", err)
+			return nil, cmdutil.Usagef("%w", err)
 		}
 		return h, nil
 	}

@@ -56,7 +56,7 @@ func Run(opts *Options) error {
 	}
 	b, err := schemas.Get(opts.Name)
 	if err != nil {
-		return cmdutil.Usagef("%v", err)
+		return cmdutil.Usagef("%w", err)
 	}
 	_, err = out.Write(b)
 	return err

@@ -91,7 +91,7 @@ func classifyOutput(opts *Options) (outputKind, error) {
 	}
 	lst, err := os.Lstat(opts.Output)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, cmdutil.Usagef("invalid -o %q: %v", opts.Output, unwrapPath(err))
+		return 0, cmdutil.Usagef("invalid -o %q: %w", opts.Output, unwrapPath(err))
 	}
 	if err == nil {
 		st := lst
@@ -116,7 +116,7 @@ func classifyOutput(opts *Options) (outputKind, error) {
 	dir := filepath.Dir(opts.Output)
 	dst, err := os.Stat(dir)
 	if err != nil {
-		return 0, cmdutil.Usagef("invalid -o %q: directory %s: %v", opts.Output, dir, unwrapPath(err))
+		return 0, cmdutil.Usagef("invalid -o %q: directory %s: %w", opts.Output, dir, unwrapPath(err))
 	}
 	if !dst.IsDir() {
 		return 0, cmdutil.Usagef("invalid -o %q: %s is not a directory", opts.Output, dir)
@@ -190,7 +190,7 @@ func writeReplacing(path string, kind outputKind, rec *snapshot.Recorder, wopts 
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".devctl-snapshot-*")
 	if err != nil {
-		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: cannot create a file in %s: %v", path, dir, unwrapPath(err))
+		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: cannot create a file in %s: %w", path, dir, unwrapPath(err))
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
 	sum, err := rec.Write(tmp, wopts)
@@ -221,7 +221,7 @@ func writeReplacing(path string, kind outputKind, rec *snapshot.Recorder, wopts 
 func writeIntoPipe(path string, rec *snapshot.Recorder, wopts snapshot.WriteOptions) (snapshot.Summary, error) {
 	fh, err := openPipeForWriting(path)
 	if err != nil {
-		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: a pipe with no reader (%v)", path, unwrapPath(err))
+		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: a pipe with no reader (%w)", path, unwrapPath(err))
 	}
 	sum, err := rec.Write(fh, wopts)
 	if cerr := fh.Close(); err == nil {
