@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/devctl/devctl/internal/units"
 
@@ -117,8 +118,25 @@ type Numbers struct {
 	Devices []string `json:"devices,omitempty"`
 }
 
+// Fragmented reports whether the log shows the caching allocator holding
+// much more than it had handed out: the reserved-but-unallocated part is at
+// least a quarter of what is reserved and, when the request size is known,
+// at least the request (so the bytes were there, only not in one piece).
+// Without both numbers it is false: fragmentation is not guessed.
+func (n Numbers) Fragmented() bool {
+	if n.ReservedBytes == nil || n.AllocatedBytes == nil {
+		return false
+	}
+	unalloc := *n.ReservedBytes - *n.AllocatedBytes
+	if unalloc <= 0 || unalloc < *n.ReservedBytes/4 {
+		return false
+	}
+	return n.RequestedBytes == nil || unalloc >= *n.RequestedBytes
+}
+
 // Vars renders the numbers for message placeholders: requested, total,
-// free, reserved, allocated, other (bytes, human units), device_index,
+// free, reserved, allocated, other (bytes, human units), frag_reserved and
+// frag_allocated (only when Fragmented), device_index,
 // driver_version, driver_cuda_version, runtime_version, error_code,
 // operator, dtype, devices. Absent values are absent from the map.
 func (n Numbers) Vars() map[string]string {
@@ -134,6 +152,11 @@ func (n Numbers) Vars() map[string]string {
 	sz("reserved", n.ReservedBytes)
 	sz("allocated", n.AllocatedBytes)
 	sz("other", n.OtherBytes)
+	if n.Fragmented() {
+		// Only then may the message blame fragmentation.
+		v["frag_reserved"] = units.Bytes(*n.ReservedBytes).String()
+		v["frag_allocated"] = units.Bytes(*n.AllocatedBytes).String()
+	}
 	if n.DeviceIndex != nil {
 		v["device_index"] = strconv.Itoa(*n.DeviceIndex)
 	}
@@ -171,7 +194,10 @@ func (e Explanation) Message(cat *i18n.Catalog, lang string) i18n.Message {
 	if !ok {
 		m, _ = cat.Lookup(string(CategoryUnknown), lang)
 	}
-	return m.Render(e.Numbers.Vars())
+	r := m.Render(e.Numbers.Vars())
+	// A sentence left out for want of its numbers leaves a space behind.
+	r.Explanation = strings.TrimSpace(r.Explanation)
+	return r
 }
 
 // MaxTail is how much of a log's end ClassifyReader keeps: primary errors

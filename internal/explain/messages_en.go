@@ -9,7 +9,7 @@ var messagesEN = []i18n.Message{
 	{ID: "out_of_memory", Title: "GPU out of memory",
 		Explanation: "The run asked the GPU for more memory than was free[[ (requested {requested} with {free} free of {total}[[ on GPU {device_index}]])]]. " +
 			"Model weights, activations, gradients and optimizer state all live in device memory; the batch size and sequence length scale the activations. " +
-			"When much more is reserved than allocated[[ (reserved {reserved}, allocated {allocated})]], fragmentation rather than size is the problem.",
+			"[[Much more is reserved than allocated (reserved {frag_reserved}, allocated {frag_allocated}): fragmentation rather than size is the problem.]]",
 		Fixes: []string{
 			"Halve the batch size (keep the effective batch with gradient accumulation).",
 			"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # reduces fragmentation",

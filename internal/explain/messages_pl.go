@@ -8,7 +8,7 @@ var messagesPL = []i18n.Message{
 	{ID: "out_of_memory", Title: "Brak pamięci GPU",
 		Explanation: "Program poprosił GPU o więcej pamięci, niż było wolne[[ (żądano {requested}, wolne {free} z {total}[[ na GPU {device_index}]])]]. " +
 			"Wagi modelu, aktywacje, gradienty i stan optymalizatora mieszczą się w pamięci urządzenia; rozmiar batcha i długość sekwencji zwiększają aktywacje. " +
-			"Gdy zarezerwowano dużo więcej, niż przydzielono[[ (zarezerwowane {reserved}, przydzielone {allocated})]], problemem jest fragmentacja, a nie rozmiar.",
+			"[[Zarezerwowano dużo więcej, niż przydzielono (zarezerwowane {frag_reserved}, przydzielone {frag_allocated}): problemem jest fragmentacja, a nie rozmiar.]]",
 		Fixes: []string{
 			"Zmniejsz batch o połowę (efektywny batch zachowaj akumulacją gradientów).",
 			"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # ogranicza fragmentację",

@@ -53,7 +53,7 @@ func TestEveryMessageIDHasEnglishAndPolish(t *testing.T) {
 var placeholderRE = regexp.MustCompile(`\{([a-z_0-9]+)\}`)
 
 func TestMessagesUseOnlyKnownPlaceholders(t *testing.T) {
-	full := Numbers{RequestedBytes: i64(1), TotalBytes: i64(1), FreeBytes: i64(1), ReservedBytes: i64(1), AllocatedBytes: i64(1),
+	full := Numbers{RequestedBytes: i64(1), TotalBytes: i64(1), FreeBytes: i64(1), ReservedBytes: i64(4 << 30), AllocatedBytes: i64(1 << 30),
 		OtherBytes: i64(1), DeviceIndex: ip(0), DriverVersion: sp("x"), DriverCUDAVersion: sp("x"), RuntimeVersion: sp("x"),
 		ErrorCode: ip(1), Operator: sp("x"), DType: sp("x"), Devices: []string{"x"}}
 	known := full.Vars()
@@ -118,5 +118,34 @@ func TestCatalogIsFreshPerCall(t *testing.T) {
 	}
 	if _, ok := NewCatalog().Lookup("doctor.check.shm", "en"); ok {
 		t.Error("a message added to one catalogue leaked into another")
+	}
+}
+
+// The README's example once printed the fragmentation sentence for
+// reserved 3.50 GiB against allocated 3.49 GiB, where it is false.
+func TestFragmentationSentenceOnlyWhenTrue(t *testing.T) {
+	cat := NewCatalog()
+	gib := func(f float64) *int64 { v := int64(f * (1 << 30)); return &v }
+	tests := []struct {
+		name string
+		n    Numbers
+		want bool
+	}{
+		{"reserved 3.50 GiB, allocated 3.49 GiB is not fragmentation", Numbers{RequestedBytes: gib(1.71), ReservedBytes: gib(3.50), AllocatedBytes: gib(3.49)}, false},
+		{"2.30 GiB cached beyond 2.93 GiB allocated, for a 20 MiB request, is", Numbers{RequestedBytes: gib(0.02), ReservedBytes: gib(5.23), AllocatedBytes: gib(2.93)}, true},
+		{"a cache smaller than the request is not", Numbers{RequestedBytes: gib(4), ReservedBytes: gib(8), AllocatedBytes: gib(5)}, false},
+		{"without the reserved figure nothing is claimed", Numbers{AllocatedBytes: gib(1)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, lang := range []string{"en", "pl"} {
+				e := Explanation{Category: CategoryOutOfMemory, MessageID: "out_of_memory", Numbers: tt.n}
+				text := e.Message(cat, lang).Explanation
+				got := strings.Contains(text, "fragment")
+				if got != tt.want {
+					t.Errorf("%s: fragmentation sentence shown = %v, want %v: %q", lang, got, tt.want, text)
+				}
+			}
+		})
 	}
 }
