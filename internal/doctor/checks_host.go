@@ -239,9 +239,14 @@ var checkP2P = &Check{
 
 var checkPCIeLink = &Check{
 	ID: "pcie.link_width",
+	// Every accelerator below its maximum width is reported: on an
+	// eight-GPU node the one narrow link named first is rarely the only one.
 	Run: func(ctx context.Context, e *Env) Finding {
 		count := 0
 		genNote := ""
+		type narrow struct{ dev, cur, max, addr string }
+		var slow []narrow
+		var ev []Evidence
 		for _, d := range e.PCI() {
 			accel := (d.IsDisplay() && (d.Vendor == VendorNVIDIA || d.Vendor == VendorAMD || d.Vendor == VendorIntel)) ||
 				d.Vendor == VendorGoogle || (d.Vendor == VendorAmazon && d.Class>>16 != 0x02)
@@ -251,8 +256,8 @@ var checkPCIeLink = &Check{
 			count++
 			if d.Current.Width < d.Max.Width {
 				src := pciRoot + "/" + d.Address
-				return Finding{Status: Warn, Msg: "narrow", Args: Args{"dev": d.Address, "cur": strconv.Itoa(d.Current.Width), "max": strconv.Itoa(d.Max.Width), "addr": d.Address},
-					Evidence: []Evidence{{src + "/current_link_width", strconv.Itoa(d.Current.Width)}, {src + "/max_link_width", strconv.Itoa(d.Max.Width)}}}
+				slow = append(slow, narrow{d.Address, strconv.Itoa(d.Current.Width), strconv.Itoa(d.Max.Width), d.Address})
+				ev = append(ev, Evidence{src + "/current_link_width", strconv.Itoa(d.Current.Width)}, Evidence{src + "/max_link_width", strconv.Itoa(d.Max.Width)})
 			}
 			if d.Current.Speed != "" && d.Max.Speed != "" && d.Current.Speed != d.Max.Speed {
 				genNote = " (speed below maximum while idle is normal power saving)"
@@ -266,12 +271,22 @@ var checkPCIeLink = &Check{
 				count++
 				if *d.LinkWidthCur < *d.LinkWidthMax {
 					idx := strconv.Itoa(d.Index)
-					return Finding{Status: Warn, Msg: "narrow", Args: Args{"dev": devName(d), "cur": strconv.Itoa(*d.LinkWidthCur), "max": strconv.Itoa(*d.LinkWidthMax), "addr": d.BusID},
-						Evidence: []Evidence{{"DeviceGetCurrPcieLinkWidth(" + idx + ")", strconv.Itoa(*d.LinkWidthCur)}, {"DeviceGetMaxPcieLinkWidth(" + idx + ")", strconv.Itoa(*d.LinkWidthMax)}}}
+					slow = append(slow, narrow{devName(d), strconv.Itoa(*d.LinkWidthCur), strconv.Itoa(*d.LinkWidthMax), d.BusID})
+					ev = append(ev, Evidence{"DeviceGetCurrPcieLinkWidth(" + idx + ")", strconv.Itoa(*d.LinkWidthCur)}, Evidence{"DeviceGetMaxPcieLinkWidth(" + idx + ")", strconv.Itoa(*d.LinkWidthMax)})
 				}
 			}
 		}
-		if count == 0 {
+		switch {
+		case len(slow) == 1:
+			n := slow[0]
+			return Finding{Status: Warn, Msg: "narrow", Args: Args{"dev": n.dev, "cur": n.cur, "max": n.max, "addr": n.addr}, Evidence: ev}
+		case len(slow) > 1:
+			parts := make([]string, len(slow))
+			for i, n := range slow {
+				parts[i] = n.dev + " x" + n.cur + "/x" + n.max
+			}
+			return Finding{Status: Warn, Msg: "narrow_many", Args: Args{"n": strconv.Itoa(len(slow)), "of": strconv.Itoa(count), "list": strings.Join(parts, ", ")}, Evidence: ev}
+		case count == 0:
 			return skip("skip_no_link", nil)
 		}
 		return Finding{Status: Pass, Msg: "pass", Args: Args{"count": strconv.Itoa(count), "gen": genNote}}

@@ -102,3 +102,17 @@ func TestCheckPCIeLinkFallsBackToNVML(t *testing.T) {
 		})
 	}
 }
+
+// TestPCIeLinkNamesEveryNarrowGPU: two GPUs below their maximum width are
+// both reported, not only the first one found (fixture fail-two, marked
+// synthetic in testdata/doctor/README.md: the real x8 device copied with a
+// second, x4 one).
+func TestPCIeLinkNamesEveryNarrowGPU(t *testing.T) {
+	e := testEnv()
+	e.Host.FS = host.DirFS(filepath.Join(testdataDir, "doctor/pcie.link_width/fail-two/root"))
+	f := checkPCIeLink.Run(context.Background(), e)
+	want := Args{"n": "2", "of": "2", "list": "0000:17:00.0 x8/x16, 0000:65:00.0 x4/x16"}
+	if diff := cmp.Diff(want, f.Args); diff != "" || f.Status != Warn || len(f.Evidence) != 4 {
+		t.Errorf("status %s, evidence %d, args (-want +got):\n%s", f.Status, len(f.Evidence), diff)
+	}
+}

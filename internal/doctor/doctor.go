@@ -133,7 +133,7 @@ func Render(o Outcome, lang Lang) Result {
 	if !ok {
 		r.Detail = f.Msg
 	} else {
-		m = m.Render(f.Args)
+		m = m.Render(localArgs(f.Args, lang))
 		r.Detail = m.Detail
 		if f.Status != Pass && f.Status != Skip {
 			r.Fix = strings.Join(m.Fixes, "; ")
@@ -142,7 +142,7 @@ func Render(o Outcome, lang Lang) Result {
 	if len(f.Evidence) > 0 {
 		parts := make([]string, len(f.Evidence))
 		for i, e := range f.Evidence {
-			parts[i] = e.Source + ": " + e.Value
+			parts[i] = e.Source + ": " + localValue(e.Value, lang)
 		}
 		r.Detail += " [" + strings.Join(parts, "; ") + "]"
 	}

@@ -83,3 +83,45 @@ func findingMessage(checkID, key string, lang Lang) (i18n.Message, bool) {
 	}
 	return lookup(commonPrefix+key, lang)
 }
+
+// valueKeys name the English placeholder values checks put in Args and
+// Evidence ("none", "unknown", "want true or false"): rendering looks each
+// up as "value.<key>" so a Polish detail does not carry English words.
+var valueKeys = map[string]string{
+	"none":                                "none",
+	"unknown":                             "unknown",
+	"none set":                            "none_set",
+	"want true or false":                  "want_bool",
+	"want an absolute directory path":     "want_abs_path",
+	"want a fraction in (0, 1], e.g. .75": "want_fraction",
+	"want default, platform, bfc or cuda_async": "want_allocator",
+}
+
+// localValue is v in lang when it is one of the known placeholder values.
+func localValue(v string, lang Lang) string {
+	if k, ok := valueKeys[v]; ok {
+		if m, ok := lookup("value."+k, lang); ok && m.Detail != "" {
+			return m.Detail
+		}
+	}
+	return v
+}
+
+// localArgs copies args with known placeholder values in lang.
+func localArgs(args Args, lang Lang) Args {
+	out := make(Args, len(args))
+	for k, v := range args {
+		out[k] = localValue(v, lang)
+	}
+	return out
+}
+
+// Fact renders one of this machine's facts shown beside a log explanation
+// ("log.fact.<key>" in the catalogue) in lang.
+func Fact(key string, args Args, lang Lang) string {
+	m, ok := lookup("log.fact."+key, lang)
+	if !ok {
+		return key
+	}
+	return m.Render(localArgs(args, lang)).Detail
+}

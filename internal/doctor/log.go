@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/devctl/devctl/internal/backend"
 
@@ -83,7 +84,10 @@ func RelatedChecks(all []*Check, c explain.Category) []*Check {
 
 // BuildLogReport renders an explanation in lang and grounds it in the
 // checks' results and the machine's state.
-func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, env *Env, results []Result) *LogReport {
+//
+// env nil means the explanation alone: no checks ran and nothing about this
+// machine is added (the log may come from another one).
+func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, env *Env, results []Result, lang Lang) *LogReport {
 	lr := &LogReport{
 		Category: string(e.Category), Device: string(e.Device), MessageID: e.MessageID,
 		Title: msg.Title, Explanation: msg.Explanation, Evidence: e.Evidence, Line: e.Line,
@@ -102,7 +106,12 @@ func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, 
 	if lr.Fixes == nil {
 		lr.Fixes = []string{}
 	}
-	lr.Machine = machineFacts(ctx, e, env)
+	if lr.Checks == nil {
+		lr.Checks = []string{}
+	}
+	if env != nil {
+		lr.Machine = machineFacts(ctx, e, env, lang)
+	}
 	return lr
 }
 
@@ -114,32 +123,32 @@ type LogMessage struct {
 }
 
 // machineFacts states what this machine says about the failure's subject.
-func machineFacts(ctx context.Context, e explain.Explanation, env *Env) []string {
+func machineFacts(ctx context.Context, e explain.Explanation, env *Env, lang Lang) []string {
 	var out []string
 	switch e.Category {
 	case explain.CategoryCUDADriverMismatch, explain.CategoryNoGPUFound, explain.CategoryCUDNNError, explain.CategoryCUDALaunchFailure:
 		if c, d, src := driverMaxCUDA(ctx, env); c != "" {
-			out = append(out, fmt.Sprintf("NVIDIA driver %s supports CUDA up to %s (%s)", orUnknown(d), c, src))
+			out = append(out, Fact("driver_cuda", Args{"driver": orUnknown(d), "cuda": c, "source": src}, lang))
 		} else if env.nvidiaPresent() {
-			out = append(out, "NVIDIA GPU present but the driver's CUDA version is unknown")
+			out = append(out, Fact("driver_unknown", nil, lang))
 		} else if e.Device == explain.DeviceCUDA || e.Device == explain.DeviceAny {
-			out = append(out, "no NVIDIA GPU found on this machine (PCI bus, /proc/driver/nvidia)")
+			out = append(out, Fact("no_nvidia", nil, lang))
 		}
 		for _, rt := range FindFrameworkRuntimes(env) {
-			out = append(out, fmt.Sprintf("%s ships CUDA %s (%s)", rt.Package, rt.CUDA, rt.Source))
+			out = append(out, Fact("framework_cuda", Args{"package": rt.Package, "cuda": rt.CUDA, "source": rt.Source}, lang))
 		}
 		if v := e.Numbers.RuntimeVersion; v != nil {
-			out = append(out, "the log's CUDA runtime: "+*v)
+			out = append(out, Fact("log_runtime", Args{"version": *v}, lang))
 		}
 	}
 	if e.Category == explain.CategoryOutOfMemory || e.Category == explain.CategoryXLAResourceExhausted {
 		for _, d := range deviceFor(env, backend.Backend(e.Device), e.Numbers.DeviceIndex) {
 			if d.TotalMemoryMB != nil {
-				s := fmt.Sprintf("%s (%s) has %d MiB", d.ID, d.Name, *d.TotalMemoryMB)
+				a := Args{"id": d.ID, "name": d.Name, "total": strconv.FormatInt(int64(*d.TotalMemoryMB), 10)}
 				if d.FreeMemoryMB != nil {
-					s += fmt.Sprintf(", %d MiB free now", *d.FreeMemoryMB)
+					a["free"] = strconv.FormatInt(int64(*d.FreeMemoryMB), 10)
 				}
-				out = append(out, s)
+				out = append(out, Fact("device_memory", a, lang))
 			}
 		}
 		if nv, _ := env.NVIDIA(ctx); nv != nil && nv.Usable {
@@ -149,13 +158,13 @@ func machineFacts(ctx context.Context, e explain.Explanation, env *Env) []string
 					used += p.UsedMiB
 				}
 				if len(d.Processes) > 0 {
-					out = append(out, fmt.Sprintf("%s: %d other process(es) hold %d MiB", devName(d), len(d.Processes), used))
+					out = append(out, Fact("other_processes", Args{"gpu": devName(d), "count": strconv.Itoa(len(d.Processes)), "mib": strconv.FormatUint(used, 10)}, lang))
 				}
 			}
 		}
 	}
 	if len(out) == 0 && env.Report != nil && env.Report.Summary.DefaultDevice != "" {
-		out = append(out, "default device here: "+env.Report.Summary.DefaultDevice+" ("+string(env.Report.Summary.Backend)+")")
+		out = append(out, Fact("default_device", Args{"device": env.Report.Summary.DefaultDevice, "backend": string(env.Report.Summary.Backend)}, lang))
 	}
 	return out
 }

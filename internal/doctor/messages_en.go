@@ -132,6 +132,9 @@ var messagesEN = []i18n.Message{
 	{ID: "pcie.link_width.narrow", Detail: "{dev} link is x{cur} of a possible x{max}: host↔device transfers run at a fraction of their bandwidth",
 		Fixes: []string{"reseat the card in a full-width slot (check the riser and the slot's electrical width in the board manual); `sudo lspci -vv[[ -s {addr}]] | grep -i lnk` shows LnkCap vs LnkSta"}},
 
+	{ID: "pcie.link_width.narrow_many", Detail: "{n} of {of} accelerator links run below their maximum width ({list}): host↔device transfers run at a fraction of their bandwidth",
+		Fixes: []string{"reseat each listed card in a full-width slot (check risers and the slots' electrical width in the board manual); `sudo lspci -vv | grep -i -e '^[0-9a-f]' -e lnk` shows LnkCap vs LnkSta per device"}},
+
 	{ID: "nvidia.throttle", Title: "No thermal or power throttling"},
 	{ID: "nvidia.throttle.pass", Detail: "no slowdown reasons active on {count} GPU(s)"},
 	{ID: "nvidia.throttle.hw", Detail: "{gpu} is slowed down: {reasons}",
@@ -276,4 +279,23 @@ var messagesEN = []i18n.Message{
 	{ID: "env.pytorch.pass", Detail: "valid: {summary}"},
 	{ID: "env.pytorch.bad", Detail: "{var}=\"[[{value}]]\": {why}",
 		Fixes: []string{"fix or unset it (`unset {var}`); a valid example: `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512`"}},
+
+	// Facts about this machine shown beside a log explanation (--checks).
+	{ID: "log.fact.driver_cuda", Detail: "NVIDIA driver {driver} supports CUDA up to {cuda} ({source})"},
+	{ID: "log.fact.driver_unknown", Detail: "NVIDIA GPU present but the driver's CUDA version is unknown"},
+	{ID: "log.fact.no_nvidia", Detail: "no NVIDIA GPU found on this machine (PCI bus, /proc/driver/nvidia)"},
+	{ID: "log.fact.framework_cuda", Detail: "{package} ships CUDA {cuda} ({source})"},
+	{ID: "log.fact.log_runtime", Detail: "the log's CUDA runtime: {version}"},
+	{ID: "log.fact.device_memory", Detail: "{id} ({name}) has {total} MiB[[, {free} MiB free now]]"},
+	{ID: "log.fact.other_processes", Detail: "{gpu}: {count} other process(es) hold {mib} MiB"},
+	{ID: "log.fact.default_device", Detail: "default device here: {device} ({backend})"},
+
+	// Placeholder values checks put in their details and evidence.
+	{ID: "value.none", Detail: "none"},
+	{ID: "value.unknown", Detail: "unknown"},
+	{ID: "value.none_set", Detail: "none set"},
+	{ID: "value.want_bool", Detail: "want true or false"},
+	{ID: "value.want_abs_path", Detail: "want an absolute directory path"},
+	{ID: "value.want_fraction", Detail: "want a fraction in (0, 1], e.g. .75"},
+	{ID: "value.want_allocator", Detail: "want default, platform, bfc or cuda_async"},
 }

@@ -130,6 +130,9 @@ var messagesPL = []i18n.Message{
 	{ID: "pcie.link_width.narrow", Detail: "łącze {dev} ma x{cur} z możliwych x{max}: transfery host↔urządzenie mają ułamek przepustowości",
 		Fixes: []string{"osadź kartę ponownie w gnieździe o pełnej szerokości (sprawdź riser i szerokość elektryczną gniazda w instrukcji płyty); `sudo lspci -vv[[ -s {addr}]] | grep -i lnk` pokaże LnkCap i LnkSta"}},
 
+	{ID: "pcie.link_width.narrow_many", Detail: "{n} z {of} łączy akceleratorów działa poniżej maksymalnej szerokości ({list}): transfery host↔urządzenie mają ułamek przepustowości",
+		Fixes: []string{"osadź ponownie każdą wymienioną kartę w gnieździe o pełnej szerokości (sprawdź risery i szerokość elektryczną gniazd w instrukcji płyty); `sudo lspci -vv | grep -i -e '^[0-9a-f]' -e lnk` pokaże LnkCap i LnkSta każdego urządzenia"}},
+
 	{ID: "nvidia.throttle", Title: "Brak dławienia termicznego i zasilania"},
 	{ID: "nvidia.throttle.pass", Detail: "brak aktywnych przyczyn spowolnienia na {count} kartach"},
 	{ID: "nvidia.throttle.hw", Detail: "{gpu} jest spowolniona: {reasons}",
@@ -274,4 +277,23 @@ var messagesPL = []i18n.Message{
 	{ID: "env.pytorch.pass", Detail: "poprawne: {summary}"},
 	{ID: "env.pytorch.bad", Detail: "{var}=\"[[{value}]]\": {why}",
 		Fixes: []string{"popraw ją lub usuń (`unset {var}`); poprawny przykład: `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512`"}},
+
+	// Fakty o tej maszynie pokazywane obok wyjaśnienia logu (--checks).
+	{ID: "log.fact.driver_cuda", Detail: "sterownik NVIDIA {driver} obsługuje CUDA do wersji {cuda} ({source})"},
+	{ID: "log.fact.driver_unknown", Detail: "GPU NVIDIA jest obecne, ale wersja CUDA sterownika jest nieznana"},
+	{ID: "log.fact.no_nvidia", Detail: "na tej maszynie nie znaleziono GPU NVIDIA (szyna PCI, /proc/driver/nvidia)"},
+	{ID: "log.fact.framework_cuda", Detail: "{package} zawiera CUDA {cuda} ({source})"},
+	{ID: "log.fact.log_runtime", Detail: "środowisko CUDA z logu: {version}"},
+	{ID: "log.fact.device_memory", Detail: "{id} ({name}) ma {total} MiB[[, teraz wolne {free} MiB]]"},
+	{ID: "log.fact.other_processes", Detail: "{gpu}: inne procesy ({count}) zajmują {mib} MiB"},
+	{ID: "log.fact.default_device", Detail: "domyślne urządzenie tutaj: {device} ({backend})"},
+
+	// Wartości zastępcze, które sprawdzenia wstawiają w szczegóły i dowody.
+	{ID: "value.none", Detail: "brak"},
+	{ID: "value.unknown", Detail: "nieznane"},
+	{ID: "value.none_set", Detail: "żadna nie jest ustawiona"},
+	{ID: "value.want_bool", Detail: "oczekiwano true lub false"},
+	{ID: "value.want_abs_path", Detail: "oczekiwano bezwzględnej ścieżki katalogu"},
+	{ID: "value.want_fraction", Detail: "oczekiwano ułamka z przedziału (0, 1], np. .75"},
+	{ID: "value.want_allocator", Detail: "oczekiwano default, platform, bfc lub cuda_async"},
 }

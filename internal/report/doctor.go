@@ -37,7 +37,42 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.fixes", Title: "Fixes, in order:"},
 		i18n.Message{ID: "log.plan", Title: "First plan that fits:"},
 		i18n.Message{ID: "log.noplan", Title: "No plan fits; closest:"},
-		i18n.Message{ID: "history.empty", Title: "No history recorded yet (`devctl doctor --log` and `devctl doctor --record-success` record it)."},
+		i18n.Message{ID: "history.empty", Title: "No history recorded yet (`devctl doctor --log --record` and `devctl doctor --record-success` record it)."},
+		i18n.Message{ID: "word.pass", Title: "{n} pass"},
+		i18n.Message{ID: "word.warn", Title: "{n} warn"},
+		i18n.Message{ID: "word.fail", Title: "{n} fail"},
+		i18n.Message{ID: "word.skip", Title: "{n} skip"},
+		i18n.Message{ID: "word.error", Title: "{n} error"},
+		i18n.Message{ID: "word.timeout", Title: "{n} timeout"},
+		i18n.Message{ID: "mark.pass", Title: "PASS"},
+		i18n.Message{ID: "mark.warn", Title: "WARN"},
+		i18n.Message{ID: "mark.fail", Title: "FAIL"},
+		i18n.Message{ID: "mark.skip", Title: "SKIP"},
+		i18n.Message{ID: "mark.error", Title: "ERROR"},
+		i18n.Message{ID: "mark.timeout", Title: "TIMEOUT"},
+		i18n.Message{ID: "history.device", Title: "DEVICE"},
+		i18n.Message{ID: "history.runs", Title: "RUNS"},
+		i18n.Message{ID: "history.ok", Title: "OK"},
+		i18n.Message{ID: "history.failed", Title: "FAILED"},
+		i18n.Message{ID: "history.success", Title: "SUCCESS"},
+		i18n.Message{ID: "history.by_category", Title: "FAILURES BY CATEGORY"},
+		i18n.Message{ID: "history.last_failure", Title: "LAST FAILURE"},
+		i18n.Message{ID: "history.last_seen", Title: "LAST SEEN"},
+		i18n.Message{ID: "num.requested", Title: "requested"},
+		i18n.Message{ID: "num.total", Title: "total"},
+		i18n.Message{ID: "num.free", Title: "free"},
+		i18n.Message{ID: "num.reserved", Title: "reserved"},
+		i18n.Message{ID: "num.allocated", Title: "allocated"},
+		i18n.Message{ID: "num.other", Title: "other"},
+		i18n.Message{ID: "num.device_index", Title: "device index"},
+		i18n.Message{ID: "num.driver", Title: "driver"},
+		i18n.Message{ID: "num.driver_cuda", Title: "driver CUDA"},
+		i18n.Message{ID: "num.runtime", Title: "runtime"},
+		i18n.Message{ID: "num.error_code", Title: "error code"},
+		i18n.Message{ID: "num.operator", Title: "operator"},
+		i18n.Message{ID: "num.dtype", Title: "dtype"},
+		i18n.Message{ID: "num.devices", Title: "devices"},
+		i18n.Message{ID: "plan.line", Title: "{params} params on {device}: mode {mode}, precision {precision}, micro-batch {micro} of {batch}, recompute {recompute}, sharding {sharding}, offload {offload}: {need} of {budget}"},
 	).MustAdd(i18n.Polish,
 		i18n.Message{ID: "status.fail", Title: "Błędy"},
 		i18n.Message{ID: "status.error", Title: "Sprawdzenia, które zawiodły"},
@@ -56,7 +91,42 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.fixes", Title: "Naprawy, po kolei:"},
 		i18n.Message{ID: "log.plan", Title: "Pierwszy plan, który się mieści:"},
 		i18n.Message{ID: "log.noplan", Title: "Żaden plan się nie mieści; najbliższy:"},
-		i18n.Message{ID: "history.empty", Title: "Brak zapisanej historii (zapisują ją `devctl doctor --log` i `devctl doctor --record-success`)."},
+		i18n.Message{ID: "history.empty", Title: "Brak zapisanej historii (zapisują ją `devctl doctor --log --record` i `devctl doctor --record-success`)."},
+		i18n.Message{ID: "word.pass", Title: "zaliczone: {n}"},
+		i18n.Message{ID: "word.warn", Title: "ostrzeżenia: {n}"},
+		i18n.Message{ID: "word.fail", Title: "błędy: {n}"},
+		i18n.Message{ID: "word.skip", Title: "pominięte: {n}"},
+		i18n.Message{ID: "word.error", Title: "zepsute: {n}"},
+		i18n.Message{ID: "word.timeout", Title: "przerwane po czasie: {n}"},
+		i18n.Message{ID: "mark.pass", Title: "DOBRZE"},
+		i18n.Message{ID: "mark.warn", Title: "UWAGA"},
+		i18n.Message{ID: "mark.fail", Title: "BŁĄD"},
+		i18n.Message{ID: "mark.skip", Title: "POMINIĘTO"},
+		i18n.Message{ID: "mark.error", Title: "AWARIA"},
+		i18n.Message{ID: "mark.timeout", Title: "LIMIT CZASU"},
+		i18n.Message{ID: "history.device", Title: "URZĄDZENIE"},
+		i18n.Message{ID: "history.runs", Title: "URUCHOMIENIA"},
+		i18n.Message{ID: "history.ok", Title: "UDANE"},
+		i18n.Message{ID: "history.failed", Title: "NIEUDANE"},
+		i18n.Message{ID: "history.success", Title: "SKUTECZNOŚĆ"},
+		i18n.Message{ID: "history.by_category", Title: "BŁĘDY WG KATEGORII"},
+		i18n.Message{ID: "history.last_failure", Title: "OSTATNI BŁĄD"},
+		i18n.Message{ID: "history.last_seen", Title: "OSTATNIO"},
+		i18n.Message{ID: "num.requested", Title: "żądano"},
+		i18n.Message{ID: "num.total", Title: "łącznie"},
+		i18n.Message{ID: "num.free", Title: "wolne"},
+		i18n.Message{ID: "num.reserved", Title: "zarezerwowane"},
+		i18n.Message{ID: "num.allocated", Title: "przydzielone"},
+		i18n.Message{ID: "num.other", Title: "inne"},
+		i18n.Message{ID: "num.device_index", Title: "numer urządzenia"},
+		i18n.Message{ID: "num.driver", Title: "sterownik"},
+		i18n.Message{ID: "num.driver_cuda", Title: "CUDA sterownika"},
+		i18n.Message{ID: "num.runtime", Title: "środowisko"},
+		i18n.Message{ID: "num.error_code", Title: "kod błędu"},
+		i18n.Message{ID: "num.operator", Title: "operator"},
+		i18n.Message{ID: "num.dtype", Title: "typ danych"},
+		i18n.Message{ID: "num.devices", Title: "urządzenia"},
+		i18n.Message{ID: "plan.line", Title: "{params} parametrów na {device}: tryb {mode}, precyzja {precision}, mikrobatch {micro} z {batch}, ponowne liczenie {recompute}, podział {sharding}, odciążenie {offload}: {need} z {budget}"},
 	)
 })
 
@@ -66,8 +136,8 @@ func label(id string, lang doctor.Lang) string {
 	return m.Title
 }
 
-func (st *Style) status(s doctor.Status) string {
-	t := strings.ToUpper(string(s))
+func (st *Style) status(s doctor.Status, lang doctor.Lang) string {
+	t := label("mark."+string(s), lang)
 	switch s {
 	case doctor.Pass:
 		return st.OK(t)
@@ -86,6 +156,9 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 		if err := doctorLog(w, r.Log, r.Lang, st); err != nil {
 			return err
 		}
+		if len(r.Checks) == 0 {
+			return nil // the explanation alone: no checks were asked for
+		}
 	}
 	fmt.Fprintln(w, st.Title("devctl doctor"))
 	for _, s := range doctor.StatusOrder {
@@ -100,7 +173,7 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 		}
 		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(label("status."+string(s), r.Lang)), len(group))
 		for _, c := range group {
-			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status), c.ID, st.Dim(c.Title))
+			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status, r.Lang), c.ID, st.Dim(c.Title))
 			fmt.Fprintf(w, "          %s\n", clean(c.Detail))
 			if c.Fix != "" {
 				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), clean(c.Fix))
@@ -111,7 +184,7 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 	var parts []string
 	for _, s := range doctor.StatusOrder {
 		if n := r.Summary[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			parts = append(parts, i18n.Render(label("word."+string(s), r.Lang), map[string]string{"n": strconv.Itoa(n)}))
 		}
 	}
 	fmt.Fprintf(w, "%s %s\n", st.Label(label("summary", r.Lang)), strings.Join(parts, ", "))
@@ -133,7 +206,7 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			fmt.Fprintln(w, prefix+clean(ev))
 		}
 	}
-	if nums := numberList(l); nums != "" {
+	if nums := numberList(l, lang); nums != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), clean(nums))
 	}
 	fmt.Fprintln(w)
@@ -151,9 +224,12 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 		if !p.Fits {
 			k = "noplan"
 		}
-		fmt.Fprintf(w, "%s %s params on %s: mode %s, precision %s, micro-batch %d of %d, recompute %s, sharding %s, offload %s: %s of %s\n",
-			st.Label(lb(k)), params(p.ModelParams), p.Device, p.Plan.Mode, p.Plan.Precision, max(p.Plan.MicroBatch, 1), max(p.Plan.BatchSize, 1),
-			p.Plan.Recompute, p.Plan.Sharding, p.Plan.Offload, units.Bytes(p.Memory.TotalBytes).Short(), units.Bytes(p.BudgetBytes).Short())
+		line := i18n.Render(label("plan.line", lang), map[string]string{
+			"params": params(p.ModelParams), "device": p.Device, "mode": string(p.Plan.Mode), "precision": string(p.Plan.Precision),
+			"micro": strconv.Itoa(max(p.Plan.MicroBatch, 1)), "batch": strconv.Itoa(max(p.Plan.BatchSize, 1)),
+			"recompute": fmt.Sprint(p.Plan.Recompute), "sharding": fmt.Sprint(p.Plan.Sharding), "offload": fmt.Sprint(p.Plan.Offload),
+			"need": units.Bytes(p.Memory.TotalBytes).Short(), "budget": units.Bytes(p.BudgetBytes).Short()})
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb(k)), line)
 		for _, c := range p.Changes {
 			fmt.Fprintln(w, "  - "+clean(c))
 		}
@@ -182,12 +258,13 @@ func params(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func numberList(l *doctor.LogReport) string {
+func numberList(l *doctor.LogReport, lang doctor.Lang) string {
 	n := l.Numbers
 	var out []string
+	nl := func(k string) string { return label("num."+k, lang) }
 	b := func(k string, p *int64) {
 		if p != nil {
-			out = append(out, k+" "+units.Bytes(*p).Short())
+			out = append(out, nl(k)+" "+units.Bytes(*p).Short())
 		}
 	}
 	b("requested", n.RequestedBytes)
@@ -197,23 +274,23 @@ func numberList(l *doctor.LogReport) string {
 	b("allocated", n.AllocatedBytes)
 	b("other", n.OtherBytes)
 	if n.DeviceIndex != nil {
-		out = append(out, "device index "+strconv.Itoa(*n.DeviceIndex))
+		out = append(out, nl("device_index")+" "+strconv.Itoa(*n.DeviceIndex))
 	}
 	s := func(k string, p *string) {
 		if p != nil {
-			out = append(out, k+" "+*p)
+			out = append(out, nl(k)+" "+*p)
 		}
 	}
 	s("driver", n.DriverVersion)
-	s("driver CUDA", n.DriverCUDAVersion)
+	s("driver_cuda", n.DriverCUDAVersion)
 	s("runtime", n.RuntimeVersion)
 	if n.ErrorCode != nil {
-		out = append(out, "error code "+strconv.Itoa(*n.ErrorCode))
+		out = append(out, nl("error_code")+" "+strconv.Itoa(*n.ErrorCode))
 	}
 	s("operator", n.Operator)
 	s("dtype", n.DType)
 	if len(n.Devices) > 0 {
-		out = append(out, "devices "+strings.Join(n.Devices, ", "))
+		out = append(out, nl("devices")+" "+strings.Join(n.Devices, ", "))
 	}
 	return strings.Join(out, ", ")
 }
@@ -245,7 +322,11 @@ func DoctorHistory(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) 
 		}
 		rows[i] = []string{s.Device, strconv.Itoa(s.Runs), strconv.Itoa(s.Successes), strconv.Itoa(s.Failures), rate, categories(s.Categories), s.LastCategory, last}
 	}
-	return RenderTable(w, []string{"DEVICE", "RUNS", "OK", "FAILED", "SUCCESS", "FAILURES BY CATEGORY", "LAST FAILURE", "LAST SEEN"}, rows)
+	var head []string
+	for _, k := range []string{"device", "runs", "ok", "failed", "success", "by_category", "last_failure", "last_seen"} {
+		head = append(head, label("history."+k, lang))
+	}
+	return RenderTable(w, head, rows)
 }
 
 func categories(m map[string]int) string {

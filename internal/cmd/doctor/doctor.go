@@ -37,6 +37,13 @@ type Options struct {
 	FailOn        string
 	History       bool
 	RecordSuccess bool
+	// Record, with Log, appends the log's outcome to the history. Off by
+	// default: a log pasted from another machine, a colleague's job or an
+	// issue thread says nothing about this one.
+	Record bool
+	// RunChecks, with Log, also runs the checks related to the log's
+	// category and adds this machine's facts.
+	RunChecks bool
 }
 
 // NewCmdDoctor builds `devctl doctor`. runF, when not nil, replaces the run
@@ -53,18 +60,27 @@ Jetson, CPU features, DEVCTL_/XLA_/PYTORCH_ variables). Each finding names its
 evidence and one fix.
 
 With --log it reads a traceback or job log, names what went wrong (category,
-device, evidence, numbers), explains it, runs the checks that bear on it and
-lists fixes grounded in this machine's state. The outcome is recorded in the
-per-device history ($XDG_STATE_HOME/devctl/history.jsonl: time, device,
-category, outcome; never log text).
+device, evidence, numbers), explains it and lists fixes. That is all it does
+by default: a log may come from another machine, so nothing about this one is
+probed, checked or recorded. --checks adds the checks that bear on the log's
+category and this machine's facts (driver, memory, other processes); --check
+runs the named ones. --record appends the outcome to the per-device history
+($XDG_STATE_HOME/devctl/history.jsonl: time, device, category, outcome; never
+log text).
 
-Exit codes: 0 nothing failed, 3 a check failed (or warned, with --fail-on warn)
-or a log was explained, 2 bad usage, 1 a runtime error.
+Exit codes:
+  0  no check reached --fail-on; with --log, the log was read (explained, or
+     nothing device-related recognised: see the category)
+  1  a runtime error (devctl itself failed)
+  2  bad usage: a bad flag, value, or an unreadable --log
+  3  a check reached --fail-on (fail by default, warn with --fail-on warn or
+     --strict); with --log only when checks ran (--checks or --check)
 Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 		Example: `  devctl doctor
   devctl doctor --check nvidia.driver_loaded,env.visible_devices
   devctl doctor --list
   devctl doctor --log train.log
+  devctl doctor --log train.log --checks --record
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
   devctl doctor --history
@@ -89,6 +105,8 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.StringVar(&opts.FailOn, "fail-on", "fail", "lowest check status that exits 3: warn or fail (fail also counts checks that broke or timed out)")
 	fl.BoolVar(&opts.History, "history", false, "show the success/failure record per device and exit")
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
+	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
+	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
 	return cmd
 }
 
@@ -137,10 +155,14 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		logExp = &e
 	}
-
-	env, err := buildEnv(ctx, f)
-	if err != nil {
-		return err
+	// A log alone needs nothing from this machine; probing it would only
+	// cost time and mix its state into an explanation of someone else's run.
+	runChecks := logExp == nil || opts.RunChecks || len(opts.Checks) > 0
+	var env *doctor.Env
+	if runChecks || opts.Record || params > 0 {
+		if env, err = buildEnv(ctx, f); err != nil {
+			return err
+		}
 	}
 	if opts.RecordSuccess {
 		dev := deviceKey(env, "")
@@ -153,14 +175,21 @@ func Run(ctx context.Context, opts *Options) error {
 	if logExp != nil && len(opts.Checks) == 0 {
 		checks = doctor.RelatedChecks(all, logExp.Category)
 	}
-	outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: f.Global.Timeout})
-	results := doctor.RenderAll(outcomes, lang)
+	results := []doctor.Result{}
+	if runChecks {
+		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: f.Global.Timeout})
+		results = doctor.RenderAll(outcomes, lang)
+	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
 
 	if logExp != nil {
 		cat := explain.NewCatalog()
 		m := logExp.Message(cat, string(lang))
-		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, env, results)
+		facts := env
+		if !runChecks {
+			facts = nil // the explanation alone: no facts about this machine
+		}
+		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
 		if params > 0 && (logExp.Category == explain.CategoryOutOfMemory || logExp.Category == explain.CategoryXLAResourceExhausted) {
 			o := doctor.OOMOptions{Params: params, Mode: opts.Mode, Fraction: 1, Fallback: true}
 			if env.Config != nil {
@@ -173,7 +202,9 @@ func Run(ctx context.Context, opts *Options) error {
 				rep.Log.OOMPlan = plan
 			}
 		}
-		recordLog(f, env, *logExp)
+		if opts.Record {
+			recordLog(f, env, *logExp)
+		}
 	}
 
 	switch format {
@@ -185,8 +216,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	explained := logExp != nil && logExp.Category != explain.CategoryUnknown
-	if explained || doctor.Failed(results, opts.Strict) {
+	// Explaining a log is not a finding about this machine: only checks
+	// decide exit 3.
+	if doctor.Failed(results, opts.Strict) {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
@@ -209,6 +241,9 @@ func validate(opts *Options) error {
 		opts.Strict = true
 	default:
 		return cmdutil.Usagef("invalid --fail-on %q: want warn or fail", opts.FailOn)
+	}
+	if opts.Log == "" && (opts.Record || opts.RunChecks) {
+		return cmdutil.Usagef("--record and --checks go with --log: without a log, doctor always runs its checks and records nothing")
 	}
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
