@@ -229,7 +229,7 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			"micro": strconv.Itoa(max(p.Plan.MicroBatch, 1)), "batch": strconv.Itoa(max(p.Plan.BatchSize, 1)),
 			"recompute": fmt.Sprint(p.Plan.Recompute), "sharding": fmt.Sprint(p.Plan.Sharding), "offload": fmt.Sprint(p.Plan.Offload),
 			"need": units.Bytes(p.Memory.TotalBytes).Short(), "budget": units.Bytes(p.BudgetBytes).Short()})
-		fmt.Fprintf(w, "%s %s\n", st.Label(lb(k)), line)
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb(k)), clean(line))
 		for _, c := range p.Changes {
 			fmt.Fprintln(w, "  - "+clean(c))
 		}
