@@ -274,7 +274,7 @@ func TestHistoryRecordsMatchSchema(t *testing.T) {
 	for _, dir := range dirs(t, "logs/*") {
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		if len(logs) > 0 {
-			devctl(t, env, "doctor", "--log", logs[0], "-o", "json")
+			devctl(t, env, "doctor", "--log", logs[0], "--record", "-o", "json")
 		}
 	}
 	devctl(t, env, "doctor", "--record-success", "--device", "cpu")
