@@ -9,7 +9,7 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-accuracy schemas clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-serve bench-accuracy schemas clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
@@ -67,6 +67,10 @@ bench-recommend: build
 
 bench-doctor: build
 	scripts/bench-doctor.sh
+
+## bench-serve: load devctl serve with wrk (installed from Debian if missing), loopback only.
+bench-serve: build
+	scripts/bench-serve.sh
 
 ## schemas: regenerate schemas/*.schema.json from the Go types (review the diff: docs/schemas.md).
 schemas:

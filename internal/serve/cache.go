@@ -11,6 +11,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,23 @@ type Snapshot struct {
 	Bench *bench.Run
 	// Err is why the refresh failed; Probe and Doctor may still be set.
 	Err error
+
+	// The JSON answers, encoded once per snapshot.
+	probeJSON, doctorJSON lazyJSON
+}
+
+type lazyJSON struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func (l *lazyJSON) get(v any) ([]byte, error) {
+	l.once.Do(func() {
+		l.b, l.err = json.MarshalIndent(v, "", "  ")
+		l.b = append(l.b, '\n')
+	})
+	return l.b, l.err
 }
 
 // RefreshFunc probes the machine afresh. It must not reuse cached reads of

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 const mib = 1 << 20
@@ -151,4 +153,36 @@ func clean(s string) string {
 		s = strings.ToValidUTF8(s, "")
 	}
 	return s
+}
+
+// snapshotGatherer gathers the devctl_ metrics once per snapshot: they
+// change only when a refresh lands, so every scrape in between encodes
+// the same families (the promhttp handler only reads them) and a scrape
+// costs the encoding alone.
+type snapshotGatherer struct {
+	cache *Cache
+	reg   *prometheus.Registry
+
+	mu   sync.Mutex
+	key  gatherKey
+	mfs  []*dto.MetricFamily
+	err  error
+	have bool
+}
+
+type gatherKey struct {
+	snap        *Snapshot
+	runs, fails int64
+}
+
+func (g *snapshotGatherer) Gather() ([]*dto.MetricFamily, error) {
+	snap, _ := g.cache.Get(context.Background()) // starts a refresh when stale
+	key := gatherKey{snap, g.cache.Runs(), g.cache.Failures()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.have || g.key != key {
+		g.mfs, g.err = g.reg.Gather()
+		g.key, g.have = key, true
+	}
+	return g.mfs, g.err
 }

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -18,6 +17,10 @@ type Options struct {
 	MaxInFlight int
 	// Timeout bounds one request's handling.
 	Timeout time.Duration
+	// RuntimeMetrics adds the Go runtime and process collectors (go_*,
+	// process_*). They are gathered afresh on every scrape and cost more
+	// than all devctl_ metrics together (ReadMemStats, /proc reads).
+	RuntimeMetrics bool
 }
 
 // Handler serves /metrics, /v1/probe, /v1/doctor, /healthz and /readyz
@@ -25,12 +28,16 @@ type Options struct {
 func Handler(c *Cache, opts Options) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{cache: c, version: opts.Version})
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	var gatherer prometheus.Gatherer = &snapshotGatherer{cache: c, reg: reg}
+	if opts.RuntimeMetrics {
+		rt := prometheus.NewRegistry()
+		rt.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		gatherer = prometheus.Gatherers{gatherer, rt}
+	}
+	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: opts.MaxInFlight,
 		Timeout:             opts.Timeout,
-		Registry:            reg,
 	})
 
 	mux := http.NewServeMux()
@@ -41,7 +48,7 @@ func Handler(c *Cache, opts Options) http.Handler {
 			unavailable(w, snap, err)
 			return
 		}
-		writeJSON(w, snap, snap.Probe)
+		writeJSON(w, snap, &snap.probeJSON, snap.Probe)
 	})
 	mux.HandleFunc("GET /v1/doctor", func(w http.ResponseWriter, r *http.Request) {
 		snap, err := c.Get(r.Context())
@@ -49,7 +56,7 @@ func Handler(c *Cache, opts Options) http.Handler {
 			unavailable(w, snap, err)
 			return
 		}
-		writeJSON(w, snap, snap.Doctor)
+		writeJSON(w, snap, &snap.doctorJSON, snap.Doctor)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -91,12 +98,15 @@ func bound(h http.Handler, opts Options) http.Handler {
 	})
 }
 
-func writeJSON(w http.ResponseWriter, snap *Snapshot, v any) {
+func writeJSON(w http.ResponseWriter, snap *Snapshot, enc *lazyJSON, v any) {
+	b, err := enc.get(v)
+	if err != nil {
+		http.Error(w, "devctl: encoding the answer: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Last-Modified", snap.Time.UTC().Format(http.TimeFormat))
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_, _ = w.Write(b)
 }
 
 func unavailable(w http.ResponseWriter, snap *Snapshot, err error) {

@@ -32,6 +32,7 @@ type Options struct {
 	MaxInFlight    int
 	RequestTimeout time.Duration
 	NoBench        bool
+	RuntimeMetrics bool
 	// Listener, when set, is used instead of listening on Listen (tests).
 	Listener net.Listener
 	// Ready, when set, receives the address once the server listens.
@@ -76,6 +77,7 @@ SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
 	fl.IntVar(&opts.MaxInFlight, "max-in-flight", 64, "requests handled at once; more are answered 503")
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "deadline for handling one request")
 	fl.BoolVar(&opts.NoBench, "no-bench", false, "do not export the last recorded bench figures")
+	fl.BoolVar(&opts.RuntimeMetrics, "runtime-metrics", false, "also export Go runtime and process metrics (go_*, process_*; gathered on every scrape, so slower)")
 	return cmd
 }
 
@@ -115,7 +117,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// Bench history describes this machine: not a --from snapshot or --sysroot tree.
 	withBench := !opts.NoBench && f.Global.From == "" && f.Global.Sysroot == ""
 	cache := serve.NewCache(refresher(f, withBench), opts.Interval, timeout, f.Now)
-	handler := serve.Handler(cache, serve.Options{Version: f.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout})
+	handler := serve.Handler(cache, serve.Options{Version: f.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout, RuntimeMetrics: opts.RuntimeMetrics})
 
 	ln := opts.Listener
 	if ln == nil {

@@ -1,0 +1,85 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/devctl/devctl/internal/probe"
+)
+
+func body(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(b)
+}
+
+func TestMetricsFollowTheNextSnapshot(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	var free atomic.Int64
+	free.Store(1000)
+	c := NewCache(func(ctx context.Context) *Snapshot {
+		return &Snapshot{Probe: &probe.Report{Devices: []probe.Device{{ID: "cuda:0", Backend: "cuda", FreeMemoryMB: probe.Ptr(free.Load())}}}}
+	}, time.Minute, time.Minute, clk.now)
+	h := Handler(c, Options{Version: "test", MaxInFlight: 4, Timeout: time.Second})
+	_, m := body(t, h, "/metrics")
+	if !strings.Contains(m, `devctl_device_memory_free_bytes{device="cuda:0"} 1.048576e+09`) {
+		t.Fatalf("first scrape:\n%s", m)
+	}
+	free.Store(2000)
+	clk.add(2 * time.Minute)
+	_, _ = body(t, h, "/metrics") // stale: served, and a refresh starts
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Runs() < 2 || c.Latest().Time != clk.now() {
+		if time.Now().After(deadline) {
+			t.Fatal("no refresh after the interval")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, m = body(t, h, "/metrics")
+	if !strings.Contains(m, `devctl_device_memory_free_bytes{device="cuda:0"} 2.097152e+09`) || !strings.Contains(m, "devctl_probe_runs_total 2") {
+		t.Fatalf("the scrape after a refresh still shows the old snapshot:\n%s", m)
+	}
+	if strings.Contains(m, "go_goroutines") {
+		t.Error("runtime metrics are off unless asked for")
+	}
+}
+
+func TestHandlerBoundsRequestsInFlight(t *testing.T) {
+	block := make(chan struct{})
+	c := NewCache(func(ctx context.Context) *Snapshot { <-block; return &Snapshot{Probe: &probe.Report{}} }, time.Minute, time.Minute, nil)
+	h := Handler(c, Options{MaxInFlight: 1, Timeout: 5 * time.Second})
+	done := make(chan int)
+	go func() { code, _ := body(t, h, "/v1/probe"); done <- code }() // waits for the first probe
+	time.Sleep(50 * time.Millisecond)
+	if code, _ := body(t, h, "/healthz"); code != http.StatusServiceUnavailable {
+		t.Errorf("a request beyond --max-in-flight got %d, want 503", code)
+	}
+	close(block)
+	if code := <-done; code != 200 {
+		t.Errorf("the first request got %d", code)
+	}
+	if code, _ := body(t, h, "/readyz"); code != 200 {
+		t.Errorf("/readyz after the first probe: %d", code)
+	}
+}
+
+func TestHandlerTimesOutSlowRequests(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	c := NewCache(func(ctx context.Context) *Snapshot { <-block; return &Snapshot{} }, time.Minute, time.Minute, nil)
+	h := Handler(c, Options{MaxInFlight: 4, Timeout: 50 * time.Millisecond})
+	if code, _ := body(t, h, "/v1/doctor"); code != http.StatusServiceUnavailable {
+		t.Errorf("a request that outlives its deadline got %d, want 503", code)
+	}
+	if code, _ := body(t, h, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the first probe: %d, want 503", code)
+	}
+}
