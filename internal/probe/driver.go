@@ -36,6 +36,8 @@ type Result struct {
 	// Platform is the software stack behind these devices (driver and
 	// runtime versions), when the driver knows it.
 	Platform *Platform
+	// Software is the ML software stack (the software driver sets it).
+	Software *Software
 	// Source says where the answer came from ("nvml", "nvidia-smi", "sysfs").
 	Source string
 	// Detail is a short note for drivers[] (e.g. "2 GPUs").

@@ -19,6 +19,9 @@ type Report struct {
 	Summary       Summary        `json:"summary" yaml:"summary"`
 	Devices       []Device       `json:"devices" yaml:"devices"`
 	Drivers       []DriverStatus `json:"drivers" yaml:"drivers"`
+	// Software is the ML software stack found without starting Python:
+	// Python environments and their frameworks, the CUDA toolkit.
+	Software *Software `json:"software,omitempty" yaml:"software,omitempty"`
 	// Selection explains how the default device was chosen (fallbacks too).
 	Selection *Selection `json:"selection,omitempty" yaml:"selection,omitempty"`
 }
@@ -212,4 +215,67 @@ func (c CPUExtra) Map() map[string]any {
 		return nil
 	}
 	return m
+}
+
+// Software is the ML software stack, as `python -m torch.utils.collect_env`
+// and `accelerate env` report it, read from package metadata on disk.
+type Software struct {
+	Environments []PythonEnv `json:"python_environments" yaml:"python_environments"`
+	// CUDAToolkit is the system CUDA toolkit (nvcc, libcudart), nil when none.
+	CUDAToolkit *CUDAToolkit `json:"cuda_toolkit" yaml:"cuda_toolkit"`
+}
+
+// PythonEnv is one Python installation or environment.
+type PythonEnv struct {
+	// Kind is venv, conda or system.
+	Kind   string `json:"kind" yaml:"kind"`
+	Prefix string `json:"prefix" yaml:"prefix"`
+	// Active is true for the environment VIRTUAL_ENV or CONDA_PREFIX names;
+	// the others were found on PATH.
+	Active        bool     `json:"active" yaml:"active"`
+	PythonVersion string   `json:"python_version,omitempty" yaml:"python_version,omitempty"`
+	SitePackages  []string `json:"site_packages" yaml:"site_packages"`
+	// Packages are the ML packages installed (not every package).
+	Packages []Package `json:"packages" yaml:"packages"`
+	// Torch says which accelerator the installed torch was built for.
+	Torch *FrameworkBuild `json:"torch,omitempty" yaml:"torch,omitempty"`
+	// CUDARuntimes are the CUDA runtimes packages of this environment ship
+	// or were built against, newest first.
+	CUDARuntimes []CUDARuntime `json:"cuda_runtimes,omitempty" yaml:"cuda_runtimes,omitempty"`
+}
+
+// Package is an installed distribution.
+type Package struct {
+	Name    string `json:"name" yaml:"name"`
+	Version string `json:"version" yaml:"version"`
+	// Installer is "pip" (a .dist-info or .egg-info) or "conda" (conda-meta).
+	Installer string `json:"installer" yaml:"installer"`
+	// Build is conda's build string ("py3.11_cuda12.1_cudnn8.9.2_0").
+	Build string `json:"build,omitempty" yaml:"build,omitempty"`
+}
+
+// FrameworkBuild is the accelerator a framework wheel was built for.
+type FrameworkBuild struct {
+	Version string `json:"version" yaml:"version"`
+	// Accelerator is cuda, rocm, xpu, cpu or unknown.
+	Accelerator string `json:"accelerator" yaml:"accelerator"`
+	// AcceleratorVersion is the CUDA or ROCm version ("12.1"), "" when none.
+	AcceleratorVersion string `json:"accelerator_version,omitempty" yaml:"accelerator_version,omitempty"`
+	// Source says how it was decided (torch/version.py, the version tag, ...).
+	Source string `json:"source" yaml:"source"`
+}
+
+// CUDARuntime is a CUDA runtime a package ships or was built against.
+type CUDARuntime struct {
+	Package string `json:"package" yaml:"package"`
+	// CUDA is "12.1", or a bare major ("12") for plugins that name only it.
+	CUDA   string `json:"cuda" yaml:"cuda"`
+	Source string `json:"source" yaml:"source"`
+}
+
+// CUDAToolkit is an installed CUDA toolkit.
+type CUDAToolkit struct {
+	Version string `json:"version" yaml:"version"`
+	Path    string `json:"path" yaml:"path"`
+	Source  string `json:"source" yaml:"source"`
 }

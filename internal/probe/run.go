@@ -85,6 +85,9 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 			continue
 		}
 		rep.Devices = append(rep.Devices, o.Result.Devices...)
+		if o.Result.Software != nil {
+			rep.Software = o.Result.Software
+		}
 		if o.Result.Platform != nil {
 			platforms = append(platforms, o.Result.Platform)
 		}

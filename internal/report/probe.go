@@ -66,6 +66,9 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 	if err := RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
 		return err
 	}
+	if r.Software != nil {
+		softwareBlock(w, r.Software, st)
+	}
 	var bad []probe.DriverStatus
 	for _, d := range r.Drivers {
 		if d.Status != probe.StatusOK && d.Status != probe.StatusAbsent {
@@ -161,4 +164,53 @@ func link(l *probe.PCIeLink) string {
 		return strconv.Itoa(*p)
 	}
 	return fmt.Sprintf("gen%s x%s (max gen%s x%s)", n(l.GenCurrent), n(l.WidthCurrent), n(l.GenMax), n(l.WidthMax))
+}
+
+// softwareBlock prints the Python environments and the CUDA toolkit: one
+// line per environment with the ML packages that matter most first.
+func softwareBlock(w io.Writer, sw *probe.Software, st *Style) {
+	if len(sw.Environments) == 0 && sw.CUDAToolkit == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, st.Label("Software:"))
+	for _, e := range sw.Environments {
+		head := e.Kind + " " + e.Prefix
+		if e.PythonVersion != "" {
+			head += " (python " + e.PythonVersion + ")"
+		}
+		if e.Active {
+			head += " [active]"
+		}
+		fmt.Fprintf(w, "  %s\n", clean(head))
+		if t := e.Torch; t != nil {
+			line := "torch " + t.Version + ": " + t.Accelerator
+			if t.AcceleratorVersion != "" {
+				line += " " + t.AcceleratorVersion
+			}
+			fmt.Fprintf(w, "    %s (from %s)\n", clean(line), clean(t.Source))
+		}
+		var pkgs []string
+		for _, p := range e.Packages {
+			if p.Name == "torch" || strings.HasPrefix(p.Name, "nvidia-") {
+				continue
+			}
+			pkgs = append(pkgs, p.Name+" "+p.Version)
+		}
+		nv := 0
+		for _, p := range e.Packages {
+			if strings.HasPrefix(p.Name, "nvidia-") {
+				nv++
+			}
+		}
+		if nv > 0 {
+			pkgs = append(pkgs, fmt.Sprintf("%d nvidia-* wheel(s)", nv))
+		}
+		if len(pkgs) > 0 {
+			fmt.Fprintf(w, "    %s\n", clean(strings.Join(pkgs, ", ")))
+		}
+	}
+	if tk := sw.CUDAToolkit; tk != nil {
+		fmt.Fprintf(w, "  CUDA toolkit %s (%s)\n", clean(tk.Version), clean(tk.Source))
+	}
 }

@@ -48,7 +48,7 @@ driver that failed or timed out.`,
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml (table is plain when piped)")
 	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
-	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps")
+	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps, software")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/neuron"
 	"github.com/devctl/devctl/internal/probe/nvidia"
 	"github.com/devctl/devctl/internal/probe/rocm"
+	"github.com/devctl/devctl/internal/probe/software"
 	"github.com/devctl/devctl/internal/probe/system"
 	"github.com/devctl/devctl/internal/probe/xla"
 	"github.com/devctl/devctl/internal/probe/xpu"
@@ -30,6 +31,7 @@ func All() []probe.Driver {
 		xla.New(),
 		neuron.New(),
 		mps.New(),
+		software.New(),
 	}
 }
 
