@@ -65,6 +65,9 @@ type Result struct {
 	// TailBytes; TailTruncated says older output was dropped.
 	Tail          []byte `json:"-"`
 	TailTruncated bool   `json:"-"`
+	// StderrOpenLine is true when the child's stderr did not end with a
+	// newline: a message printed after it should start on a new line.
+	StderrOpenLine bool `json:"-"`
 }
 
 // ErrStart wraps a failure to start the program (not found, not
@@ -128,12 +131,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	pipes[1].Close()
 	pipes[3].Close()
 	readers := []*os.File{pipes[0], pipes[2]}
+	var lastErr byte = '\n'
 	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
 		wg.Add(1)
-		go func(r *os.File, w io.Writer) {
+		go func(r *os.File, w io.Writer, last *byte) {
 			defer wg.Done()
-			pump(r, w, tl)
-		}(readers[i], w)
+			pump(r, w, tl, last)
+		}(readers[i], w, []*byte{nil, &lastErr}[i])
 	}
 
 	g := &group{pid: cmd.Process.Pid, proc: cmd.Process}
@@ -208,6 +212,7 @@ loop:
 	closeAll(readers)
 	res.Duration = time.Since(start)
 	res.Tail, res.TailTruncated = tl.Bytes()
+	res.StderrOpenLine = lastErr != '\n'
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	if res.ExitCode < 0 {
 		return res, fmt.Errorf("waiting for %s: %w", s.Path, werr)
@@ -215,15 +220,19 @@ loop:
 	return res, nil
 }
 
-// pump copies r to w and the tail as bytes arrive. When w fails (the
+// pump copies r to w and the tail as bytes arrive, noting the last byte
+// in last when it is not nil. When w fails (the
 // reader of devctl's stdout went away), it stops reading so the child
 // gets EPIPE or SIGPIPE as if it wrote to the closed pipe itself.
-func pump(r *os.File, w io.Writer, tl *tail) {
+func pump(r *os.File, w io.Writer, tl *tail, last *byte) {
 	buf := make([]byte, copyBuf)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			tl.Write(buf[:n])
+			if last != nil {
+				*last = buf[n-1]
+			}
 			if w != nil {
 				if _, werr := w.Write(buf[:n]); werr != nil {
 					r.Close()

@@ -7,6 +7,7 @@
 //	stream N SEED          write N pseudo-random bytes to stdout in uneven chunks
 //	exit N                 exit with status N
 //	stderr TEXT            write TEXT and a newline to stderr, exit 0
+//	stderr-exit TEXT N     write TEXT and a newline to stderr, exit N
 //	trap                   print "ready", then on SIGINT/SIGTERM/SIGHUP print
 //	                       the signal's name and exit 7
 //	ignore                 print "ready", ignore SIGINT/SIGTERM/SIGHUP, sleep 1 minute
@@ -49,6 +50,10 @@ func Main(args []string) int {
 	case "stderr":
 		fmt.Fprintln(os.Stderr, arg(args, 1))
 		return 0
+	case "stderr-exit":
+		fmt.Fprintln(os.Stderr, arg(args, 1))
+		n, _ := strconv.Atoi(arg(args, 2))
+		return n
 	case "trap":
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
