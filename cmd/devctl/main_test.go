@@ -10,11 +10,14 @@ import (
 
 	"github.com/devctl/devctl/internal/cmd/root"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/supervise/supervisetest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"devctl": func() { os.Exit(root.Main(os.Args[1:], iostreams.System(), os.LookupEnv)) },
+		// testchild is the real child program of the `devctl run` scripts.
+		"testchild": func() { os.Exit(supervisetest.Main(os.Args[1:])) },
 	})
 }
 

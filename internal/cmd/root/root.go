@@ -25,6 +25,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/historycmd"
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
+	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
@@ -175,6 +176,9 @@ wrong when things break.`,
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
 	cmd.AddCommand(servecmd.NewCmdServe(f, nil))
+	run := runcmd.NewCmdRun(f, nil)
+	DeviceFlag(run)
+	cmd.AddCommand(run)
 	return cmd
 }
 

@@ -1,0 +1,192 @@
+package run
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/explain"
+	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/supervise"
+	"github.com/devctl/devctl/internal/report"
+)
+
+// Report is what --report FILE holds: every attempt and how the run ended.
+// It names the program, never its arguments or environment values beyond
+// the variables devctl itself set.
+type Report struct {
+	Command  string    `json:"command"`
+	Retries  int       `json:"retries"`
+	Attempts []Attempt `json:"attempts"`
+	// Outcome is the last attempt's: success, failure, unrelated or
+	// interrupted; ExitCode is devctl run's own exit code.
+	Outcome   string `json:"outcome"`
+	ExitCode  int    `json:"exit_code"`
+	Recovered bool   `json:"recovered"`
+	// Stopped says why no further attempt was made after a failure.
+	Stopped string `json:"stopped,omitempty"`
+	// Explanation is the classifier's reading of the last failure.
+	Explanation *Explanation `json:"explanation,omitempty"`
+}
+
+// Attempt is one run of the command.
+type Attempt struct {
+	Attempt    int                `json:"attempt"`
+	Time       time.Time          `json:"time"`
+	Device     string             `json:"device"`
+	Step       string             `json:"step,omitempty"`
+	Set        []supervise.EnvVar `json:"set,omitempty"`
+	ExitCode   int                `json:"exit_code"`
+	Signal     string             `json:"signal,omitempty"`
+	Category   string             `json:"category,omitempty"`
+	Outcome    string             `json:"outcome"`
+	DurationMS int64              `json:"duration_ms"`
+}
+
+// Explanation is the part of the classifier's answer a person acts on.
+type Explanation struct {
+	Category string   `json:"category"`
+	Title    string   `json:"title"`
+	Fixes    []string `json:"fixes,omitempty"`
+}
+
+type session struct {
+	o      *Options
+	f      *cmdutil.Factory
+	runID  string
+	hist   string
+	report Report
+	last   explain.Explanation
+}
+
+// say prints one line on stderr with devctl's prefix, so it stands apart
+// from the command's own output.
+func (s *session) say(format string, args ...any) {
+	fmt.Fprintf(s.f.IO.ErrOut, "devctl run: "+format+"\n", args...)
+}
+
+// record classifies one finished attempt, appends it to the history and
+// the report, and returns it.
+func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) Attempt {
+	a := Attempt{Attempt: n, Time: s.f.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
+		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
+	switch {
+	case res.ExitCode == 0:
+		a.Outcome = history.Success
+	case res.Interrupted:
+		a.Outcome = history.Interrupted
+	default:
+		s.last = explain.Classify(res.Tail)
+		a.Category = string(s.last.Category)
+		a.Outcome = history.Failure
+		if s.last.Category == explain.CategoryUnknown {
+			a.Outcome = history.Unrelated // not the device's fault, as doctor --log records it
+		}
+	}
+	s.report.Attempts = append(s.report.Attempts, a)
+	if s.hist != "" {
+		r := history.Record{Time: a.Time, Device: dev.Backend, Category: a.Category, Outcome: a.Outcome,
+			Run: s.runID, Attempt: n, Step: step.ID, DurationMS: a.DurationMS}
+		if err := history.AppendFile(s.hist, r); err != nil {
+			s.say("could not record the attempt in the history: %v", err)
+		}
+	}
+	return a
+}
+
+// finish prints the summary, writes --report and returns devctl's exit:
+// the command's own exit code.
+func (s *session) finish(code int) error {
+	r := &s.report
+	last := r.Attempts[len(r.Attempts)-1]
+	r.Outcome, r.ExitCode = last.Outcome, code
+	r.Recovered = last.Outcome == history.Success && len(r.Attempts) > 1
+	var steps []string
+	for _, a := range r.Attempts[1:] {
+		steps = append(steps, a.Step)
+	}
+	switch {
+	case last.Outcome == history.Success && r.Recovered:
+		s.say("succeeded on attempt %d on %s after %s", len(r.Attempts), last.Device, strings.Join(steps, ", then "))
+	case last.Outcome == history.Success:
+		// A clean first run says nothing: devctl run is then invisible.
+	case last.Outcome == history.Interrupted:
+		s.say("interrupted on attempt %d (exit %d%s); not retried", len(r.Attempts), code, sigNote(last.Signal))
+	case last.Outcome == history.Unrelated:
+		// The program's own failure: one line, its output already said why.
+		s.say("exit %d%s on attempt %d; no device error recognised in the output, so not retried", code, sigNote(last.Signal), len(r.Attempts))
+	default:
+		msg := s.last.Message(explain.NewCatalog(), "en")
+		r.Explanation = &Explanation{Category: last.Category, Title: msg.Title, Fixes: msg.Fixes}
+		tried := ""
+		if len(steps) > 0 {
+			tried = " after trying " + strings.Join(steps, ", ")
+		}
+		s.say("failed on attempt %d on %s (exit %d%s)%s: %s", len(r.Attempts), last.Device, code, sigNote(last.Signal), tried, last.Category)
+		if msg.Title != "" {
+			s.say("%s", msg.Title)
+		}
+		for i, fx := range msg.Fixes {
+			if i == 2 {
+				break
+			}
+			s.say("fix: %s", fx)
+		}
+		if r.Stopped != "" {
+			s.say("not retried: %s", r.Stopped)
+		}
+	}
+	if s.o.ReportFile != "" {
+		if err := writeReport(s.o.ReportFile, r); err != nil {
+			s.say("could not write --report %s: %v", s.o.ReportFile, err)
+		}
+	}
+	if code == 0 {
+		return nil
+	}
+	return &cmdutil.ExitError{Code: code}
+}
+
+func sigNote(sig string) string {
+	if sig == "" {
+		return ""
+	}
+	return ", " + sig
+}
+
+func recommendSupport(d probe.Device) capability.Support {
+	return capability.Support{FP16: d.SupportsFP16, BF16: d.SupportsBF16, Int8: d.Supports8Bit, FP8: d.SupportsFP8}
+}
+
+// writeReport writes the report whole or not at all (temp file, rename), so
+// a script reading it never sees half a document.
+func writeReport(path string, r *Report) error {
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, r); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-run-report-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
