@@ -291,3 +291,28 @@ func TestHistoryRecordsMatchSchema(t *testing.T) {
 		t.Fatalf("only %d history records were written", n)
 	}
 }
+
+func TestRunReportAndHistoryMatchSchema(t *testing.T) {
+	env := testEnv(t)
+	host := filepath.Join(testdata, "hosts", "x86-sapphire-rapids")
+	rep := filepath.Join(t.TempDir(), "run.json")
+	devctl(t, env, "run", "--sysroot", host, "--report", rep, "--", "true")
+	if _, code, errOut := try(env, "run", "--sysroot", host, "--report", rep, "--", "false"); code != 1 {
+		t.Fatalf("devctl run -- false: exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, compile(t, "run-report"), "run --report", data)
+	validate(t, compile(t, "history-report"), "history -o json", devctl(t, env, "history", "-o", "json"))
+	f, err := os.Open(filepath.Join(env["XDG_STATE_HOME"], "devctl", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := compile(t, "history")
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		validate(t, s, "history line of devctl run", sc.Bytes())
+	}
+}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
+	"github.com/devctl/devctl/internal/cmd/historycmd"
+	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
@@ -98,6 +100,21 @@ func Docs() []Doc {
 			Description: "The index of a snapshot archive (devctl snapshot): what was recorded and what was withheld. Field reference: docs/snapshot.md.",
 			Overrides: map[string]map[string]any{
 				".format": {"const": snapshot.FormatVersion, "description": "The archive layout version."},
+			},
+		},
+		{
+			Name: "run-report", Root: runcmd.Report{}, Title: "devctl run --report FILE",
+			Description: "The attempts of one supervised run and how it ended. Field reference: docs/run.md.",
+			Overrides: map[string]map[string]any{
+				".outcome":        enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Attempt.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+			},
+		},
+		{
+			Name: "history-report", Root: historycmd.Shown{}, Title: "devctl history -o json",
+			Description: "Each device's run record and the history rule's verdict, and the records. Field reference: docs/run.md.",
+			Overrides: map[string]map[string]any{
+				"Record.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
 			},
 		},
 		{
