@@ -13,8 +13,8 @@ import (
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/supervise"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/supervise"
 )
 
 // Report is what --report FILE holds: every attempt and how the run ended.
