@@ -39,17 +39,6 @@ const (
 	CategoryUnknown Category = "unknown"
 )
 
-// Categories lists every category in documentation order.
-func Categories() []Category {
-	return []Category{
-		CategoryOutOfMemory, CategoryXLAResourceExhausted, CategoryDeviceMismatch,
-		CategoryDTypeMismatch, CategoryUnsupportedDType, CategoryMPSPlaceholderStorage,
-		CategoryMPSUnsupportedOp, CategoryCUDADriverMismatch, CategoryNoGPUFound,
-		CategoryCUDALaunchFailure, CategoryCUDNNError, CategoryNCCLError,
-		CategoryXLATPUInit, CategoryROCmHIPError, CategoryOther, CategoryUnknown,
-	}
-}
-
 // Device is the device family a failure belongs to, matching the names the
 // probe and history use.
 type Device string

@@ -39,17 +39,8 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
 }
 
-// IsStdoutTTY reports whether standard output is a terminal.
-func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
-
 // IsStderrTTY reports whether standard error is a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
-
-// SetStdoutTTY overrides terminal detection (tests).
-func (s *IOStreams) SetStdoutTTY(v bool) { s.outTTY = v }
-
-// SetStderrTTY overrides terminal detection (tests).
-func (s *IOStreams) SetStderrTTY(v bool) { s.errTTY = v }
 
 // DisableColor turns colour off (--no-color).
 func (s *IOStreams) DisableColor() { s.noColor = true }

@@ -18,12 +18,6 @@ func LocalNVML() host.NVML {
 	return &Source{New: func() nvml.Interface { return nvml.New() }}
 }
 
-// FromInterface wraps an nvml.Interface, such as go-nvml's dgxa100 mock, as
-// a host.NVML. Tests (here and in doctor) use it to replay a machine.
-func FromInterface(lib nvml.Interface) host.NVML {
-	return &Source{New: func() nvml.Interface { return lib }}
-}
-
 // Source answers host.NVML queries from an nvml.Interface.
 type Source struct {
 	New func() nvml.Interface

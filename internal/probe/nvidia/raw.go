@@ -157,7 +157,7 @@ type Fabric struct {
 }
 
 // P2PPair is the peer-to-peer status between two GPUs, as
-// nvmlGpuP2PStatus_t (0 OK); see P2PStatusName.
+// nvmlGpuP2PStatus_t (0 OK).
 type P2PPair struct {
 	A      int          `json:"a"`
 	B      int          `json:"b"`

@@ -205,25 +205,6 @@ func ClocksEventReasonNames(mask uint64) []string {
 	return names
 }
 
-// P2PStatusName names nvmlGpuP2PStatus_t.
-func P2PStatusName(s int) string {
-	switch s {
-	case 0:
-		return "ok"
-	case 1:
-		return "chipset_not_supported"
-	case 2:
-		return "gpu_not_supported"
-	case 3:
-		return "ioh_topology_not_supported"
-	case 4:
-		return "disabled_by_regkey"
-	case 5:
-		return "not_supported"
-	}
-	return "unknown"
-}
-
 // FabricStateName names nvmlGpuFabricState_t.
 func FabricStateName(s int) string {
 	switch s {

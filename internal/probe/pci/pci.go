@@ -129,17 +129,6 @@ func IsAcceleratorCandidate(vendor uint16, class uint32) bool {
 	return false
 }
 
-// HasVendor reports whether any function has the vendor id; drivers use it
-// to return Absent without further reads on hosts without their hardware.
-func HasVendor(devs []Device, vendor uint16) bool {
-	for _, d := range devs {
-		if d.Vendor == vendor {
-			return true
-		}
-	}
-	return false
-}
-
 // Filter returns the functions for which keep returns true, in bus order.
 func Filter(devs []Device, keep func(Device) bool) []Device {
 	var out []Device
