@@ -15,6 +15,7 @@ import (
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
@@ -78,12 +79,12 @@ Exit codes:
 Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 		Example: `  devctl doctor
   devctl doctor --check nvidia.driver_loaded,env.visible_devices
-  devctl doctor --list
+  devctl doctor list
   devctl doctor --log train.log
   devctl doctor --log train.log --checks --record
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
-  devctl doctor --history
+  devctl doctor history
   devctl doctor -o json --fail-on warn`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,18 +97,93 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json (table is plain when piped)")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see --list)")
-	fl.BoolVar(&opts.List, "list", false, "list every check (id, title) and exit")
+	fl.BoolVar(&opts.List, "list", false, "same as 'devctl doctor list' (kept for scripts)")
 	fl.StringVar(&opts.Log, "log", "", "explain this error log or traceback (- reads standard input)")
 	fl.StringVar(&opts.ModelParams, "model-params", "", "with --log on an out-of-memory error: the model's parameter count (e.g. 7B) to plan a fit")
 	fl.StringVar(&opts.Mode, "mode", "training", "with --model-params: what the run did: training, inference, lora, qlora")
 	fl.StringVar(&opts.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
 	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too (same as --fail-on warn)")
 	fl.StringVar(&opts.FailOn, "fail-on", "fail", "lowest check status that exits 3: warn or fail (fail also counts checks that broke or timed out)")
-	fl.BoolVar(&opts.History, "history", false, "show the success/failure record per device and exit")
+	fl.BoolVar(&opts.History, "history", false, "same as 'devctl doctor history' (kept for scripts)")
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
 	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
 	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
+	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
 	return cmd
+}
+
+// ModeOptions are the flags of the modes that only print a list: `doctor
+// list` and `doctor history` (and their old spellings --list, --history).
+type ModeOptions struct {
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Output    string
+	Lang      string
+
+	format report.Format
+	lang   doctor.Lang
+}
+
+// Complete parses -o and --lang (default from the locale variables).
+func (o *ModeOptions) Complete() error {
+	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON)
+	if err != nil {
+		return err
+	}
+	o.format, o.lang = format, doctor.DetectLang(o.LookupEnv)
+	if o.Lang != "" {
+		if o.lang, err = doctor.ParseLang(o.Lang); err != nil {
+			return cmdutil.Usagef("%w", err)
+		}
+	}
+	return nil
+}
+
+func newModeCmd(f *cmdutil.Factory, use, short string, run func(*ModeOptions) error) *cobra.Command {
+	o := &ModeOptions{IO: f.IO, LookupEnv: f.LookupEnv}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return run(o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: table or json")
+	cmd.Flags().StringVar(&o.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
+	return cmd
+}
+
+func newCmdList(f *cmdutil.Factory) *cobra.Command {
+	return newModeCmd(f, "list", "List every check (id, title)", runList)
+}
+
+func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
+	return newModeCmd(f, "history", "Show the success/failure record per device", runHistory)
+}
+
+func runList(o *ModeOptions) error {
+	infos := doctor.List(doctor.All(), o.lang)
+	if o.format == report.JSON {
+		return report.WriteJSON(o.IO.Out, map[string]any{"checks": infos})
+	}
+	return report.DoctorList(o.IO.Out, infos)
+}
+
+func runHistory(o *ModeOptions) error {
+	rs, err := history.Load(o.LookupEnv)
+	if err != nil {
+		return err
+	}
+	sums := rs.Summaries()
+	if o.format == report.JSON {
+		p, _ := history.Path(o.LookupEnv)
+		return report.WriteJSON(o.IO.Out, map[string]any{"path": p, "devices": sums})
+	}
+	return report.DoctorHistory(o.IO.Out, sums, o.lang)
 }
 
 // Run diagnoses and prints.
@@ -127,15 +203,12 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	all := doctor.All()
+	mode := &ModeOptions{IO: f.IO, LookupEnv: f.LookupEnv, format: format, lang: lang}
 	switch {
 	case opts.List:
-		infos := doctor.List(all, lang)
-		if format == report.JSON {
-			return report.WriteJSON(f.IO.Out, map[string]any{"checks": infos})
-		}
-		return report.DoctorList(f.IO.Out, infos)
+		return runList(mode)
 	case opts.History:
-		return showHistory(f, format, lang)
+		return runHistory(mode)
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
@@ -360,17 +433,4 @@ func recordLog(f *cmdutil.Factory, env *doctor.Env, e explain.Explanation) {
 	if err := history.Append(f.LookupEnv, r); err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
 	}
-}
-
-func showHistory(f *cmdutil.Factory, format report.Format, lang doctor.Lang) error {
-	rs, err := history.Load(f.LookupEnv)
-	if err != nil {
-		return err
-	}
-	sums := rs.Summaries()
-	if format == report.JSON {
-		p, _ := history.Path(f.LookupEnv)
-		return report.WriteJSON(f.IO.Out, map[string]any{"path": p, "devices": sums})
-	}
-	return report.DoctorHistory(f.IO.Out, sums, lang)
 }
