@@ -125,3 +125,8 @@ func Fact(key string, args Args, lang Lang) string {
 	}
 	return m.Render(localArgs(args, lang)).Detail
 }
+
+// Catalog is the checks' message catalogue (titles, finding details and
+// fixes, machine facts, placeholder values), for renderers and for tests
+// that hold every language to the same ids.
+func Catalog() *i18n.Catalog { return catalog() }

@@ -169,7 +169,7 @@ var messagesPL = []i18n.Message{
 	{ID: "host.shm_size.pass", Detail: "/dev/shm ma {size}"},
 	{ID: "host.shm_size.skip_no_shm", Detail: "brak montowania /dev/shm w /proc/mounts"},
 	{ID: "host.shm_size.tiny", Detail: "/dev/shm ma tylko {size} (domyślnie w Dockerze 64 MiB): wątki DataLoader PyTorch kończą się błędem \"Bus error ... out of shared memory\", a NCCL zawodzi",
-		Fixes: []string{"uruchom kontener z `--shm-size={want}` (lub `--ipc=host`); w Kubernetes zamontuj emptyDir z medium: Memory w /dev/shm"}},
+		Fixes: []string{"uruchom kontener z `--shm-size={want}` (lub `--ipc=host`); w Kubernetes zamontuj emptyDir z `medium: Memory` w /dev/shm"}},
 	{ID: "host.shm_size.small", Detail: "/dev/shm ma {size}, mniej niż 1 GiB na kartę potrzebny przy wielu wątkach ładowania i NCCL (kart: {gpus})",
 		Fixes: []string{"powiększ go: `--shm-size={want}` dla kontenerów albo `sudo mount -o remount,size={want} /dev/shm`"}},
 
@@ -295,5 +295,5 @@ var messagesPL = []i18n.Message{
 	{ID: "value.want_bool", Detail: "oczekiwano true lub false"},
 	{ID: "value.want_abs_path", Detail: "oczekiwano bezwzględnej ścieżki katalogu"},
 	{ID: "value.want_fraction", Detail: "oczekiwano ułamka z przedziału (0, 1], np. .75"},
-	{ID: "value.want_allocator", Detail: "oczekiwano default, platform, bfc lub cuda_async"},
+	{ID: "value.want_allocator", Detail: "oczekiwano `default`, `platform`, `bfc` lub `cuda_async`"},
 }

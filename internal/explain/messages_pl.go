@@ -110,7 +110,7 @@ var messagesPL = []i18n.Message{
 	{ID: "mps_placeholder_storage", Title: "Tensor nie został przeniesiony na MPS",
 		Explanation: "PyTorch trafił na operację MPS, której wejście wciąż jest na CPU („placeholder storage has not been allocated”). To niezgodność urządzeń specyficzna dla backendu Apple: model jest na mps, a wejście, indeks embeddingu lub bufor nie.",
 		Fixes: []string{
-			"Przenieś każde wejście na urządzenie modelu: inputs = {k: v.to(\"mps\") for k, v in inputs.items()}.",
+			"Przenieś każde wejście na urządzenie modelu: `inputs = {k: v.to(\"mps\") for k, v in inputs.items()}`.",
 			"Sprawdź tensory tworzone w forward() lub w collatorze danych: przekaż device=...",
 			"PyTorch 2.4+ podaje nazwę winnego argumentu; zaktualizuj, aby ją zobaczyć.",
 		}},
@@ -141,7 +141,7 @@ var messagesPL = []i18n.Message{
 		Fixes: []string{
 			"Uruchom maszynę ponownie (najprościej i najbezpieczniej).",
 			"Albo, gdy żaden proces nie używa GPU: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia",
-			"Zablokuj cichą aktualizację sterownika: sudo apt-mark hold 'nvidia-*' (lub skonfiguruj unattended-upgrades).",
+			"Zablokuj cichą aktualizację sterownika: `sudo apt-mark hold 'nvidia-*'` (lub skonfiguruj unattended-upgrades).",
 		}},
 	{ID: "no_gpu_found", Title: "Brak używalnego GPU",
 		Explanation: "Framework nie znalazł używalnego GPU: sterownik NVIDIA nie jest załadowany, brakuje węzłów urządzeń lub są ukryte (CUDA_VISIBLE_DEVICES, kontenery), albo maszyna nie ma obsługiwanego GPU.",
@@ -155,7 +155,7 @@ var messagesPL = []i18n.Message{
 		Explanation: "Zainstalowany torch to wersja tylko na CPU, więc nie użyje GPU, nawet jeśli jest w maszynie.",
 		Fixes: []string{
 			"pip uninstall torch && pip install torch --index-url https://download.pytorch.org/whl/cu121   # wybierz CUDA obsługiwaną przez sterownik",
-			"python -c 'import torch; print(torch.__version__, torch.version.cuda)'   # '+cpu' lub None oznacza wersję CPU",
+			"python -c 'import torch; print(torch.__version__, torch.version.cuda)'   # '+cpu' lub `None` oznacza wersję CPU",
 			"Na Macu używaj urządzenia \"mps\", nie \"cuda\".",
 		}},
 	{ID: "no_gpu_found.cuda_unknown", Title: "CUDA nie uruchomiła się (nieznany błąd)",
@@ -295,7 +295,7 @@ var messagesPL = []i18n.Message{
 	{ID: "other.shm", Title: "Brak pamięci współdzielonej (/dev/shm)",
 		Explanation: "Procesy DataLoadera przekazują batche przez pamięć współdzieloną; /dev/shm się zapełnił i worker został zabity (Bus error). Docker domyślnie daje kontenerom tylko 64 MiB.",
 		Fixes: []string{
-			"docker run --shm-size=16g ... (albo --ipc=host)",
+			"`docker run --shm-size=16g ...` (albo --ipc=host)",
 			"Zmniejsz num_workers w DataLoaderze lub ustaw num_workers=0, aby to potwierdzić.",
 			"df -h /dev/shm   # sprawdź rozmiar",
 		}},
@@ -306,7 +306,7 @@ var messagesPL = []i18n.Message{
 			"python -m bitsandbytes   # pokazuje, co znalazł",
 			"Jeśli ustawiono BNB_CUDA_VERSION, usuń ją albo dodaj do LD_LIBRARY_PATH libcudart tej wersji CUDA.",
 		}},
-	{ID: "other.nvml_unknown", Title: "Utracony dostęp do GPU (NVML: Unknown Error)",
+	{ID: "other.nvml_unknown", Title: "Utracony dostęp do GPU (NVML: „Unknown Error”)",
 		Explanation: "NVML zwrócił „Unknown Error”. W kontenerach zwykle znaczy to, że kontener stracił dostęp do węzłów GPU po przeładowaniu systemd na hoście (systemctl daemon-reload).",
 		Fixes: []string{
 			"Uruchom kontener ponownie.",
