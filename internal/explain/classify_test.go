@@ -333,12 +333,27 @@ func TestClassifyReaderKeepsTheTail(t *testing.T) {
 	if e.Category != CategoryCUDALaunchFailure {
 		t.Errorf("Category = %s", e.Category)
 	}
-	b, err := readTail(strings.NewReader("first line\nsecond line\nthird\n"), 12)
+	b, dropped, err := readTail(strings.NewReader("first line\nsecond line\nthird\n"), 12)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff("third\n", string(b)); diff != "" {
 		t.Errorf("readTail (-want +got):\n%s", diff)
+	}
+	if dropped != 2 {
+		t.Errorf("readTail dropped %d lines, want 2", dropped)
+	}
+}
+
+func TestLineNumbersCountFromTheStartOfALongStream(t *testing.T) {
+	const noise = 4 << 20 // lines of 10 bytes: 40 MiB, past MaxTail
+	log := strings.Repeat("noise lin\n", noise) + "RuntimeError: CUDA error: device-side assert triggered\n"
+	e, err := ClassifyReader(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Line != noise+1 {
+		t.Errorf("Line = %d, want %d", e.Line, noise+1)
 	}
 }
 
@@ -408,9 +423,12 @@ func TestReadTailWrapsTheRingAtAnyReadSize(t *testing.T) {
 			"in big reads":       strings.NewReader(in),
 			"in half reads":      iotest.HalfReader(strings.NewReader(in)),
 		} {
-			got, err := readTail(r, max)
+			got, dropped, err := readTail(r, max)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if wantDropped := strings.Count(in[:len(in)-len(want)], "\n"); dropped != wantDropped {
+				t.Errorf("max %d, %s: dropped %d lines, want %d", max, name, dropped, wantDropped)
 			}
 			if string(got) != want {
 				t.Errorf("max %d, %s: got %d bytes ending %q, want %d bytes", max, name, len(got), tail(string(got)), len(want))

@@ -196,17 +196,25 @@ const MaxTail = 32 << 20
 // ClassifyReader classifies the last MaxTail bytes of r. It reads r to the
 // end holding at most MaxTail bytes (a ring once the log is that long). A
 // caller with a regular file should seek to its last MaxTail bytes first.
+//
+// Line counts from the start of r, also when its head was dropped.
 func ClassifyReader(r io.Reader) (Explanation, error) {
-	b, err := readTail(r, MaxTail)
+	b, dropped, err := readTail(r, MaxTail)
 	if err != nil {
 		return Explanation{}, fmt.Errorf("reading log: %w", err)
 	}
-	return Classify(b), nil
+	e := Classify(b)
+	if e.Line > 0 {
+		e.Line += dropped
+	}
+	return e, nil
 }
 
 // readTail returns the last max bytes of r, without the partial first line
-// when anything was cut. Memory stays at max bytes however long r is.
-func readTail(r io.Reader, max int) ([]byte, error) {
+// when anything was cut, and how many lines were dropped before them.
+// Memory stays at max bytes however long r is.
+func readTail(r io.Reader, max int) ([]byte, int, error) {
+	dropped := 0
 	buf := make([]byte, 0, min(max, 64<<10))
 	chunk := make([]byte, 256<<10)
 	pos, full := 0, false // in ring mode, buf[pos] is the oldest byte
@@ -225,6 +233,7 @@ func readTail(r io.Reader, max int) ([]byte, error) {
 			}
 		}
 		for len(data) > 0 {
+			dropped += bytes.Count(buf[pos:pos+min(len(data), max-pos)], []byte{'\n'})
 			k := copy(buf[pos:], data)
 			data = data[k:]
 			pos = (pos + k) % max
@@ -233,11 +242,11 @@ func readTail(r io.Reader, max int) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if !full {
-		return buf, nil
+		return buf, 0, nil
 	}
 	// Rotate the ring so the oldest byte comes first, in place.
 	slices.Reverse(buf[:pos])
@@ -245,6 +254,7 @@ func readTail(r io.Reader, max int) ([]byte, error) {
 	slices.Reverse(buf)
 	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 		buf = buf[i+1:] // drop the partial first line
+		dropped++
 	}
-	return buf, nil
+	return buf, dropped, nil
 }

@@ -1,8 +1,15 @@
 // Package userfile is the one way devctl opens a file a user named
-// (--config, --model-config, --log, --from): whatever the path points at is
-// checked to be something a file's contents can come from before it is
-// read, and reads are bounded. Every such path goes through Open, so a
-// further bound (on time, say) is added here once.
+// (--config, --model-config, --log, --from, the default config path):
+// whatever the path points at is checked to be something a file's contents
+// can come from before it is read, and reads are bounded in size and time.
+//
+//   - A directory, device or socket is refused before it is opened.
+//   - The open never waits: a FIFO with no writer opens at once (and reads
+//     as empty) instead of blocking every command.
+//   - Reads of anything that can wait (a FIFO whose writer never writes,
+//     /proc/kmsg, which stat calls a regular file) end at a deadline:
+//     DefaultTimeout, or the caller's (doctor passes --timeout).
+//   - Read bounds the size; Limit bounds a stream (standard input).
 package userfile
 
 import (
@@ -11,7 +18,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
+
+// DefaultTimeout bounds how long Open's reads may wait for data.
+const DefaultTimeout = 10 * time.Second
+
+// ErrTimeout says a read waited longer than its deadline: a pipe whose
+// writer never wrote, or a file that blocks (/proc/kmsg).
+var ErrTimeout = errors.New("no data before the deadline (a pipe or device file that never ends?)")
 
 // Sentinels callers branch on to phrase their own message.
 var (
@@ -32,6 +47,15 @@ func (e *TooLargeError) Error() string { return fmt.Sprintf("larger than %d byte
 // --config <(...) works). Errors do not repeat the path: callers name the
 // flag and the value themselves.
 func Open(path string) (*os.File, fs.FileInfo, error) {
+	return OpenWithin(path, DefaultTimeout)
+}
+
+// OpenWithin is Open with reads that wait at most timeout for data (zero
+// means DefaultTimeout). Reads past the deadline fail with ErrTimeout.
+func OpenWithin(path string, timeout time.Duration) (*os.File, fs.FileInfo, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, bare(err)
@@ -39,10 +63,21 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	if err := check(st); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, nil, bare(err)
 	}
+	// What was opened, not what was named a moment ago, is what counts.
+	if st, err = f.Stat(); err == nil {
+		err = check(st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, bare(err)
+	}
+	// Only files that can wait (pipes, and the few /proc files that poll)
+	// take a deadline; regular files answer ErrNoDeadline and never wait.
+	_ = f.SetReadDeadline(time.Now().Add(timeout))
 	return f, st, nil
 }
 
@@ -56,7 +91,7 @@ func Read(path string, limit int64) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, bare(err)
+		return nil, Bare(err)
 	}
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Limit: limit}
@@ -72,6 +107,40 @@ func check(st fs.FileInfo) error {
 		return ErrDevice
 	}
 	return nil
+}
+
+// Limit returns a reader of r that fails with a *TooLargeError once more
+// than limit bytes have come: a stream (standard input, a pipe) that never
+// ends (/dev/zero) must not keep devctl reading for ever.
+func Limit(r io.Reader, limit int64) io.Reader { return &limited{r: r, left: limit, limit: limit} }
+
+type limited struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, &TooLargeError{Limit: l.limit}
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n, &TooLargeError{Limit: l.limit}
+	}
+	return n, err
+}
+
+// Bare drops the operation and path from an *fs.PathError, and names a
+// missed deadline as ErrTimeout.
+func Bare(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return ErrTimeout
+	}
+	return bare(err)
 }
 
 // bare drops the operation and path from an *fs.PathError.

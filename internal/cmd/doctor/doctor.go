@@ -3,6 +3,7 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -333,14 +334,22 @@ func validate(opts *Options) error {
 	return nil
 }
 
+// MaxLogStream bounds what is read from a log that is a stream (standard
+// input, a pipe): only its last explain.MaxTail bytes count, and a stream
+// that never ends (--log - < /dev/zero) must not keep doctor reading.
+const MaxLogStream = 1 << 30
+
 // readLog classifies the log at path ("-" is standard input), reading at
-// most explain.MaxTail bytes of its end.
+// most explain.MaxTail bytes of its end. A file's reads wait at most
+// --timeout for data (/proc/kmsg, a FIFO nobody writes); a stream is
+// bounded by MaxLogStream bytes, not by time, so a job can be piped in.
 func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 	var r io.Reader
+	skippedLines := 0
 	if path == "-" {
 		r = f.IO.In
 	} else {
-		fh, st, err := userfile.Open(path)
+		fh, st, err := userfile.OpenWithin(path, f.Global.Timeout)
 		switch {
 		case errors.Is(err, userfile.ErrDirectory):
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a directory; want a log file or - for standard input", path)
@@ -350,20 +359,46 @@ func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %w", path, err)
 		}
 		defer fh.Close()
-		// The primary error sits at the end of a failed run: skip straight to
-		// the tail of a large file rather than reading it all.
+		// The primary error sits at the end of a failed run: only the tail
+		// of a large file is classified. Its lines are counted on the way
+		// (a fast byte count) so line numbers count from the file's start.
 		if st.Mode().IsRegular() && st.Size() > explain.MaxTail {
-			if _, err := fh.Seek(st.Size()-explain.MaxTail, io.SeekStart); err != nil {
-				return explain.Explanation{}, fmt.Errorf("seeking in --log %q: %w", path, err)
+			n, err := countLines(io.LimitReader(fh, st.Size()-explain.MaxTail))
+			if err != nil {
+				return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: %w", path, userfile.Bare(err))
 			}
+			skippedLines = n
 		}
 		r = fh
 	}
-	e, err := explain.ClassifyReader(r)
-	if err != nil {
-		return e, cmdutil.Usagef("cannot read --log %q: %w", path, err)
+	e, err := explain.ClassifyReader(userfile.Limit(r, MaxLogStream))
+	var big *userfile.TooLargeError
+	switch {
+	case errors.As(err, &big):
+		return e, cmdutil.Usagef("cannot read --log %q: more than %d MiB without an end; give the log file's path (doctor reads only its last %d MiB)", path, MaxLogStream>>20, explain.MaxTail>>20)
+	case err != nil:
+		return e, cmdutil.Usagef("cannot read --log %q: %w", path, userfile.Bare(errors.Unwrap(err)))
+	}
+	if e.Line > 0 {
+		e.Line += skippedLines
 	}
 	return e, nil
+}
+
+// countLines counts the newlines in r.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // buildEnv probes the machine once for all checks. A configuration that
