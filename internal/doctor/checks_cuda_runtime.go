@@ -3,10 +3,12 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/software"
 )
 
 // FrameworkRuntime is a CUDA runtime a Python package ships, found without
@@ -17,79 +19,29 @@ type FrameworkRuntime struct {
 	Source  string // the file or directory it was read from
 }
 
-// sitePackages lists site-packages directories of the active environment:
-// $VIRTUAL_ENV first, then $CONDA_PREFIX.
-func sitePackages(e *Env) []string {
-	var out []string
-	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		prefix, ok := e.Host.LookupEnv(v)
-		if !ok || !strings.HasPrefix(prefix, "/") {
-			continue
-		}
-		prefix = path.Clean(prefix)
-		if ents, err := e.Host.FS.ReadDir(prefix + "/lib"); err == nil {
-			for _, ent := range ents {
-				if strings.HasPrefix(ent.Name(), "python3") {
-					out = append(out, prefix+"/lib/"+ent.Name()+"/site-packages")
-				}
-			}
-		}
-		if e.Host.Exists(prefix + "/Lib/site-packages") {
-			out = append(out, prefix+"/Lib/site-packages")
-		}
+// environments are the probe's Python environments, the active ones
+// (VIRTUAL_ENV, CONDA_PREFIX) first.
+func environments(ctx context.Context, e *Env) []probe.PythonEnv {
+	sw := e.Software(ctx)
+	if sw == nil {
+		return nil
 	}
-	return out
+	envs := append([]probe.PythonEnv(nil), sw.Environments...)
+	sort.SliceStable(envs, func(i, j int) bool { return envs[i].Active && !envs[j].Active })
+	return envs
 }
 
-// FindFrameworkRuntimes scans the active environment's site-packages.
-func FindFrameworkRuntimes(e *Env) []FrameworkRuntime {
+// FindFrameworkRuntimes lists the CUDA runtimes the probe found in the
+// Python environments, newest first.
+func FindFrameworkRuntimes(ctx context.Context, e *Env) []FrameworkRuntime {
 	var out []FrameworkRuntime
-	for _, sp := range sitePackages(e) {
-		if b, err := e.Host.FS.ReadFile(sp + "/torch/version.py"); err == nil {
-			ver, cuda, _ := ParseTorchVersionPy(b)
-			if cuda != "" {
-				out = append(out, FrameworkRuntime{Package: "torch " + ver, CUDA: cuda, Source: sp + "/torch/version.py"})
-			}
-		}
-		ents, err := e.Host.FS.ReadDir(sp)
-		if err != nil {
-			continue
-		}
-		for _, ent := range ents {
-			name := ent.Name()
-			base, ok := strings.CutSuffix(name, ".dist-info")
-			if !ok {
-				continue
-			}
-			pkg, ver, ok := strings.Cut(base, "-")
-			if !ok {
-				continue
-			}
-			switch {
-			case strings.HasPrefix(pkg, "nvidia_cuda_runtime"):
-				if ma, mi, ok := ParseCUDAVersion(ver); ok {
-					out = append(out, FrameworkRuntime{Package: strings.ReplaceAll(pkg, "_", "-") + " " + ver, CUDA: fmt.Sprintf("%d.%d", ma, mi), Source: sp + "/" + name})
-				}
-			case strings.HasPrefix(pkg, "jax_cuda") && strings.HasSuffix(pkg, "_plugin"):
-				major := strings.TrimSuffix(strings.TrimPrefix(pkg, "jax_cuda"), "_plugin")
-				if _, err := strconv.Atoi(major); err == nil {
-					out = append(out, FrameworkRuntime{Package: pkg + " " + ver, CUDA: major, Source: sp + "/" + name})
-				}
-			}
+	for _, env := range environments(ctx, e) {
+		for _, rt := range env.CUDARuntimes {
+			out = append(out, FrameworkRuntime{Package: rt.Package, CUDA: rt.CUDA, Source: rt.Source})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return cudaLess(out[j].CUDA, out[i].CUDA) })
+	sort.SliceStable(out, func(i, j int) bool { return software.CUDALess(out[j].CUDA, out[i].CUDA) })
 	return out
-}
-
-// cudaLess compares "12.4" < "12.6"; a bare major ("12") means x.0.
-func cudaLess(a, b string) bool {
-	am, an := splitCUDA(a)
-	bm, bn := splitCUDA(b)
-	if am != bm {
-		return am < bm
-	}
-	return an < bn
 }
 
 func splitCUDA(s string) (int, int) {
@@ -173,13 +125,17 @@ var checkFrameworkRuntime = &Check{
 }
 
 func runFrameworkRuntime(ctx context.Context, e *Env) Finding {
-	sps := sitePackages(e)
-	if len(sps) == 0 {
+	envs := environments(ctx, e)
+	if len(envs) == 0 {
 		return skip("skip_no_env", nil)
 	}
-	rts := FindFrameworkRuntimes(e)
+	rts := FindFrameworkRuntimes(ctx, e)
 	if len(rts) == 0 {
-		return skip("skip_no_runtime", Args{"where": strings.Join(sps, ", ")})
+		var where []string
+		for _, env := range envs {
+			where = append(where, env.Prefix)
+		}
+		return skip("skip_no_runtime", Args{"where": strings.Join(where, ", ")})
 	}
 	rt := rts[0] // the newest runtime decides
 	ev := []Evidence{{rt.Source, "CUDA " + rt.CUDA}}
@@ -197,7 +153,7 @@ func runFrameworkRuntime(ctx context.Context, e *Env) Finding {
 	switch {
 	case rMa > dMa:
 		return Finding{Status: Fail, Msg: "major", Args: args, Evidence: ev}
-	case cudaLess(maxCUDA, rt.CUDA):
+	case software.CUDALess(maxCUDA, rt.CUDA):
 		return Finding{Status: Warn, Msg: "minor", Args: args, Evidence: ev}
 	}
 	return Finding{Status: Pass, Msg: "pass", Args: args, Evidence: ev}

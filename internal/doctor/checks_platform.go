@@ -219,7 +219,7 @@ var checkWSL = &Check{
 
 var checkJetson = &Check{
 	ID: "platform.jetson",
-	Run: func(_ context.Context, e *Env) Finding {
+	Run: func(ctx context.Context, e *Env) Finding {
 		h := e.Host
 		release := ""
 		ev := []Evidence{}
@@ -236,13 +236,10 @@ var checkJetson = &Check{
 		} else {
 			return skip("skip_not_jetson", nil)
 		}
-		for _, sp := range sitePackages(e) {
-			if b, err := h.FS.ReadFile(sp + "/torch/version.py"); err == nil {
-				ver, cuda, _ := ParseTorchVersionPy(b)
-				if cuda == "" {
-					return Finding{Status: Warn, Msg: "cpu_torch", Args: Args{"release": release, "pkg": "torch " + ver},
-						Evidence: append(ev, Evidence{sp + "/torch/version.py", "cuda = None"})}
-				}
+		for _, env := range environments(ctx, e) {
+			if t := env.Torch; t != nil && t.Accelerator == "cpu" {
+				return Finding{Status: Warn, Msg: "cpu_torch", Args: Args{"release": release, "pkg": "torch " + t.Version},
+					Evidence: append(ev, Evidence{t.Source, "cpu build"})}
 			}
 		}
 		return Finding{Status: Pass, Msg: "pass", Args: Args{"release": release}, Evidence: ev}

@@ -10,6 +10,7 @@ import (
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/pci"
+	"github.com/devctl/devctl/internal/probe/software"
 )
 
 // Env is what every check receives: the machine, the probe report made once
@@ -28,6 +29,9 @@ type Env struct {
 
 	pciOnce sync.Once
 	pci     []pci.Device
+
+	swOnce sync.Once
+	sw     *probe.Software
 
 	nvOnce sync.Once
 	nv     *NVState
@@ -104,4 +108,20 @@ func (e *Env) pciOf(vendor uint16, display bool) []pci.Device {
 		}
 	}
 	return out
+}
+
+// Software returns the probe's software facts. Without a probe report (a
+// failed probe, or tests that build an Env by hand) it collects them once
+// with the probe's own code, so doctor never parses them differently.
+func (e *Env) Software(ctx context.Context) *probe.Software {
+	e.swOnce.Do(func() {
+		if e.Report != nil && e.Report.Software != nil {
+			e.sw = e.Report.Software
+			return
+		}
+		if e.Host != nil {
+			e.sw = software.Collect(ctx, e.Host)
+		}
+	})
+	return e.sw
 }

@@ -134,7 +134,7 @@ func machineFacts(ctx context.Context, e explain.Explanation, env *Env, lang Lan
 		} else if e.Device == explain.DeviceCUDA || e.Device == explain.DeviceAny {
 			out = append(out, Fact("no_nvidia", nil, lang))
 		}
-		for _, rt := range FindFrameworkRuntimes(env) {
+		for _, rt := range FindFrameworkRuntimes(ctx, env) {
 			out = append(out, Fact("framework_cuda", Args{"package": rt.Package, "cuda": rt.CUDA, "source": rt.Source}, lang))
 		}
 		if v := e.Numbers.RuntimeVersion; v != nil {

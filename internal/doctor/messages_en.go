@@ -76,7 +76,7 @@ var messagesEN = []i18n.Message{
 		Fixes: []string{"restart the container; to prevent it, the host admin runs `sudo nvidia-ctk system create-dev-char-symlinks --create-all` or moves to CDI (`nvidia-ctk cdi generate`)"}},
 
 	{ID: "cuda.framework_runtime", Title: "Framework CUDA runtime supported by the driver"},
-	{ID: "cuda.framework_runtime.skip_no_env", Detail: "no active virtualenv or conda environment ($VIRTUAL_ENV, $CONDA_PREFIX unset)"},
+	{ID: "cuda.framework_runtime.skip_no_env", Detail: "no Python environment found ($VIRTUAL_ENV, $CONDA_PREFIX, python on PATH)"},
 	{ID: "cuda.framework_runtime.skip_no_runtime", Detail: "no CUDA build of torch, nvidia-cuda-runtime or jax_cuda plugin in {where}"},
 	{ID: "cuda.framework_runtime.skip_no_driver", Detail: "{pkg} ships CUDA {runtime}, but the driver's CUDA version is unknown"},
 	{ID: "cuda.framework_runtime.pass", Detail: "{pkg} ships CUDA {runtime}; driver {driver} supports up to CUDA {max}"},
@@ -84,6 +84,16 @@ var messagesEN = []i18n.Message{
 		Fixes: []string{"upgrade the driver to a branch supporting CUDA {runtime}, or install a build for CUDA {max}: e.g. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
 	{ID: "cuda.framework_runtime.minor", Detail: "{pkg} ships CUDA {runtime}, newer than the driver's CUDA {max} (driver {driver}): it runs by minor-version compatibility, but kernels needing a newer driver (PTX JIT) fail",
 		Fixes: []string{"upgrade the driver (`sudo apt install nvidia-driver-<newer>`), or install a build for CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+
+	{ID: "software.torch_build", Title: "torch is built for this machine's GPUs"},
+	{ID: "software.torch_build.skip_no_torch", Detail: "no torch in the Python environments found ($VIRTUAL_ENV, $CONDA_PREFIX, python on PATH)"},
+	{ID: "software.torch_build.skip_no_gpu", Detail: "{pkg}: no NVIDIA or AMD GPU on this machine"},
+	{ID: "software.torch_build.skip_unknown", Detail: "{pkg}: which accelerator it was built for is not recorded in its metadata"},
+	{ID: "software.torch_build.pass", Detail: "{pkg} is a {build} build for the {count} {vendor} GPU(s)"},
+	{ID: "software.torch_build.cpu_only", Detail: "{pkg} in {env} is a CPU-only build, but this machine has {count} {vendor} GPU(s): torch.cuda.is_available() is False and everything runs on the CPU",
+		Fixes: []string{"reinstall torch from the index for your GPU, e.g. `pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu124` (NVIDIA) or `.../whl/rocm6.2` (AMD)"}},
+	{ID: "software.torch_build.wrong_family", Detail: "{pkg} in {env} is a {build} build, but this machine's GPUs are {count} {vendor}: torch will not see them",
+		Fixes: []string{"install the torch build for {vendor} GPUs from https://pytorch.org/get-started/locally/"}},
 
 	{ID: "env.visible_devices", Title: "Device visibility and ordering variables are sane"},
 	{ID: "env.visible_devices.pass", Detail: "{summary}"},

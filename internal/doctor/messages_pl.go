@@ -74,7 +74,7 @@ var messagesPL = []i18n.Message{
 		Fixes: []string{"uruchom kontener ponownie; aby temu zapobiec, administrator hosta wykonuje `sudo nvidia-ctk system create-dev-char-symlinks --create-all` albo przechodzi na CDI (`nvidia-ctk cdi generate`)"}},
 
 	{ID: "cuda.framework_runtime", Title: "Środowisko CUDA frameworka obsługiwane przez sterownik"},
-	{ID: "cuda.framework_runtime.skip_no_env", Detail: "brak aktywnego virtualenv lub środowiska conda ($VIRTUAL_ENV, $CONDA_PREFIX nieustawione)"},
+	{ID: "cuda.framework_runtime.skip_no_env", Detail: "nie znaleziono środowiska Pythona ($VIRTUAL_ENV, $CONDA_PREFIX, python w PATH)"},
 	{ID: "cuda.framework_runtime.skip_no_runtime", Detail: "brak wersji CUDA pakietów torch, nvidia-cuda-runtime ani jax_cuda w {where}"},
 	{ID: "cuda.framework_runtime.skip_no_driver", Detail: "{pkg} zawiera CUDA {runtime}, ale wersja CUDA sterownika jest nieznana"},
 	{ID: "cuda.framework_runtime.pass", Detail: "{pkg} zawiera CUDA {runtime}; sterownik {driver} obsługuje CUDA do {max}"},
@@ -82,6 +82,16 @@ var messagesPL = []i18n.Message{
 		Fixes: []string{"zaktualizuj sterownik do gałęzi obsługującej CUDA {runtime} albo zainstaluj wersję dla CUDA {max}: np. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
 	{ID: "cuda.framework_runtime.minor", Detail: "{pkg} zawiera CUDA {runtime}, nowszą niż CUDA {max} sterownika ({driver}): działa dzięki zgodności wersji pomocniczych, ale jądra wymagające nowszego sterownika (PTX JIT) zawiodą",
 		Fixes: []string{"zaktualizuj sterownik (`sudo apt install nvidia-driver-<nowszy>`) albo zainstaluj wersję dla CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+
+	{ID: "software.torch_build", Title: "torch jest zbudowany dla kart tej maszyny"},
+	{ID: "software.torch_build.skip_no_torch", Detail: "brak torch w znalezionych środowiskach Pythona ($VIRTUAL_ENV, $CONDA_PREFIX, python w PATH)"},
+	{ID: "software.torch_build.skip_no_gpu", Detail: "{pkg}: na tej maszynie nie ma karty NVIDIA ani AMD"},
+	{ID: "software.torch_build.skip_unknown", Detail: "{pkg}: metadane nie mówią, dla jakiego akceleratora go zbudowano"},
+	{ID: "software.torch_build.pass", Detail: "{pkg} to wersja {build} dla kart {vendor} (liczba: {count})"},
+	{ID: "software.torch_build.cpu_only", Detail: "{pkg} w {env} to wersja tylko dla CPU, a maszyna ma karty {vendor} (liczba: {count}): torch.cuda.is_available() zwraca False i wszystko liczy się na CPU",
+		Fixes: []string{"zainstaluj ponownie torch z indeksu dla swojej karty, np. `pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu124` (NVIDIA) albo `.../whl/rocm6.2` (AMD)"}},
+	{ID: "software.torch_build.wrong_family", Detail: "{pkg} w {env} to wersja {build}, a karty tej maszyny to {vendor} (liczba: {count}): torch ich nie zobaczy",
+		Fixes: []string{"zainstaluj wersję torch dla kart {vendor} ze strony https://pytorch.org/get-started/locally/"}},
 
 	{ID: "env.visible_devices", Title: "Zmienne widoczności i kolejności urządzeń są poprawne"},
 	{ID: "env.visible_devices.pass", Detail: "{summary}"},

@@ -34,23 +34,6 @@ func TestParseLDCache(t *testing.T) {
 	}
 }
 
-func TestParseTorchVersionPy(t *testing.T) {
-	tests := []struct{ name, in, ver, cuda, hip string }{
-		{"a typed CUDA build", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n", "2.5.1+cu124", "12.4", ""},
-		{"an old untyped CUDA build", "__version__ = '1.13.1+cu117'\ndebug = False\ncuda = '11.7'\n", "1.13.1+cu117", "11.7", ""},
-		{"a CPU build has no CUDA", "__version__ = '2.1.0'\ncuda: Optional[str] = None\n", "2.1.0", "", ""},
-		{"a ROCm build names HIP", "__version__ = '2.4.0+rocm6.0'\ncuda: Optional[str] = None\nhip: Optional[str] = '6.0.32830-d62f6a171'\n", "2.4.0+rocm6.0", "", "6.0.32830-d62f6a171"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v, c, h := ParseTorchVersionPy([]byte(tt.in))
-			if v != tt.ver || c != tt.cuda || h != tt.hip {
-				t.Errorf("got %q %q %q, want %q %q %q", v, c, h, tt.ver, tt.cuda, tt.hip)
-			}
-		})
-	}
-}
-
 func TestParseAllocConf(t *testing.T) {
 	tests := []struct {
 		name, in string
@@ -164,11 +147,6 @@ func FuzzParseLDCache(f *testing.F) {
 func FuzzParseAllocConf(f *testing.F) {
 	f.Add("expandable_segments:True,roundup_power2_divisions:[256:1,>:8]")
 	f.Fuzz(func(t *testing.T, s string) { _ = ParseAllocConf(s) })
-}
-
-func FuzzParseTorchVersionPy(f *testing.F) {
-	f.Add([]byte("__version__ = '2.5.1'\ncuda: Optional[str] = '12.4'\n"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = ParseTorchVersionPy(b) })
 }
 
 func FuzzParsePlistAndMachO(f *testing.F) {

@@ -5,7 +5,7 @@ package doctor
 func All() []*Check {
 	return []*Check{
 		checkDriverLoaded, checkNVMLInit, checkVersionMatch, checkDeviceNodes, checkContainerGPU,
-		checkFrameworkRuntime, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
+		checkFrameworkRuntime, checkTorchBuild, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
 		checkThrottle, checkECC, checkMIG, checkMemoryInUse,
 		checkShm, checkCgroup, checkP2P,
 		checkROCm, checkTPUInUse, checkTPUHugepages, checkTPUEnv,

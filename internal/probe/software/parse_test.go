@@ -162,7 +162,7 @@ func TestParseCondaBuild(t *testing.T) {
 	}
 }
 
-func TestParseTorchVersionPy(t *testing.T) {
+func TestParseTorchVersionPyLayout(t *testing.T) {
 	// The layout torch's build writes (tools/generate_torch_version.py).
 	src := "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n__version__ = '2.3.1+cu121'\ndebug = False\ncuda: Optional[str] = '12.1'\ngit_version = '63d5e9221bedd1546b7d364b5ce4171547db12a9'\nhip: Optional[str] = None\n"
 	v, c, h := ParseTorchVersionPy([]byte(src))
@@ -212,4 +212,21 @@ func FuzzParseNames(f *testing.F) {
 		ParseTorchVersionPy([]byte(s))
 		Normalize(s)
 	})
+}
+
+func TestParseTorchVersionPy(t *testing.T) {
+	tests := []struct{ name, in, ver, cuda, hip string }{
+		{"a typed CUDA build", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n", "2.5.1+cu124", "12.4", ""},
+		{"an old untyped CUDA build", "__version__ = '1.13.1+cu117'\ndebug = False\ncuda = '11.7'\n", "1.13.1+cu117", "11.7", ""},
+		{"a CPU build has no CUDA", "__version__ = '2.1.0'\ncuda: Optional[str] = None\n", "2.1.0", "", ""},
+		{"a ROCm build names HIP", "__version__ = '2.4.0+rocm6.0'\ncuda: Optional[str] = None\nhip: Optional[str] = '6.0.32830-d62f6a171'\n", "2.4.0+rocm6.0", "", "6.0.32830-d62f6a171"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, c, h := ParseTorchVersionPy([]byte(tt.in))
+			if v != tt.ver || c != tt.cuda || h != tt.hip {
+				t.Errorf("got %q %q %q, want %q %q %q", v, c, h, tt.ver, tt.cuda, tt.hip)
+			}
+		})
+	}
 }

@@ -177,9 +177,13 @@ func readEnv(h *host.Host, c candidate) (probe.PythonEnv, bool) {
 			continue
 		}
 		env.SitePackages = append(env.SitePackages, sp)
+		hasTorchDir := false
 		for i, e := range ents {
 			if i >= maxEntries {
 				break
+			}
+			if e.Name() == "torch" {
+				hasTorchDir = true
 			}
 			name, version, ok := ParseDistDir(e.Name())
 			if !ok || !wanted(name) {
@@ -192,6 +196,15 @@ func readEnv(h *host.Host, c candidate) (probe.PythonEnv, bool) {
 			env.Packages = append(env.Packages, probe.Package{Name: name, Version: version, Installer: "pip"})
 			if name == "torch" {
 				env.Torch = torchBuild(h, sp, e.Name(), version)
+			}
+		}
+		if hasTorchDir && env.Torch == nil {
+			// A torch package without metadata (a source build in
+			// develop mode, a copied tree): version.py alone decides.
+			if t := torchBuild(h, sp, "", ""); t.Version != "" {
+				env.Torch = t
+				byName["torch"] = len(env.Packages)
+				env.Packages = append(env.Packages, probe.Package{Name: "torch", Version: t.Version, Installer: "unknown"})
 			}
 		}
 	}
@@ -265,6 +278,9 @@ func torchBuild(h *host.Host, site, distDir, version string) *probe.FrameworkBui
 	}
 	if a, av, ok := ParseLocalTag(version); ok {
 		b.Accelerator, b.AcceleratorVersion, b.Source = a, av, "version tag "+version
+		return b
+	}
+	if distDir == "" {
 		return b
 	}
 	meta := site + "/" + distDir + "/METADATA"
