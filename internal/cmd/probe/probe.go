@@ -4,13 +4,19 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/nfd"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/report"
 )
+
+// NFD is the -o value that writes a node-feature-discovery feature file.
+const NFD report.Format = "nfd"
 
 // Options are the probe command's flags and dependencies.
 type Options struct {
@@ -19,6 +25,10 @@ type Options struct {
 	Only    []string
 	// Require holds --require expressions (see internal/gate).
 	Require []string
+	// NFDFile and NFDExpiry say where -o nfd writes and for how long NFD
+	// should trust the labels.
+	NFDFile   string
+	NFDExpiry time.Duration
 }
 
 // NewCmdProbe builds `devctl probe`. runF, when not nil, replaces the run
@@ -37,7 +47,9 @@ driver that failed or timed out.`,
   devctl probe --only cpu,nvidia
   devctl probe --sysroot testdata/accel/nvidia-p100-no-nvml
   devctl probe --require 'gpu_count>=8' --require summary.supports_bf16 --require 'cuda_version>=12.1'
-  devctl probe --require 'devices[backend=cuda].pcie_link.width_current==16'`,
+  devctl probe --require 'devices[backend=cuda].pcie_link.width_current==16'
+  devctl probe -o nfd                        # node labels for node-feature-discovery
+  devctl probe -o nfd --nfd-file -           # print them instead`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -46,7 +58,9 @@ driver that failed or timed out.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml (table is plain when piped)")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json, yaml or nfd (table is plain when piped; nfd writes --nfd-file)")
+	cmd.Flags().StringVar(&opts.NFDFile, "nfd-file", nfd.DefaultPath, "with -o nfd: the feature file to write atomically (- prints it)")
+	cmd.Flags().DurationVar(&opts.NFDExpiry, "nfd-expiry", time.Hour, "with -o nfd: NFD drops the labels this long after the write unless rewritten (0: never)")
 	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps, software")
 	return cmd
@@ -55,9 +69,15 @@ driver that failed or timed out.`,
 // Run probes and prints.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML)
+	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML, NFD)
 	if err != nil {
 		return err
+	}
+	if opts.NFDExpiry < 0 {
+		return cmdutil.Usagef("invalid --nfd-expiry %s: want a positive duration such as 1h, or 0 for none", opts.NFDExpiry)
+	}
+	if opts.NFDFile == "" {
+		return cmdutil.Usagef("invalid --nfd-file \"\": want a file path, or - for standard output")
 	}
 	if err := cmdutil.CheckRequirements(f, opts.Require, &probe.Report{}); err != nil {
 		return err
@@ -66,10 +86,37 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Print(f, rep, format); err != nil {
+	if format == NFD {
+		err = WriteNFD(f, rep, opts.NFDFile, opts.NFDExpiry)
+	} else {
+		err = Print(f, rep, format)
+	}
+	if err != nil {
 		return err
 	}
 	return cmdutil.Gate(f, opts.Require, rep)
+}
+
+// WriteNFD writes the report's node labels as an NFD feature file at path
+// ("-": standard output), expiring after expiry (0: never).
+func WriteNFD(f *cmdutil.Factory, rep *probe.Report, path string, expiry time.Duration) error {
+	var until time.Time
+	if expiry > 0 {
+		until = f.Now().Add(expiry)
+	}
+	data, err := nfd.Render(nfd.Labels(rep), f.Version, until)
+	if err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err = f.IO.Out.Write(data)
+		return err
+	}
+	if err := nfd.Write(path, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "devctl: wrote %d node labels to %s\n", len(nfd.Labels(rep)), path)
+	return nil
 }
 
 // Print renders a report in the chosen format.

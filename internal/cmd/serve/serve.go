@@ -17,6 +17,8 @@ import (
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/nfd"
+	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/serve"
 )
@@ -33,6 +35,8 @@ type Options struct {
 	RequestTimeout time.Duration
 	NoBench        bool
 	RuntimeMetrics bool
+	// NFDFile, when set, receives the node labels after every probe.
+	NFDFile string
 	// Listener, when set, is used instead of listening on Listen (tests).
 	Listener net.Listener
 	// Ready, when set, receives the address once the server listens.
@@ -77,6 +81,7 @@ SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
 	fl.IntVar(&opts.MaxInFlight, "max-in-flight", 64, "requests handled at once; more are answered 503")
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "deadline for handling one request")
 	fl.BoolVar(&opts.NoBench, "no-bench", false, "do not export the last recorded bench figures")
+	fl.StringVar(&opts.NFDFile, "nfd-file", "", "also write node labels to this NFD feature file after every probe, probing every --interval even without scrapes (e.g. "+nfd.DefaultPath+")")
 	fl.BoolVar(&opts.RuntimeMetrics, "runtime-metrics", false, "also export Go runtime and process metrics (go_*, process_*; gathered on every scrape, so slower)")
 	return cmd
 }
@@ -91,6 +96,9 @@ func (o *Options) Validate() error {
 	}
 	if o.RequestTimeout <= 0 {
 		return cmdutil.Usagef("invalid --request-timeout %s: want a positive duration such as 10s", o.RequestTimeout)
+	}
+	if o.NFDFile == "-" {
+		return cmdutil.Usagef("invalid --nfd-file -: serve writes a file; want a path such as %s", nfd.DefaultPath)
 	}
 	if o.Listener == nil {
 		if _, _, err := net.SplitHostPort(o.Listen); err != nil {
@@ -116,7 +124,7 @@ func Run(ctx context.Context, opts *Options) error {
 	timeout := max(4*f.Global.Timeout, 30*time.Second)
 	// Bench history describes this machine: not a --from snapshot or --sysroot tree.
 	withBench := !opts.NoBench && f.Global.From == "" && f.Global.Sysroot == ""
-	cache := serve.NewCache(refresher(f, withBench), opts.Interval, timeout, f.Now)
+	cache := serve.NewCache(refresher(f, withBench, opts.NFDFile, nfdExpiry(opts.Interval)), opts.Interval, timeout, f.Now)
 	handler := serve.Handler(cache, serve.Options{Version: f.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout, RuntimeMetrics: opts.RuntimeMetrics})
 
 	ln := opts.Listener
@@ -135,6 +143,21 @@ func Run(ctx context.Context, opts *Options) error {
 		MaxHeaderBytes:    16 << 10,
 	}
 	go func() { _, _ = cache.Get(ctx) }() // probe now, not at the first scrape
+	if opts.NFDFile != "" {
+		// The labels must not expire for want of a scrape.
+		go func() {
+			t := time.NewTicker(opts.Interval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					_, _ = cache.Get(ctx)
+				}
+			}
+		}()
+	}
 	fmt.Fprintf(f.IO.ErrOut, "devctl: serving http://%s/metrics (probe at most every %s)\n", ln.Addr(), opts.Interval)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
@@ -148,7 +171,13 @@ func Run(ctx context.Context, opts *Options) error {
 
 // refresher probes a fresh Host (a Host caches what it read), runs every
 // doctor check on that one probe, and reads the last recorded bench run.
-func refresher(f *cmdutil.Factory, withBench bool) serve.RefreshFunc {
+// nfdExpiry is how long NFD keeps serve's labels: three probe intervals,
+// and at least five minutes, so one slow or failed probe does not drop them.
+func nfdExpiry(interval time.Duration) time.Duration {
+	return max(3*interval, 5*time.Minute)
+}
+
+func refresher(f *cmdutil.Factory, withBench bool, nfdFile string, expiry time.Duration) serve.RefreshFunc {
 	return func(ctx context.Context) *serve.Snapshot {
 		snap := &serve.Snapshot{}
 		h, err := f.HostFunc()
@@ -169,6 +198,11 @@ func refresher(f *cmdutil.Factory, withBench bool) serve.RefreshFunc {
 		env := &doctor.Env{Host: h, Config: cfg, Report: rep, Outcomes: outcomes}
 		results := doctor.RenderAll(doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout}), doctor.English)
 		snap.Doctor = &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: doctor.English, Checks: results, Summary: doctor.Counts(results)}
+		if nfdFile != "" && snap.Err == nil {
+			if err := writeLabels(f, rep, nfdFile, expiry); err != nil {
+				fmt.Fprintf(f.IO.ErrOut, "devctl: %v\n", err)
+			}
+		}
 		if withBench {
 			if path, err := bench.HistoryPath(f.LookupEnv); err == nil {
 				if runs, err := bench.LoadHistory(path); err == nil && len(runs) > 0 {
@@ -179,4 +213,12 @@ func refresher(f *cmdutil.Factory, withBench bool) serve.RefreshFunc {
 		}
 		return snap
 	}
+}
+
+func writeLabels(f *cmdutil.Factory, rep *probe.Report, path string, expiry time.Duration) error {
+	data, err := nfd.Render(nfd.Labels(rep), f.Version, f.Now().Add(expiry))
+	if err != nil {
+		return err
+	}
+	return nfd.Write(path, data)
 }

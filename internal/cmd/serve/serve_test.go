@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,7 +25,7 @@ import (
 
 // start runs `devctl --from SNAPSHOT serve` on a loopback port and returns
 // its base URL and a stop function that shuts it down as SIGTERM does.
-func start(t *testing.T, snapshot string, interval time.Duration) (string, func() error) {
+func start(t *testing.T, snapshot string, interval time.Duration, mods ...func(*servecmd.Options)) (string, func() error) {
 	t.Helper()
 	io, _, _, _ := iostreams.Test()
 	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
@@ -40,6 +41,9 @@ func start(t *testing.T, snapshot string, interval time.Duration) (string, func(
 	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 5 * time.Second, Listener: ln}
 	if interval > 0 {
 		opts.Interval = interval
+	}
+	for _, m := range mods {
+		m(opts)
 	}
 	go func() { done <- servecmd.Run(ctx, opts) }()
 	base := "http://" + ln.Addr().String()
@@ -185,6 +189,20 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		io, _, _, errOut := iostreams.Test()
 		if code := root.Main(args, io, func(string) (string, bool) { return "", false }); code != 2 {
 			t.Errorf("devctl %s: exit %d, want 2 (%s)", strings.Join(args, " "), code, errOut)
+		}
+	}
+}
+
+func TestServeWritesNFDLabelsAfterEachProbe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "devctl")
+	start(t, snapshot("tpu-v6e-8.tar.gz"), 0, func(o *servecmd.Options) { o.NFDFile = path })
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no feature file after the first probe: %v", err)
+	}
+	for _, want := range []string{"# +expiry-time=", "devctl.io/tpu.generation=v6e\n", "devctl.io/tpu.chips=8\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("feature file lacks %q:\n%s", want, b)
 		}
 	}
 }
