@@ -8,7 +8,7 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"

@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // ErrUnknownFormat marks an -o value the command does not offer (exit 2).

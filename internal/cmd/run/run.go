@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -127,13 +128,13 @@ output, arguments or environment values.`,
 	return cmd
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // knob parses NAME=VALUE or NAME (the value then comes from the inherited
 // environment, or def when def is not "").
 func knob(flag, spec, def string, lookup func(string) (string, bool)) (name, value string, err error) {
 	name, value, hasValue := strings.Cut(strings.TrimSpace(spec), "=")
-	if !envName.MatchString(name) {
+	if !envName().MatchString(name) {
 		return "", "", cmdutil.Usagef("invalid %s %q: want NAME=VALUE or NAME, NAME a shell variable name (letters, digits, _)", flag, spec)
 	}
 	if !hasValue {

@@ -3,6 +3,7 @@ package pci
 import (
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // vendorNames are the pci.ids vendor names of the accelerator vendors.
@@ -73,14 +74,14 @@ func embeddedNames(k Key) (Names, bool) {
 // vendors, "" for any other.
 func VendorName(v uint16) string { return vendorNames[v] }
 
-var boardMemory = regexp.MustCompile(`(?:^|[\s\[\-/])(\d{1,4})\s?GB\b`)
+var boardMemory = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s\[\-/])(\d{1,4})\s?GB\b`) })
 
 // BoardMemoryMiB reads a board's memory from its ID-database name, where
 // the name states it ("Tesla P100 PCIe 16GB", "A800-SXM4-80GB"): 0 when
 // the name does not. Names listing several boards ("MI250X/MI250") state
 // no size and give 0.
 func BoardMemoryMiB(name string) int64 {
-	m := boardMemory.FindAllStringSubmatch(name, -1)
+	m := boardMemory().FindAllStringSubmatch(name, -1)
 	if len(m) != 1 {
 		return 0
 	}

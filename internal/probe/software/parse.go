@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxHeader bounds how much of a METADATA file is parsed: the headers end
@@ -127,11 +128,15 @@ func ParseCondaMeta(file string) (name, version, build string, ok bool) {
 	return Normalize(name), version, build, true
 }
 
+// The patterns are compiled on first use, not at start-up: every devctl
+// command pays for package initialisation, few read Python packages.
 var (
-	cudaTag   = regexp.MustCompile(`^cu(\d{2,3})$`)
-	rocmTag   = regexp.MustCompile(`^rocm(\d+(?:\.\d+){0,2})$`)
-	condaCUDA = regexp.MustCompile(`(?:^|_)cuda(\d+)\.(\d+)(?:_|$)`)
-	reqName   = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*\(?\s*(?:===?|~=|>=)\s*([0-9][0-9.]*)`)
+	cudaTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cu(\d{2,3})$`) })
+	rocmTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rocm(\d+(?:\.\d+){0,2})$`) })
+	condaCUDA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)cuda(\d+)\.(\d+)(?:_|$)`) })
+	reqName   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*\(?\s*(?:===?|~=|>=)\s*([0-9][0-9.]*)`)
+	})
 )
 
 // ParseLocalTag reads the accelerator from a version's local part, as the
@@ -150,11 +155,11 @@ func ParseLocalTag(version string) (accel, accelVersion string, ok bool) {
 	case local == "xpu":
 		return "xpu", "", true
 	}
-	if m := cudaTag.FindStringSubmatch(local); m != nil {
+	if m := cudaTag().FindStringSubmatch(local); m != nil {
 		d := m[1]
 		return "cuda", d[:len(d)-1] + "." + d[len(d)-1:], true
 	}
-	if m := rocmTag.FindStringSubmatch(local); m != nil {
+	if m := rocmTag().FindStringSubmatch(local); m != nil {
 		return "rocm", m[1], true
 	}
 	return "", "", false
@@ -163,7 +168,7 @@ func ParseLocalTag(version string) (accel, accelVersion string, ok bool) {
 // ParseCondaBuild reads a CUDA version from a conda build string
 // ("py3.11_cuda12.1_cudnn8.9.2_0" is 12.1); "cpu" builds say cpu.
 func ParseCondaBuild(build string) (accel, accelVersion string, ok bool) {
-	if m := condaCUDA.FindStringSubmatch(build); m != nil {
+	if m := condaCUDA().FindStringSubmatch(build); m != nil {
 		return "cuda", m[1] + "." + m[2], true
 	}
 	if strings.HasPrefix(build, "cpu") || strings.Contains(build, "_cpu") {
@@ -182,7 +187,7 @@ func RequiredCUDARuntime(reqs []string) (cuda, pkg string, ok bool) {
 		if strings.Contains(marker, "extra") {
 			continue
 		}
-		m := reqName.FindStringSubmatch(strings.TrimSpace(spec))
+		m := reqName().FindStringSubmatch(strings.TrimSpace(spec))
 		if m == nil || !strings.HasPrefix(Normalize(m[1]), "nvidia-cuda-runtime-cu") {
 			continue
 		}
