@@ -14,7 +14,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/devctl/devctl/internal/procgroup"
 )
 
 // DefaultAllowlist is the programs drivers may run on a live machine.
@@ -329,7 +332,15 @@ func (r *ExecRunner) resolve(name string) (string, error) {
 // LookPath implements Runner.
 func (r *ExecRunner) LookPath(name string) (string, error) { return r.resolve(name) }
 
-// Run implements Runner.
+// waitDelay bounds how long Run waits, after the program exited or was
+// killed, for its output pipes to close.
+const waitDelay = time.Second
+
+// Run implements Runner. The program runs in a process group of its own:
+// on timeout the whole group is killed, and once the program has exited
+// whatever it left running in its group (a background child holding stdout
+// open) is killed too, so no descendant outlives the run. A program that
+// exited successfully keeps its answer even if such a child held the pipe.
 func (r *ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	p, err := r.resolve(name)
 	if err != nil {
@@ -340,16 +351,15 @@ func (r *ExecRunner) Run(ctx context.Context, name string, args ...string) ([]by
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, p, args...)
-	cmd.WaitDelay = time.Second
 	var out, stderr bytes.Buffer
-	cmd.Stdout = &limitWriter{w: &out, n: 16 << 20}
-	cmd.Stderr = &limitWriter{w: &stderr, n: 64 << 10}
-	err = cmd.Run()
+	waitErr, err := runGroup(ctx, exec.Command(p, args...), &limitWriter{w: &out, n: 16 << 20}, &limitWriter{w: &stderr, n: 64 << 10})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if ctx.Err() != nil {
 		return out.Bytes(), fmt.Errorf("%s: %w", name, ctx.Err())
 	}
-	if err != nil {
+	if waitErr != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
@@ -358,11 +368,104 @@ func (r *ExecRunner) Run(ctx context.Context, name string, args ...string) ([]by
 			msg = msg[:200]
 		}
 		if msg != "" {
-			return out.Bytes(), fmt.Errorf("%s: %w: %s", name, err, msg)
+			return out.Bytes(), fmt.Errorf("%s: %w: %s", name, waitErr, msg)
 		}
-		return out.Bytes(), fmt.Errorf("%s: %w", name, err)
+		return out.Bytes(), fmt.Errorf("%s: %w", name, waitErr)
 	}
 	return out.Bytes(), nil
+}
+
+// runGroup runs cmd as a process-group leader with its output copied to
+// stdout and stderr, and returns its exit error. The group is killed when
+// ctx ends and again once the leader has exited; output pipes still held
+// open after that (by a process that left the group) are abandoned after
+// waitDelay. err is set only when the program could not start.
+func runGroup(ctx context.Context, cmd *exec.Cmd, stdout, stderr io.Writer) (waitErr, err error) {
+	cmd.SysProcAttr = procgroup.Attr()
+	var readers []*os.File
+	var done sync.WaitGroup
+	sinks := []*stopWriter{{w: stdout}, {w: stderr}}
+	defer func() {
+		for _, s := range sinks {
+			s.stop() // a copy abandoned below writes no more
+		}
+	}()
+	for _, dst := range []struct {
+		w   io.Writer
+		set func(*os.File)
+	}{{stdout, func(f *os.File) { cmd.Stdout = f }}, {stderr, func(f *os.File) { cmd.Stderr = f }}} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			for _, f := range readers {
+				f.Close()
+			}
+			return nil, err
+		}
+		defer pw.Close()
+		dst.set(pw)
+		readers = append(readers, pr)
+	}
+	defer func() {
+		for _, f := range readers {
+			f.Close()
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	// The program holds the write ends now: ours must close for EOF to come.
+	cmd.Stdout.(*os.File).Close()
+	cmd.Stderr.(*os.File).Close()
+	for i, w := range sinks {
+		done.Add(1)
+		go func(r *os.File) {
+			defer done.Done()
+			io.Copy(w, r)
+		}(readers[i])
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case waitErr = <-exited:
+	case <-ctx.Done():
+		procgroup.Kill(cmd.Process)
+		select {
+		case waitErr = <-exited:
+		case <-time.After(waitDelay):
+			waitErr = ctx.Err() // unkillable (uninterruptible sleep): give up waiting
+		}
+	}
+	procgroup.Kill(cmd.Process) // whatever the program left running
+	copied := make(chan struct{})
+	go func() { done.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(waitDelay):
+	}
+	return waitErr, nil
+}
+
+// stopWriter passes writes on until stopped, then drops them, so a copy
+// goroutine that outlives runGroup cannot touch the caller's buffer.
+type stopWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	stopped bool
+}
+
+func (s *stopWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return 0, io.ErrClosedPipe
+	}
+	return s.w.Write(p)
+}
+
+func (s *stopWriter) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
 }
 
 type limitWriter struct {

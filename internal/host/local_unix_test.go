@@ -3,6 +3,8 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,4 +100,76 @@ func TestSysrootLinksResolveInsideTheTree(t *testing.T) {
 	if b, err := fsys.ReadFile("/../../proc/../etc/os-release"); err != nil || string(b) != "IN TREE" {
 		t.Errorf(".. stops at the top of the tree: %q, %v", b, err)
 	}
+}
+
+// gone reports whether pid has exited (absent, or a zombie nobody reaped
+// yet: in a container PID 1 may not reap).
+func gone(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
+}
+
+// TestExecRunnerLeavesNoDescendants runs a hung wrapper that started a
+// `sleep 1000` (as a hung nvidia-smi wrapper did) and a program that
+// answered and exited while a background child still held its stdout.
+func TestExecRunnerLeavesNoDescendants(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755)
+		return p
+	}
+	pidOf := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return strings.TrimSpace(string(b))
+	}
+	r := &ExecRunner{
+		Paths: map[string]string{
+			"hung":       script("hung", "sleep 1000 & echo $! > "+dir+"/hung.pid; wait"),
+			"background": script("background", "sleep 1000 & echo $! > "+dir+"/bg.pid; echo complete answer"),
+		},
+		Timeout: 500 * time.Millisecond,
+	}
+	ctx := context.Background()
+
+	if _, err := r.Run(ctx, "hung"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("hung: %v", err)
+	}
+	start := time.Now()
+	out, err := r.Run(ctx, "background")
+	if err != nil || string(out) != "complete answer\n" {
+		t.Errorf("background: %q, %v; want the complete answer", out, err)
+	}
+	if d := time.Since(start); d > 400*time.Millisecond {
+		t.Errorf("background: took %v; the answer was complete when the program exited", d)
+	}
+	for _, name := range []string{"hung.pid", "bg.pid"} {
+		pid := pidOf(name)
+		if pid == "" {
+			t.Fatalf("%s: the script did not start its child", name)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for !gone(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !gone(pid) {
+			t.Errorf("%s: sleep (pid %s) outlived the run", name, pid)
+			syscall.Kill(-mustAtoi(pid), syscall.SIGKILL)
+		}
+	}
+}
+
+func mustAtoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
