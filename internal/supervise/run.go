@@ -20,9 +20,10 @@ const DefaultGrace = 10 * time.Second
 // a process that left the group (setsid) may still hold them open.
 const drainDelay = 2 * time.Second
 
-// copyBuf is the read size of the passthrough: large reads keep the number
-// of system calls per gigabyte low.
-const copyBuf = 256 << 10
+// copyBuf is the read size of the passthrough, the size of the pipes
+// (pipeSize): large reads keep the number of system calls and wake-ups per
+// gigabyte low.
+const copyBuf = 1 << 20
 
 // Spec describes one run of a command.
 type Spec struct {
@@ -89,7 +90,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if max == 0 {
 		max = DefaultTailBytes
 	}
-	tl := newTail(max)
+	tl := newTail(max, copyBuf)
 
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Env = s.Env
@@ -117,6 +118,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			return Result{}, fmt.Errorf("output pipe: %w", err)
 		}
 		growPipe(w)
+		growOutput(dst.w)
 		dst.set(w)
 		pipes = append(pipes, r, w)
 	}
@@ -220,16 +222,16 @@ loop:
 	return res, nil
 }
 
-// pump copies r to w and the tail as bytes arrive, noting the last byte
-// in last when it is not nil. When w fails (the
+// pump copies r to w as bytes arrive and hands each read to the tail
+// (which keeps large reads without copying them), noting the last byte in
+// last when it is not nil. When w fails (the
 // reader of devctl's stdout went away), it stops reading so the child
 // gets EPIPE or SIGPIPE as if it wrote to the closed pipe itself.
 func pump(r *os.File, w io.Writer, tl *tail, last *byte) {
-	buf := make([]byte, copyBuf)
+	buf := tl.buffer()
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			tl.Write(buf[:n])
 			if last != nil {
 				*last = buf[n-1]
 			}
@@ -239,6 +241,7 @@ func pump(r *os.File, w io.Writer, tl *tail, last *byte) {
 					return
 				}
 			}
+			buf = tl.keep(buf[:n])
 		}
 		if err != nil {
 			return

@@ -73,7 +73,7 @@ func TestPassthroughIsByteIdentical(t *testing.T) {
 	var out bytes.Buffer
 	s := childSpec(t, "stream", "67121209", "42")
 	s.Stdout = &out
-	s.TailBytes = 1 << 20
+	s.TailBytes = 8 << 20
 	res, err := Run(context.Background(), s)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("exit %d, err %v", res.ExitCode, err)
@@ -82,8 +82,8 @@ func TestPassthroughIsByteIdentical(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("passthrough differs: got %d bytes, want %d", out.Len(), len(want))
 	}
-	if !bytes.Equal(res.Tail, want[len(want)-1<<20:]) || !res.TailTruncated {
-		t.Errorf("tail: %d bytes, truncated %v; want the last 1 MiB, truncated", len(res.Tail), res.TailTruncated)
+	if !bytes.HasSuffix(want, res.Tail) || len(res.Tail) < (8<<20-copyBuf)/2 || len(res.Tail) > 8<<20 || !res.TailTruncated {
+		t.Errorf("tail: %d bytes, truncated %v; want the last 3.5 to 8 MiB, truncated", len(res.Tail), res.TailTruncated)
 	}
 }
 
@@ -243,32 +243,44 @@ var errClosed = errors.New("closed")
 
 func (f failAfter) Write(p []byte) (int, error) { return 0, errClosed }
 
+// Whatever the sizes of the writes, the tail is the end of the output, at
+// most max bytes and at least (max-bufLen)/2 once that much was written.
 func TestTailKeepsTheEnd(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		max    int
-		writes []string
-		want   string
-		trunc  bool
+		name        string
+		max, bufLen int
+		writes      []int
 	}{
-		{"short output is kept whole", 8, []string{"ab", "cd"}, "abcd", false},
-		{"output filling the ring exactly is kept", 4, []string{"ab", "cd"}, "abcd", false},
-		{"the oldest bytes go first", 4, []string{"abc", "def"}, "cdef", true},
-		{"a write larger than the ring keeps its end", 3, []string{"a", "bcdefg"}, "efg", true},
-		{"wrapping many times keeps order", 5, []string{"12", "34", "56", "78", "9"}, "56789", true},
-		{"no tail keeps nothing", -1, []string{"abc"}, "", true},
+		{"short output is kept whole", 64, 16, []int{3, 5}},
+		{"large reads are kept as they are", 64, 16, []int{16, 16, 16, 16, 16, 16, 9}},
+		{"small reads are packed", 64, 16, []int{1, 2, 3, 1, 7, 2, 1, 1, 5, 3, 9, 1, 1, 1, 4, 2, 2, 2, 8, 1, 3, 3, 3, 3, 3, 3}},
+		{"a mix of sizes wraps many times", 40, 8, []int{8, 1, 8, 3, 8, 8, 2, 2, 7, 8, 1, 1, 1, 8, 8, 8, 5, 8, 8, 4, 8, 8, 8, 8, 1}},
+		{"a ring smaller than one buffer keeps its end", 5, 16, []int{16, 12, 3}},
+		{"no tail keeps nothing", -1, 16, []int{16, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := newTail(tc.max)
-			for _, w := range tc.writes {
-				tl.Write([]byte(w))
+			tl := newTail(tc.max, tc.bufLen)
+			var all []byte
+			next := byte(0)
+			buf := tl.buffer()
+			for _, n := range tc.writes {
+				for i := 0; i < n; i++ {
+					buf[i] = next
+					next++
+				}
+				all = append(all, buf[:n]...)
+				buf = tl.keep(buf[:n])
 			}
 			got, trunc := tl.Bytes()
-			if tc.max < 0 {
-				trunc = true
+			if !bytes.HasSuffix(all, got) {
+				t.Fatalf("tail %v is not the end of %v", got, all)
 			}
-			if string(got) != tc.want || trunc != tc.trunc {
-				t.Errorf("got %q truncated %v, want %q %v", got, trunc, tc.want, tc.trunc)
+			lo := max(0, min(len(all), (tc.max-tc.bufLen)/2))
+			if len(got) < lo || (tc.max >= 0 && len(got) > tc.max) {
+				t.Errorf("tail of %d bytes, want %d to %d", len(got), lo, tc.max)
+			}
+			if trunc != (len(got) < len(all)) {
+				t.Errorf("truncated %v with %d of %d bytes", trunc, len(got), len(all))
 			}
 		})
 	}
