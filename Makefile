@@ -9,7 +9,7 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-serve bench-accuracy schemas clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
@@ -57,7 +57,7 @@ fuzz:
 	  done; \
 	done
 
-bench: bench-probe bench-recommend bench-doctor
+bench: bench-probe bench-recommend bench-doctor bench-run
 
 bench-probe: build
 	scripts/bench-probe.sh
@@ -67,6 +67,9 @@ bench-recommend: build
 
 bench-doctor: build
 	scripts/bench-doctor.sh
+
+bench-run: build
+	scripts/bench-run.sh
 
 ## bench-serve: load devctl serve with wrk (installed from Debian if missing), loopback only.
 bench-serve: build

@@ -99,7 +99,8 @@ output, arguments or environment values.`,
   devctl run --retries 2 --precision-env DTYPE=bf16 --allow-cpu --report run.json -- ./infer.sh
   devctl run --device cuda:1 --model llama-2-7b --mode lora -- accelerate launch train.py`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 || c.ArgsLenAtDash() != 0 {
+			// "--" is optional (flags end at CMD), but recommended.
+			if len(args) == 0 {
 				return &cmdutil.FlagError{Err: errors.New("give the command after --: devctl run [flags] -- CMD [ARGS...]")}
 			}
 			return nil
