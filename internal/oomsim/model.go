@@ -116,6 +116,15 @@ type Model struct {
 	// LargestLayerParams is DeepSpeed's "largest layer" (the biggest module
 	// by its own parameters), used by ZeRO-3.
 	LargestLayerParams int64 `json:"largest_layer_params,omitempty"`
+	// ActiveParams is what one token passes through in a mixture of
+	// experts (shared weights plus the routed experts' share); 0 for dense
+	// models. All experts stay resident, so memory counts Params.
+	ActiveParams int64 `json:"active_params,omitempty"`
+	// Experts and ExpertsPerToken describe a mixture of experts.
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	// Notes say what the count leaves out or assumes.
+	Notes []string `json:"notes,omitempty"`
 	// Arch is nil for models that are not transformers (ResNet).
 	Arch *Arch `json:"arch,omitempty"`
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // SupportedFamilies are the model_type values ParseHFConfig counts exactly.
-var SupportedFamilies = []string{"llama", "mistral", "qwen2", "gpt2", "bert", "t5"}
+var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
+	"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "gpt_neox", "opt", "bloom",
+	"whisper", "gpt2", "bert", "t5"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -33,6 +35,50 @@ type hfConfig struct {
 	TieWordEmbeddings     *bool  `json:"tie_word_embeddings"`
 	AttentionBias         *bool  `json:"attention_bias"`
 	MLPBias               *bool  `json:"mlp_bias"`
+
+	// Mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3)
+	NumLocalExperts              *int64  `json:"num_local_experts"`
+	NumExperts                   *int64  `json:"num_experts"`
+	NRoutedExperts               *int64  `json:"n_routed_experts"`
+	NSharedExperts               *int64  `json:"n_shared_experts"`
+	NumExpertsPerTok             *int64  `json:"num_experts_per_tok"`
+	MoEIntermediateSize          *int64  `json:"moe_intermediate_size"`
+	SharedExpertIntermediateSize *int64  `json:"shared_expert_intermediate_size"`
+	DecoderSparseStep            *int64  `json:"decoder_sparse_step"`
+	MLPOnlyLayers                []int64 `json:"mlp_only_layers"`
+	FirstKDenseReplace           *int64  `json:"first_k_dense_replace"`
+	MoELayerFreq                 *int64  `json:"moe_layer_freq"`
+	TopKMethod                   string  `json:"topk_method"`
+	// DeepSeek multi-head latent attention
+	QLoraRank     *int64 `json:"q_lora_rank"`
+	KVLoraRank    *int64 `json:"kv_lora_rank"`
+	QKNopeHeadDim *int64 `json:"qk_nope_head_dim"`
+	QKRopeHeadDim *int64 `json:"qk_rope_head_dim"`
+	VHeadDim      *int64 `json:"v_head_dim"`
+
+	// Falcon, BLOOM, OPT
+	NewDecoderArchitecture *bool  `json:"new_decoder_architecture"`
+	MultiQuery             *bool  `json:"multi_query"`
+	NumKVHeads             *int64 `json:"num_kv_heads"`
+	Bias                   *bool  `json:"bias"`
+	NEmbedBloom            *int64 `json:"n_embed"`
+	FFNDim                 *int64 `json:"ffn_dim"`
+	WordEmbedProjDim       *int64 `json:"word_embed_proj_dim"`
+	DoLayerNormBefore      *bool  `json:"do_layer_norm_before"`
+	EnableBias             *bool  `json:"enable_bias"`
+
+	// Whisper
+	EncoderLayers         *int64 `json:"encoder_layers"`
+	DecoderLayers         *int64 `json:"decoder_layers"`
+	EncoderFFNDim         *int64 `json:"encoder_ffn_dim"`
+	DecoderFFNDim         *int64 `json:"decoder_ffn_dim"`
+	EncoderAttentionHeads *int64 `json:"encoder_attention_heads"`
+	NumMelBins            *int64 `json:"num_mel_bins"`
+	MaxSourcePositions    *int64 `json:"max_source_positions"`
+	MaxTargetPositions    *int64 `json:"max_target_positions"`
+
+	// Gemma 3 (multimodal) keeps the language model's fields here.
+	TextConfig *hfConfig `json:"text_config"`
 
 	// GPT-2
 	NEmbd      *int64 `json:"n_embd"`
@@ -83,6 +129,29 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	switch family {
 	case "llama", "mistral", "qwen2":
 		m, err = countDecoder(c, family)
+	case "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe":
+		m, err = countModernDecoder(c, family)
+	case "gemma3":
+		if c.TextConfig == nil {
+			return oomsim.Model{}, fmt.Errorf("gemma3 config.json: no text_config")
+		}
+		tc := *c.TextConfig
+		m, err = countModernDecoder(tc, "gemma3_text")
+		if err == nil {
+			m.Notes = append(m.Notes, "gemma3: the language model only; the vision tower (SigLIP, about 0.4B) is not counted")
+		}
+	case "deepseek_v2", "deepseek_v3":
+		m, err = countDeepSeek(c, family)
+	case "falcon":
+		m, err = countFalcon(c)
+	case "gpt_neox":
+		m, err = countNeoX(c)
+	case "opt":
+		m, err = countOPT(c)
+	case "bloom":
+		m, err = countBLOOM(c)
+	case "whisper":
+		m, err = countWhisper(c)
 	case "gpt2":
 		m, err = countGPT2(c)
 	case "bert":
@@ -113,11 +182,17 @@ func need(name string, v *int64) (int64, error) {
 	}
 	limit := int64(maxDim)
 	switch name {
-	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers":
+	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "encoder_layers", "decoder_layers", "first_k_dense_replace":
 		limit = maxLayers
-	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets":
+	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets",
+		"num_kv_heads", "encoder_attention_heads", "num_experts_per_tok", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
 		limit = maxHeads
-	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size":
+	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size",
+		"n_embed", "ffn_dim", "word_embed_proj_dim", "moe_intermediate_size", "shared_expert_intermediate_size", "q_lora_rank", "kv_lora_rank",
+		"encoder_ffn_dim", "decoder_ffn_dim":
+		limit = maxWidth
+	case "num_local_experts", "num_experts", "n_routed_experts":
+		limit = 1 << 12
 		limit = maxWidth
 	}
 	if *v <= 0 || *v > limit {

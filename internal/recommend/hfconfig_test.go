@@ -70,7 +70,7 @@ func TestParseHFConfigRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"an unknown family names the supported ones", `{"model_type": "falcon"}`, "llama, mistral, qwen2, gpt2, bert, t5"},
+		{"an unknown family names the supported ones", `{"model_type": "mamba"}`, "llama, mistral, qwen2, qwen3, phi3, gemma"},
 		{"no model_type", `{"hidden_size": 1}`, "no model_type"},
 		{"truncated JSON", `{"model_type": "llama", "hidden_size": 4096,`, "not a valid config.json"},
 		{"a missing dimension is named", `{"model_type": "llama", "hidden_size": 4096}`, "missing num_hidden_layers"},
@@ -93,7 +93,7 @@ func TestParseHFConfigRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseHFConfig([]byte(`{"model_type": "falcon"}`)); !errors.Is(err, ErrUnsupportedFamily) {
+	if _, err := ParseHFConfig([]byte(`{"model_type": "mamba"}`)); !errors.Is(err, ErrUnsupportedFamily) {
 		t.Errorf("unknown family: err = %v, want ErrUnsupportedFamily", err)
 	}
 }

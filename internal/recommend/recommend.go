@@ -264,6 +264,13 @@ func Recommend(in Input) (*Result, error) {
 	t := in.Target
 	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch}}
 	why := func(d, c, w string) { r.Reasons = append(r.Reasons, Reason{d, c, w}) }
+	if m := in.Model; m.Experts > 0 {
+		why("model", "mixture of experts", fmt.Sprintf("%d experts, %d per token: all %s parameters stay resident (memory), %s are active per token (compute)",
+			m.Experts, m.ExpertsPerToken, FormatParams(m.Params), FormatParams(m.ActiveParams)))
+	}
+	for _, n := range in.Model.Notes {
+		why("model", in.Model.Family, n)
+	}
 	if in.Model.Arch == nil && in.Model.Family == "" {
 		var note string
 		in.Model.Arch, note = oomsim.AssumeArchNote(in.Model.Params)

@@ -1,0 +1,77 @@
+package recommend
+
+import (
+	"testing"
+)
+
+// TestParseHFConfigMatchesSafetensorsTotals counts real config.json files
+// (copied from public repositories that mirror Hugging Face model repos,
+// testdata/models/README.md) and checks each count against the same
+// repository's model.safetensors.index.json metadata.total_size: bytes per
+// parameter × count, plus the non-parameter tensors some files also store
+// (named in the note). The index is written by safetensors from the
+// tensors themselves, so it is an independent, exact published figure.
+func TestParseHFConfigMatchesSafetensorsTotals(t *testing.T) {
+	cases := []struct {
+		file, source string
+		totalSize    int64 // metadata.total_size of the source's index
+		bytesPer     int64 // the dtype the index's tensors are stored in
+		extraBytes   int64 // stored tensors that are not parameters
+		note         string
+	}{
+		{"sakura-14b-qwen2.5", "1235357/Backup_hf_sakura-14b-qwen2.5-v1.0-q6k@41819085de6d", 29540067328, 2, 0, "Qwen2.5-14B architecture (qwen2), fp16"},
+		{"cogito-v1-qwen-14b", "fetchwiki/deepcogito-cogito-v1-preview-qwen-14B@3ebd2c06f466", 29531895808, 2, 0, "Qwen2.5-14B architecture with a 151,665 vocabulary"},
+		{"llama-3.2-3b", "PANDASANG1231/llama_3.2-3B-huggingface-shard0@76307d2af5fa", 6425499648, 2, 0, "Llama 3.2 3B, tied embeddings"},
+		{"yi-1.5-6b-slerp", "YouriLalain/2PRYMMAL-Yi1.5-6B-SLERP@82cdc2e1073b", 12122071040, 2, 0, "Yi-1.5-6B architecture (llama, GQA 4)"},
+		{"phi3-mini-chocolatine-3b", "YouriLalain/3PRYMMAL-PHI3-3B-SLERP@cfe714af820a", 7642159104, 2, 0, "Phi-3-mini-4k architecture (phi3: fused qkv and gate/up)"},
+		{"devstral-small-2507", "fetchwiki/mistralai-Devstral-Small-2507@2074b22fb5db", 47144806400, 2, 0, "Mistral Small 24B architecture (mistral, head_dim 128)"},
+		{"dolphin3-mistral-24b", "gsasouza/dolphin3-mistral@d96260c148d2", 47144847360, 2, 0, "Mistral Small 24B with 5 added tokens"},
+		{"wizardlm-2-8x22b", "tbressers/WizardLM-2-8x22B@714c46d2c26b", 281241268224, 2, 0, "Mixtral-8x22B architecture (mixtral, 8 experts, 2 per token)"},
+		{"bloom-176b", "amansingh61/bloom@3b1c6223aa0f", 352494542848, 2, 0, "bigscience/bloom (176B)"},
+		{"gemma-2b", "ananddhanabal/gemma@27b76a6dcfce", 6060920832, 2, 1048576000, "Gemma 2B (tied); this fine-tune's index also stores lm_head.weight, a 256000x2048 copy of the embedding"},
+		{"reflection-llama-3.1-70b", "MiMiGame-1/Reflection-Llama-3.1-70B@458962ed801f", 282215219200, 4, 0, "Llama 3.1 70B with 6 added tokens, stored in fp32"},
+		{"parammyl-8b-modelstock", "YouriLalain/1PARAMMYL-8B-ModelStock@4ce556da5ccd", 16060522496, 2, 0, "Llama 3 8B architecture"},
+		{"granite-3b-code-instruct-128k", "ashishn-08/granite-3b-code-instruct-128k@6c2060816a99", 6965007360, 2, 0, "IBM Granite 3B code (llama with attention and MLP biases, tied)"},
+		{"pygmalion-7b", "kleberbaum/Pygmalion-7b-Merged-Safetensors@346339b2db0a", 13476835328, 2, 4096, "LLaMA-7B; the file also stores the rotary inv_freq buffers (32 layers x 64, bf16)"},
+		{"qwen3-1.7b-mlx-mirror", "root-hypercube/qwen3-mlx@30b54024ee47", 3441149952, 2, 0, "Qwen3-1.7B (qwen3: q/k norms, tied)"},
+		{"cobolpro-llama", "Juanlucasbg/COBOLpro_llama65B_Fined_tuned_LLM@bb6915ef0881", 67488071680, 2, 0, "LLaMA-30B architecture (60 layers of 6656)"},
+		{"rutergpt-13b", "bjornerikkorum/RUTERGPT13B@d2db30919808", 26031738880, 2, 10240, "Llama-2-13B; the file also stores rotary inv_freq (40 layers x 64, fp32)"},
+		{"triangulum-10b", "PRITHIVSAKTHIUR/Triangulum@70bb4783cf59", 20611307520, 2, 0, "Llama 3.1 architecture at 10B"},
+		{"granite-7b-base-mirror", "VineethGithubIBM/graniteModelWithoutGGUF@4fb6a018d68a", 13476962304, 2, 0, "IBM Granite 7B base (llama, 32,008 vocabulary)"},
+		{"llama-2-7b-chat-nous", "thrishalaa/Mental-Health-ChatBot@25c6dde1fe1e", 13476831232, 2, 0, "NousResearch/Llama-2-7b-chat-hf"},
+		{"codellama-7b", "ManiPolipogu15/Code_Llama2_Finetune@1ca4ace7aad1", 13477101568, 2, 8192, "CodeLlama-7b (32,016 vocabulary); the file also stores rotary inv_freq (32 layers x 64, fp32)"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			m, err := ParseHFConfig(readModel(t, c.file+".config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Params*c.bytesPer + c.extraBytes; got != c.totalSize {
+				t.Errorf("%d params × %d B + %d = %d, want the index's total_size %d (%s; %s)", m.Params, c.bytesPer, c.extraBytes, got, c.totalSize, c.source, c.note)
+			}
+		})
+	}
+}
+
+// A mixture of experts keeps every expert resident (Params) and reports
+// what a token runs through beside it: Mixtral-8x22B is "141B total, 39B
+// active" (Mistral AI's announcement, mistral.ai/news/mixtral-8x22b).
+func TestMixtureOfExpertsActiveParams(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "wizardlm-2-8x22b.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Experts != 8 || m.ExpertsPerToken != 2 {
+		t.Errorf("experts %d × %d, want 8 × 2", m.Experts, m.ExpertsPerToken)
+	}
+	if a := float64(m.ActiveParams) / 1e9; a < 38.5 || a >= 39.5 {
+		t.Errorf("active params %.2fB, want 39B", a)
+	}
+	if p := float64(m.Params) / 1e9; p < 140.5 || p >= 141.5 {
+		t.Errorf("total params %.2fB, want 141B", p)
+	}
+	if m.Arch.FFN != 2*16384 {
+		t.Errorf("active MLP width %d, want two experts' 32768", m.Arch.FFN)
+	}
+}
