@@ -12,3 +12,6 @@ BIN=${BIN:-bin/devctl}
 command -v lscpu >/dev/null || bench_die "lscpu not found: apt-get install util-linux"
 export XDG_STATE_HOME=${XDG_STATE_HOME:-$(mktemp -d)} NO_COLOR=1
 compare "${N:-30}" 5 30 -- "$BIN" doctor -o json -- lscpu -J
+# doctor --log on a real multi-rank NCCL log from the corpus: the explanation
+# alone (no probe, no checks), the way it runs by default. Same target.
+compare "${N:-30}" 5 30 -- "$BIN" doctor --log testdata/logs/nccl_error/270-llamafactory-6269.log -o json -- lscpu -J

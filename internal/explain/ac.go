@@ -9,7 +9,7 @@ package explain
 type matcher struct {
 	class    [256]uint8 // byte -> alphabet class; 0 is "no needle has it"
 	nclass   int
-	delta    []uint32  // state*nclass + class -> next state
+	delta    []uint16  // state*nclass + class -> next state (the table stays small: 0.5 MB for today's rules)
 	out      [][]int32 // state -> needles ending here (incl. via suffix links)
 	needleLn []int
 }
@@ -32,51 +32,62 @@ func newMatcher(needles [][]byte) *matcher {
 	}
 	needles = folded
 	m.nclass++ // class 0 included
-	// Trie.
-	type node struct {
-		next map[uint8]uint32
-		fail uint32
-		out  []int32
+	nc := m.nclass
+	// Trie, built straight into the transition table: delta[s*nc+k] is the
+	// child of s on class k, 0 for none (no child is the root). Slices, not
+	// maps, keep building the automaton well under a millisecond, which
+	// `doctor --log` pays on every run.
+	total := 1
+	for _, n := range needles {
+		total += len(n)
 	}
-	nodes := []node{{next: map[uint8]uint32{}}}
+	if total >= 1<<16 {
+		panic("explain: the needles need more automaton states than a uint16 holds")
+	}
+	m.delta = make([]uint16, nc, nc*total)
+	outs := make([][]int32, 1, total)
+	states := 1
 	for i, n := range needles {
-		s := uint32(0)
+		s := 0
 		for _, c := range n {
-			k := m.class[c]
-			nx, ok := nodes[s].next[k]
-			if !ok {
-				nx = uint32(len(nodes))
-				nodes = append(nodes, node{next: map[uint8]uint32{}})
-				nodes[s].next[k] = nx
+			k := int(m.class[c])
+			nx := m.delta[s*nc+k]
+			if nx == 0 {
+				nx = uint16(states)
+				states++
+				m.delta = m.delta[:len(m.delta)+nc]
+				outs = append(outs, nil)
+				m.delta[s*nc+k] = nx
 			}
-			s = nx
+			s = int(nx)
 		}
-		nodes[s].out = append(nodes[s].out, int32(i))
+		outs[s] = append(outs[s], int32(i))
 	}
-	// Breadth-first: suffix links and the full transition table.
-	m.delta = make([]uint32, len(nodes)*m.nclass)
-	m.out = make([][]int32, len(nodes))
-	queue := make([]uint32, 0, len(nodes))
-	for k := 0; k < m.nclass; k++ {
-		if nx, ok := nodes[0].next[uint8(k)]; ok {
-			m.delta[k] = nx
-			nodes[nx].fail = 0
+	// Breadth-first: suffix links, outputs through them, and the missing
+	// transitions filled from the suffix link's.
+	fail := make([]uint16, states)
+	m.out = make([][]int32, states)
+	m.out[0] = outs[0]
+	queue := make([]uint16, 0, states)
+	for k := 0; k < nc; k++ {
+		if nx := m.delta[k]; nx != 0 {
+			fail[nx] = 0
 			queue = append(queue, nx)
 		}
 	}
-	m.out[0] = nodes[0].out
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		f := nodes[s].fail
-		m.out[s] = append(append([]int32(nil), nodes[s].out...), m.out[f]...)
-		for k := 0; k < m.nclass; k++ {
-			if nx, ok := nodes[s].next[uint8(k)]; ok {
-				nodes[nx].fail = m.delta[int(f)*m.nclass+k]
-				m.delta[int(s)*m.nclass+k] = nx
+		f := fail[s]
+		if len(outs[s]) > 0 || len(m.out[f]) > 0 {
+			m.out[s] = append(append([]int32(nil), outs[s]...), m.out[f]...)
+		}
+		for k := 0; k < nc; k++ {
+			if nx := m.delta[int(s)*nc+k]; nx != 0 {
+				fail[nx] = m.delta[int(f)*nc+k]
 				queue = append(queue, nx)
 			} else {
-				m.delta[int(s)*m.nclass+k] = m.delta[int(f)*m.nclass+k]
+				m.delta[int(s)*nc+k] = m.delta[int(f)*nc+k]
 			}
 		}
 	}
@@ -86,7 +97,7 @@ func newMatcher(needles [][]byte) *matcher {
 // each calls fn(needle, offset) for every occurrence, in input order of
 // their end.
 func (m *matcher) each(b []byte, fn func(needle, off int)) {
-	s := uint32(0)
+	s := uint16(0)
 	nc := m.nclass
 	for i, c := range b {
 		s = m.delta[int(s)*nc+int(m.class[c])]

@@ -42,7 +42,11 @@ func compile(rs []rule, xs []extractor) *compiled {
 	for i, r := range rs {
 		cr := compiledRule{rule: r}
 		if r.re != "" {
-			cr.re = regexp.MustCompile(r.re)
+			// Compiled when one of the rule's needles first matches: most
+			// rules never match a given log, and doctor --log pays the
+			// table's construction on every run.
+			src := r.re
+			cr.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
 		}
 		c.rules = append(c.rules, cr)
 		for _, n := range r.needles {
@@ -249,7 +253,7 @@ func classify(log []byte) (e Explanation) {
 func (r *compiledRule) decide(line string) (Category, Device, string, bool) {
 	var sub []string
 	if r.re != nil {
-		sub = r.re.FindStringSubmatch(line)
+		sub = r.re().FindStringSubmatch(line)
 		if sub == nil {
 			return "", "", "", false
 		}

@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -393,6 +394,11 @@ func TestEveryRuleCompilesAndIsReachable(t *testing.T) {
 		seen[r.id] = true
 		if len(r.needles) == 0 {
 			t.Errorf("rule %q has no needle", r.id)
+		}
+		if r.rule.re != "" {
+			if _, err := regexp.Compile(r.rule.re); err != nil {
+				t.Errorf("rule %q: %v", r.id, err)
+			}
 		}
 		valid := false
 		for _, cat := range Categories() {

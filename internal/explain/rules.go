@@ -444,5 +444,5 @@ func containsAny(s string, subs ...string) bool {
 // compiledRule is a rule with its regexp compiled.
 type compiledRule struct {
 	rule
-	re *regexp.Regexp
+	re func() *regexp.Regexp // nil when the rule has no regexp
 }
