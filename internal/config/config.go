@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/oomsim"
+
 	"github.com/spf13/viper"
 
 	"github.com/devctl/devctl/configs"
@@ -98,16 +101,9 @@ var EnvVars = map[string]string{
 
 // Accepted values.
 var (
-	Precisions = []string{"auto", "fp32", "fp16", "bf16", "8bit", "4bit"}
-	Strategies = []string{"conservative", "balanced", "aggressive", "custom"}
+	Precisions = []string{"auto", capability.FP32, capability.FP16, capability.BF16, capability.Int8, capability.Int4}
+	Strategies = oomsim.Strategies
 )
-
-// StrategyFraction is the share of device memory each strategy uses.
-var StrategyFraction = map[string]float64{
-	"conservative": 0.60,
-	"balanced":     0.75,
-	"aggressive":   0.90,
-}
 
 // LoadOptions says where to look. Library code never reads the process
 // environment: the caller passes a lookup function.
@@ -232,7 +228,7 @@ func resolveStrategy(d *Device, sources map[string]Source) error {
 	if d.MemoryStrategy == "custom" {
 		return nil
 	}
-	want := StrategyFraction[d.MemoryStrategy]
+	want := oomsim.StrategyFraction[d.MemoryStrategy]
 	fracRank, stratRank := sources["device.memory_fraction"].Layer, sources["device.memory_strategy"].Layer
 	switch {
 	case fracRank > stratRank:

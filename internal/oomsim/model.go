@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/devctl/devctl/internal/capability"
+
 	"github.com/devctl/devctl/internal/backend"
 )
 
@@ -16,13 +18,14 @@ const (
 	QLoRA     = "qlora"
 )
 
-// Precisions, spelled as in config (device.precision) and capability.
+// Precisions: the capability rules' names, which config
+// (device.precision) accepts too.
 const (
-	FP32 = "fp32"
-	FP16 = "fp16"
-	BF16 = "bf16"
-	Int8 = "8bit"
-	Int4 = "4bit"
+	FP32 = capability.FP32
+	FP16 = capability.FP16
+	BF16 = capability.BF16
+	Int8 = capability.Int8
+	Int4 = capability.Int4
 )
 
 // Optimizers.

@@ -25,10 +25,6 @@ import (
 // maps it to exit 2.
 var ErrContradiction = errors.New("contradictory request")
 
-// StrategyFraction mirrors config.StrategyFraction (kept here so the
-// library does not import config).
-var StrategyFraction = map[string]float64{"conservative": 0.60, "balanced": 0.75, "aggressive": 0.90}
-
 // Target is the device a recommendation is for.
 type Target struct {
 	Name      string          `json:"name"`
@@ -303,7 +299,7 @@ func Recommend(in Input) (*Result, error) {
 			strategy = "balanced"
 			why("memory_strategy", strategy, fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", units.Bytes(t.TotalBytes-t.FreeBytes).Format(units.GiB, 2), units.Bytes(t.TotalBytes).Format(units.GiB, 2)))
 		}
-		frac = StrategyFraction[strategy]
+		frac = oomsim.StrategyFraction[strategy]
 	} else {
 		src := in.StrategySource
 		if src == "" {
@@ -319,7 +315,7 @@ func Recommend(in Input) (*Result, error) {
 		}
 	}
 	if frac <= 0 || frac > 1 {
-		frac = StrategyFraction["balanced"]
+		frac = oomsim.StrategyFraction[oomsim.Balanced]
 	}
 	r.MemoryStrategy, r.MemoryFraction = strategy, frac
 	budget := oomsim.Allocatable(t.UsableBytes, t.FreeBytes)

@@ -308,7 +308,7 @@ func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervis
 	}
 	strategy, frac := cfg.Device.MemoryStrategy, cfg.Device.MemoryFraction
 	if strategy != "custom" {
-		if v, ok := recommend.StrategyFraction[strategy]; ok {
+		if v, ok := oomsim.StrategyFraction[strategy]; ok {
 			frac = v
 		}
 	}
