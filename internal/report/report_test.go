@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -30,19 +29,6 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s (-want +got)\n%s", name, diff)
-	}
-}
-
-func TestParseFormat(t *testing.T) {
-	if f, err := ParseFormat("", Table, Table, JSON); err != nil || f != Table {
-		t.Errorf("empty = %v, %v", f, err)
-	}
-	if f, err := ParseFormat("JSON", Table, Table, JSON); err != nil || f != JSON {
-		t.Errorf("JSON = %v, %v", f, err)
-	}
-	_, err := ParseFormat("xml", Table, Table, JSON, YAML)
-	if !errors.Is(err, ErrUnknownFormat) || err.Error() != `unknown output format "xml" for -o: want one of table, json, yaml` {
-		t.Errorf("xml: %v", err)
 	}
 }
 

@@ -18,8 +18,12 @@ import (
 
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/report"
 )
+
+// formats are what -o offers.
+var formats = output.Spec{output.Table, output.JSON}
 
 // Options are the command's flags and dependencies.
 type Options struct {
@@ -84,7 +88,7 @@ figures that fell by more than 10% plus both runs' measured spread
 	fl.StringSliceVar(&opts.Suites, "suite", bench.AllSuites, "suites to run (comma-separated): cpu, memory, link")
 	fl.DurationVar(&opts.Duration, "duration", 10*time.Second, "about how long all suites together may take")
 	fl.IntVar(&opts.Threads, "threads", 0, "threads for the all-core figures (default: logical CPUs, lowered to a cgroup CPU quota)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json")
+	formats.Register(fl, &opts.Output, "")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on stderr")
 	fl.BoolVar(&opts.Compare, "compare", false, "show the change since the previous run on this host")
 	fl.BoolVar(&opts.FailOnRegression, "fail-on-regression", false, "exit 3 when a figure fell by more than 10% plus the measured noise since the previous run (implies --compare)")
@@ -121,7 +125,7 @@ func Validate(opts *Options) error {
 	if opts.ThreadsSet && (opts.Threads < 1 || opts.Threads > bench.MaxThreads) {
 		return cmdutil.Usagef("invalid --threads %d: want a positive number of threads, at most %d", opts.Threads, bench.MaxThreads)
 	}
-	if _, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON); err != nil {
+	if _, err := formats.Parse(opts.Output); err != nil {
 		return err
 	}
 	return nil
@@ -130,7 +134,7 @@ func Validate(opts *Options) error {
 // Run measures, records and prints.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	format, _ := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON)
+	format, _ := formats.Parse(opts.Output)
 	measuresHere := false
 	for _, s := range opts.Suites {
 		measuresHere = measuresHere || s == bench.SuiteCPU || s == bench.SuiteMemory
@@ -208,10 +212,9 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: bench history not saved (results are printed but not recorded): %v\n", perr)
 	}
 
-	switch format {
-	case report.JSON:
-		err = report.WriteJSON(f.IO.Out, run)
-	default:
+	if ok, xerr := output.Export(f.IO.Out, format, run); ok {
+		err = xerr
+	} else {
 		err = report.BenchTable(f.IO.Out, run, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 	}
 	if err != nil {

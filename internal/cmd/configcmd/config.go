@@ -8,8 +8,12 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/report"
 )
+
+// showFormats are what `config show -o` offers.
+var showFormats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // ShowOptions are `config show`'s flags.
 type ShowOptions struct {
@@ -42,7 +46,7 @@ environment, which wins over the file, which wins over the defaults.`,
 			return RunShow(opts)
 		},
 	}
-	show.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json or yaml")
+	showFormats.Register(show.Flags(), &opts.Output, "")
 	cmd.AddCommand(show)
 	return cmd
 }
@@ -63,7 +67,7 @@ type Shown struct {
 // RunShow prints the configuration.
 func RunShow(opts *ShowOptions) error {
 	f := opts.Factory
-	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML)
+	format, err := showFormats.Parse(opts.Output)
 	if err != nil {
 		return err
 	}
@@ -75,11 +79,8 @@ func RunShow(opts *ShowOptions) error {
 	for _, k := range config.Keys {
 		out.Settings = append(out.Settings, Setting{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k].String()})
 	}
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(f.IO.Out, out)
-	case report.YAML:
-		return report.WriteYAML(f.IO.Out, out)
+	if ok, err := output.Export(f.IO.Out, format, out); ok {
+		return err
 	}
 	file := out.File
 	if file == "" {

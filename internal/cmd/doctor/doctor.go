@@ -17,12 +17,16 @@ import (
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/userfile"
 )
+
+// formats are what -o offers.
+var formats = output.Spec{output.Table, output.JSON}
 
 // Options are the command's flags and dependencies.
 type Options struct {
@@ -96,7 +100,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json (table is plain when piped)")
+	formats.Register(fl, &opts.Output, "table is plain when piped")
 	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see --list)")
 	fl.BoolVar(&opts.List, "list", false, "same as 'devctl doctor list' (kept for scripts)")
 	fl.StringVar(&opts.Log, "log", "", "explain this error log or traceback (- reads standard input)")
@@ -121,13 +125,13 @@ type ModeOptions struct {
 	Output    string
 	Lang      string
 
-	format report.Format
+	format output.Format
 	lang   doctor.Lang
 }
 
 // Complete parses -o and --lang (default from the locale variables).
 func (o *ModeOptions) Complete() error {
-	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON)
+	format, err := formats.Parse(o.Output)
 	if err != nil {
 		return err
 	}
@@ -153,7 +157,7 @@ func newModeCmd(f *cmdutil.Factory, use, short string, run func(*ModeOptions) er
 			return run(o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: table or json")
+	formats.Register(cmd.Flags(), &o.Output, "")
 	cmd.Flags().StringVar(&o.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
 	return cmd
 }
@@ -168,8 +172,8 @@ func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
 
 func runList(o *ModeOptions) error {
 	infos := doctor.List(doctor.All(), o.lang)
-	if o.format == report.JSON {
-		return report.WriteJSON(o.IO.Out, map[string]any{"checks": infos})
+	if ok, err := output.Export(o.IO.Out, o.format, map[string]any{"checks": infos}); ok {
+		return err
 	}
 	return report.DoctorList(o.IO.Out, infos)
 }
@@ -180,9 +184,10 @@ func runHistory(o *ModeOptions) error {
 		return err
 	}
 	sums := rs.Summaries()
-	if o.format == report.JSON {
+	if o.format != output.Table {
 		p, _ := history.Path(o.LookupEnv)
-		return report.WriteJSON(o.IO.Out, map[string]any{"path": p, "devices": sums})
+		_, err := output.Export(o.IO.Out, o.format, map[string]any{"path": p, "devices": sums})
+		return err
 	}
 	return report.DoctorHistory(o.IO.Out, sums, o.lang)
 }
@@ -190,7 +195,7 @@ func runHistory(o *ModeOptions) error {
 // Run diagnoses and prints.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON)
+	format, err := formats.Parse(opts.Output)
 	if err != nil {
 		return err
 	}
@@ -281,10 +286,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 
-	switch format {
-	case report.JSON:
-		err = report.WriteJSON(f.IO.Out, rep)
-	default:
+	if ok, xerr := output.Export(f.IO.Out, format, rep); ok {
+		err = xerr
+	} else {
 		err = report.DoctorTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 	}
 	if err != nil {

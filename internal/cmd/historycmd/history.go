@@ -13,8 +13,12 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/report"
 )
+
+// formats are what -o offers.
+var formats = output.Spec{output.Table, output.JSON}
 
 // Options are `devctl history`'s flags and dependencies.
 type Options struct {
@@ -51,7 +55,7 @@ and duration: never output, arguments or environment values.`,
 			return Run(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table or json")
+	formats.Register(cmd.Flags(), &opts.Output, "")
 	cmd.Flags().StringVar(&opts.Device, "device", "", "list this device's records (cuda, mps, cpu, ...)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "clear",
@@ -88,7 +92,7 @@ type Shown struct {
 // Run loads the history and prints it.
 func Run(o *Options) error {
 	f := o.Factory
-	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON)
+	format, err := formats.Parse(o.Output)
 	if err != nil {
 		return err
 	}
@@ -107,15 +111,15 @@ func Run(o *Options) error {
 			s.Devices = append(s.Devices, Device{DeviceSummary: sum, Rule: recs.Judge(sum.Device)})
 		}
 	}
-	if dev != "" || format == report.JSON {
+	if dev != "" || format != output.Table {
 		for _, r := range recs {
 			if dev == "" || r.Device == dev {
 				s.Records = append(s.Records, r)
 			}
 		}
 	}
-	if format == report.JSON {
-		return report.WriteJSON(f.IO.Out, s)
+	if ok, err := output.Export(f.IO.Out, format, s); ok {
+		return err
 	}
 	if dev != "" {
 		return recordsTable(f.IO.Out, s.Records, dev)

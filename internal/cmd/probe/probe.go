@@ -11,12 +11,16 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/nfd"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/report"
 )
 
 // NFD is the -o value that writes a node-feature-discovery feature file.
-const NFD report.Format = "nfd"
+const NFD output.Format = "nfd"
+
+// formats are what -o offers.
+var formats = output.Spec{output.Table, output.JSON, output.YAML, NFD}
 
 // Options are the probe command's flags and dependencies.
 type Options struct {
@@ -58,7 +62,7 @@ driver that failed or timed out.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: table, json, yaml or nfd (table is plain when piped; nfd writes --nfd-file)")
+	formats.Register(cmd.Flags(), &opts.Output, "table is plain when piped; nfd writes --nfd-file")
 	cmd.Flags().StringVar(&opts.NFDFile, "nfd-file", nfd.DefaultPath, "with -o nfd: the feature file to write atomically (- prints it)")
 	cmd.Flags().DurationVar(&opts.NFDExpiry, "nfd-expiry", time.Hour, "with -o nfd: NFD drops the labels this long after the write unless rewritten (0: never)")
 	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
@@ -69,7 +73,7 @@ driver that failed or timed out.`,
 // Run probes and prints.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	format, err := report.ParseFormat(opts.Output, report.Table, report.Table, report.JSON, report.YAML, NFD)
+	format, err := formats.Parse(opts.Output)
 	if err != nil {
 		return err
 	}
@@ -120,13 +124,9 @@ func WriteNFD(f *cmdutil.Factory, rep *probe.Report, path string, expiry time.Du
 }
 
 // Print renders a report in the chosen format.
-func Print(f *cmdutil.Factory, rep *probe.Report, format report.Format) error {
-	switch format {
-	case report.JSON:
-		return report.WriteJSON(f.IO.Out, rep)
-	case report.YAML:
-		return report.WriteYAML(f.IO.Out, rep)
-	default:
-		return report.ProbeTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+func Print(f *cmdutil.Factory, rep *probe.Report, format output.Format) error {
+	if ok, err := output.Export(f.IO.Out, format, rep); ok {
+		return err
 	}
+	return report.ProbeTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 }

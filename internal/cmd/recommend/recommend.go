@@ -19,11 +19,15 @@ import (
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/userfile"
 )
+
+// formats are what -o offers.
+var formats = output.Spec{output.Table, output.JSON, output.Env}
 
 // Options are the recommend command's flags and the dependencies it uses.
 type Options struct {
@@ -63,7 +67,7 @@ type Options struct {
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
-	format report.Format // set by Complete
+	format output.Format // set by Complete
 }
 
 // NewOptions fills the dependencies recommend uses from the factory.
@@ -136,13 +140,13 @@ not run the probe.`,
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too")
 	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 2 or 3 (0: none, ZeRO-2 for deepspeed)")
 	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu) or a catalogued one (t4, a100-80gb, h100-80gb, tpu-v5e, mi300x, apple-m2-max-32gb, ...)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table, json or env")
+	formats.Register(fl, &opts.Output, "")
 	return cmd
 }
 
 // Complete parses -o and normalises the spelling of the choice flags.
 func (o *Options) Complete() error {
-	format, err := report.ParseFormat(o.Output, report.Table, report.Table, report.JSON, report.Env)
+	format, err := formats.Parse(o.Output)
 	if err != nil {
 		return err
 	}
@@ -207,9 +211,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var werr error
 	switch o.format {
-	case report.JSON:
-		werr = report.WriteJSON(o.IO.Out, res)
-	case report.Env:
+	case output.JSON:
+		werr = output.WriteJSON(o.IO.Out, res)
+	case output.Env:
 		werr = report.RecommendEnv(o.IO.Out, res)
 		// The exports go to eval; whether they describe a plan that runs
 		// must not be lost, so it goes to stderr.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/output"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -34,7 +35,6 @@ import (
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/probe/nvidia"
-	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/snapshot"
 )
 
@@ -273,7 +273,7 @@ func ExitCode(err error) int {
 		return cmdutil.ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, report.ErrUnknownFormat):
+	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrUnknownFormat):
 		return cmdutil.ExitUsage
 	default:
 		return cmdutil.ExitRuntime

@@ -12,8 +12,8 @@ import (
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/supervise"
 )
 
@@ -168,7 +168,7 @@ func recommendSupport(d probe.Device) capability.Support {
 // a script reading it never sees half a document.
 func writeReport(path string, r *Report) error {
 	var b bytes.Buffer
-	if err := report.WriteJSON(&b, r); err != nil {
+	if err := output.WriteJSON(&b, r); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-run-report-*")

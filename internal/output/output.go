@@ -1,0 +1,105 @@
+// Package output is devctl's one exporter: every command's -o flag is an
+// output.Spec (the formats it offers, parsed the same way, refused the same
+// way), and JSON and YAML are written only here, so every command's
+// machine-readable output has the same indentation, escaping and field
+// names. Tables and shell exports are rendered beside the feature they
+// show; this package imports no feature (gh: cmdutil/json_flags.go,
+// kubectl: PrintFlags).
+package output
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrUnknownFormat marks an -o value the command does not offer (exit 2).
+var ErrUnknownFormat = errors.New("unknown output format")
+
+// Format is an output format name.
+type Format string
+
+// The formats devctl's commands offer.
+const (
+	Table Format = "table"
+	JSON  Format = "json"
+	YAML  Format = "yaml"
+	Env   Format = "env"
+)
+
+// Spec is the formats one command offers on -o, the default first.
+type Spec []Format
+
+// Register adds -o/--output to fs, bound to value. The help lists the
+// formats; note, when set, is added in parentheses.
+func (s Spec) Register(fs *pflag.FlagSet, value *string, note string) {
+	usage := "output format: " + s.list(" or ")
+	if note != "" {
+		usage += " (" + note + ")"
+	}
+	fs.StringVarP(value, "output", "o", "", usage)
+}
+
+// Parse validates an -o value. Empty gives the default; an unknown value
+// fails with a message that lists the formats offered.
+func (s Spec) Parse(value string) (Format, error) {
+	if value == "" {
+		return s[0], nil
+	}
+	v := Format(strings.ToLower(strings.TrimSpace(value)))
+	for _, a := range s {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q for -o: want one of %s", ErrUnknownFormat, value, s.list(", "))
+}
+
+// list names the formats: "table, json or yaml" (last joined by last).
+func (s Spec) list(last string) string {
+	names := make([]string, len(s))
+	for i, f := range s {
+		names[i] = string(f)
+	}
+	if last == ", " || len(names) < 2 {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
+}
+
+// Export writes data in a machine-readable format (JSON or YAML) and
+// reports true; for any other format it writes nothing and reports false,
+// and the command renders its table or exports itself.
+func Export(w io.Writer, f Format, data any) (bool, error) {
+	switch f {
+	case JSON:
+		return true, WriteJSON(w, data)
+	case YAML:
+		return true, WriteYAML(w, data)
+	}
+	return false, nil
+}
+
+// WriteJSON writes v as indented JSON with a trailing newline, without
+// HTML escaping (a "<" in a message stays a "<").
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// WriteYAML writes v as YAML, with the same field names as the JSON.
+func WriteYAML(w io.Writer, v any) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}
