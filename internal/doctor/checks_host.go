@@ -47,35 +47,18 @@ var checkShm = &Check{
 			size = *e.Report.Host.ShmTotalMB << 20
 			ev = append(ev, Evidence{"probe host.shm_total_mb", strconv.FormatInt(*e.Report.Host.ShmTotalMB, 10)})
 		} else {
-			opt, src, found := "", "", false
-			for _, p := range []string{"/proc/self/mountinfo", "/proc/mounts", "/proc/self/mounts"} {
-				b, err := e.Host.FS.ReadFile(p)
-				if err != nil {
-					continue
-				}
-				parse := kernfs.ParseMounts
-				if p == "/proc/self/mountinfo" {
-					parse = kernfs.ParseMountInfo
-				}
-				var m kernfs.Mount
-				if m, found = kernfs.FindMount(parse(b), "/dev/shm"); found {
-					opt, _ = m.Option("size")
-					src = p
-					break
-				}
-			}
-			if !found {
+			// No probe report: the memory driver's own reading, so a
+			// size=25% or a missing size= is understood the same way.
+			f, err := memory.Read(e.Host)
+			if err != nil || f.Shm == nil {
 				return skip("skip_no_shm", nil)
 			}
-			if s, err := memory.ParseSize(opt, 0); err == nil {
-				size = s
-				ev = append(ev, Evidence{src + " /dev/shm", "size=" + opt})
-			} else if total, ok := memTotal(e); ok {
-				size = total / 2 // tmpfs default: half of RAM
-				ev = append(ev, Evidence{src + " /dev/shm", "no size= (tmpfs default: half of MemTotal)"})
-			} else {
-				return skip("skip_no_shm", nil)
+			size = *f.Shm
+			how := "size= option"
+			if f.ShmDefaulted {
+				how = "no size= (tmpfs default: half of MemTotal)"
 			}
+			ev = append(ev, Evidence{"memory facts /dev/shm", how})
 		}
 		gpus := e.gpuCount()
 		want := int64(max(1, gpus)) << 30

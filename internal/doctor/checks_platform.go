@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"github.com/devctl/devctl/internal/probe/mps"
 	"strconv"
 	"strings"
 )
@@ -51,15 +52,17 @@ func sysctlIs(e *Env, key, want string) bool {
 
 var checkRosetta = &Check{
 	ID: "apple.rosetta",
-	Run: func(_ context.Context, e *Env) Finding {
+	Run: func(ctx context.Context, e *Env) Finding {
 		h := e.Host
 		if h.OS != "darwin" {
 			return skip("skip_not_macos", Args{"os": h.OS})
 		}
-		if sysctlIs(e, "sysctl.proc_translated", "1") {
-			return Finding{Status: Fail, Msg: "translated", Args: Args{"what": "devctl"}, Evidence: []Evidence{{"sysctl sysctl.proc_translated", "1"}}}
+		// The probe's facts decide, so probe and doctor agree on Rosetta.
+		f := e.macFacts(ctx)
+		if f != nil && f.Rosetta {
+			return Finding{Status: Fail, Msg: "translated", Args: Args{"what": "devctl"}, Evidence: []Evidence{{"probe mps rosetta (sysctl.proc_translated)", "1"}}}
 		}
-		if !sysctlIs(e, "hw.optional.arm64", "1") && h.Arch == "amd64" {
+		if (f == nil || !f.AppleSilicon) && h.Arch == "amd64" {
 			return Finding{Status: Pass, Msg: "intel"}
 		}
 		// The environment's Python binary: an x86_64-only Mach-O on arm64.
@@ -244,4 +247,16 @@ var checkJetson = &Check{
 		}
 		return Finding{Status: Pass, Msg: "pass", Args: Args{"release": release}, Evidence: ev}
 	},
+}
+
+// macFacts are the mps probe driver's facts: from the probe run when there
+// was one, else read once with the driver's own Collect.
+func (e *Env) macFacts(ctx context.Context) *mps.Facts {
+	if o := e.Outcome("mps"); o != nil {
+		if f, ok := o.Result.Raw.(mps.Facts); ok {
+			return &f
+		}
+	}
+	f, _ := mps.Collect(ctx, e.Host)
+	return f
 }

@@ -131,6 +131,9 @@ const (
 	// StateWrongDriver: a driver is bound that the framework cannot use
 	// (nouveau, vfio-pci on the host side of a passthrough, pci-stub).
 	StateWrongDriver = "wrong_driver"
+	// StateTranslated: the process runs as x86_64 under Rosetta 2 on Apple
+	// silicon, where MPS is not available to it.
+	StateTranslated = "translated"
 )
 
 // Usable reports whether a framework can use the device from here.

@@ -85,6 +85,13 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 			continue
 		}
 		rep.Devices = append(rep.Devices, o.Result.Devices...)
+		if n := unusable(o.Result.Devices); n > 0 {
+			// The driver answered, but for devices that cannot be used
+			// from here: say so in drivers[] as the sweep does.
+			st := &rep.Drivers[len(rep.Drivers)-1]
+			st.Status = StatusDegraded
+			st.Detail = fmt.Sprintf("%d %s cannot be used from here (%s); %s", n, plural(n, o.Result.Devices[0].DeviceType), stateCounts(o.Result.Devices), st.Detail)
+		}
 		if o.Result.Software != nil {
 			rep.Software = o.Result.Software
 		}
@@ -136,6 +143,16 @@ func addUnanswered(rep *Report, found []Unanswered) {
 			st.Detail += "; " + why
 		}
 	}
+}
+
+func unusable(ds []Device) int {
+	n := 0
+	for _, d := range ds {
+		if !d.Usable() {
+			n++
+		}
+	}
+	return n
 }
 
 func plural(n int, noun string) string {

@@ -190,14 +190,14 @@ func unusableNotes(devices []Device, chosen string) (int, []string) {
 	for _, b := range order {
 		ds := byBackend[b]
 		if findDevice(devices, string(b)) != nil {
-			notes = append(notes, fmt.Sprintf("%d more %s %s on the PCI bus cannot be used from here (%s)", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), reasons(ds)))
+			notes = append(notes, fmt.Sprintf("%d more %s %s %s cannot be used from here (%s)", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), where(ds[0]), reasons(ds)))
 			continue
 		}
 		def := chosen
 		if def == "" {
 			def = "cpu"
 		}
-		notes = append(notes, fmt.Sprintf("%d %s %s on the PCI bus but %s cannot be used from here (%s); the default device is %s", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), backendDisplay(b), reasons(ds), def))
+		notes = append(notes, fmt.Sprintf("%d %s %s %s but %s cannot be used from here (%s); the default device is %s", len(ds), ds[0].Vendor, plural(len(ds), ds[0].DeviceType), where(ds[0]), backendDisplay(b), reasons(ds), def))
 	}
 	return total, notes
 }
@@ -235,4 +235,12 @@ func backendDisplay(b backend.Backend) string {
 		return "MPS"
 	}
 	return string(b)
+}
+
+// where says how devctl knows the device is there.
+func where(d Device) string {
+	if d.PCIBusID != nil {
+		return "on the PCI bus"
+	}
+	return "present"
 }

@@ -164,7 +164,7 @@ func Interpret(f Facts) probe.Result {
 	}
 	extra := map[string]any{
 		"macos_version":        f.MacOS,
-		"mps_available":        true,
+		"mps_available":        !f.Rosetta,
 		"rosetta":              f.Rosetta,
 		"unified_memory":       !f.AMD,
 		"gpu_budget_estimated": estimated,
@@ -208,6 +208,12 @@ func Interpret(f Facts) probe.Result {
 		JAXPlatform:      "metal",
 		InferenceContext: "torch.inference_mode",
 		Extra:            extra,
+	}
+	if f.Rosetta {
+		// One truth with doctor's apple.rosetta: an x86_64 process under
+		// Rosetta 2 has no MPS, so the GPU is listed but not usable here.
+		dev.State = probe.StateTranslated
+		dev.StateReason = "this process runs as x86_64 under Rosetta 2: x86_64 Python has no MPS; a native arm64 Python can use it"
 	}
 	detail := fmt.Sprintf("%s, macOS %s", name, f.MacOS)
 	if f.GPUCores > 0 {
