@@ -237,8 +237,11 @@ var rules = []rule{
 		needles: []string{"report_tensor_allocations_upon_oom"}},
 	{id: "mismatch.backend", cat: CategoryDeviceMismatch, weight: wPrimary,
 		needles: []string{"Expected object of backend", "but got backend", "Expected CUDA backend", "tensor (got CUDA tensor)", "tensor (got CPU tensor)",
-			"device type tensor to numpy", "convert CUDA tensor to numpy", "convert cuda tensor to numpy", "is on CPU, but expected", "Expected tensor for argument"},
+			"device type tensor to numpy", "convert CUDA tensor to numpy", "convert cuda tensor to numpy", "is on CPU, but expected"},
 		refine: refineDevices},
+	{id: "mismatch.two-devices", cat: CategoryDeviceMismatch, weight: wStrong,
+		needles: []string{"different device", "same device", "devices must match", "device type for", "device mismatch", "but found 'c", "but found 'm"},
+		refine:  refineTwoDevices},
 	{id: "dtype.compute-capability", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.compute_capability", weight: wPrimary,
 		needles: []string{"only supports Ampere GPUs or newer", "compute capability below", "requires a GPU with compute capability",
 			"requires compute capability", "not supported on GPUs with compute capability", "requires .target sm_", "is not supported on this GPU"}},
@@ -250,7 +253,7 @@ var rules = []rule{
 			"make_tpu_client", "get_tpu_client", "Failed to connect to the TPU"}},
 	{id: "cudnn.concept", cat: CategoryCUDNNError, dev: DeviceCUDA, weight: wPrimary,
 		needles: []string{"Failed to get convolution algorithm", "cuDNN failed to initialize", "Could not create cudnn handle", "CUDNN_STATUS",
-			"cudnn error", "cuDNN launch failure"}},
+			"cudnn error", "cuDNN launch failure", "DNN library initialization failed", "DNN library is not found"}},
 	{id: "cudnn.dll", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.load", weight: wStrong,
 		needles: []string{"cudnn64_", "libcudnn.so", "libcudnn_"}, also: []string{"load", "Load", "not found", "No such file"}},
 	{id: "rocm.fault", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wPrimary,
@@ -445,4 +448,27 @@ func containsAny(s string, subs ...string) bool {
 type compiledRule struct {
 	rule
 	re func() *regexp.Regexp // nil when the rule has no regexp
+}
+
+// deviceToken finds device names on a line: cpu, cuda:0, 'mps', xpu, xla.
+var deviceToken = regexp.MustCompile(`(?i)\b(cpu|cuda|mps|xpu|xla|hip)\b`)
+
+// refineTwoDevices decides a device mismatch phrased in any words ("a
+// storage on different device", "device type for generator but found
+// 'cpu'") from the line naming two different device families; a line
+// naming one family decides nothing.
+func refineTwoDevices(line string, _ []string) (Category, Device, string) {
+	seen := map[Device]bool{}
+	dev := DeviceAny
+	for _, m := range deviceToken.FindAllString(line, 8) {
+		f := family(m)
+		seen[f] = true
+		if f != DeviceCPU && dev == DeviceAny {
+			dev = f
+		}
+	}
+	if len(seen) < 2 {
+		return "", "", ""
+	}
+	return CategoryDeviceMismatch, dev, ""
 }
