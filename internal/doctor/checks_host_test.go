@@ -60,7 +60,20 @@ func TestCheckShmSize(t *testing.T) {
 				})
 			},
 			want: Finding{Status: Fail, Msg: "tiny", Args: Args{"size": "200 MiB", "gpus": "0", "want": "2g"},
-				Evidence: []Evidence{{"/proc/mounts /dev/shm", "no size= (tmpfs default: half of MemTotal)"}}},
+				Evidence: []Evidence{{"memory facts /dev/shm", "no size= (tmpfs default: half of MemTotal)"}}},
+		},
+		{
+			// Synthetic: the case where doctor's own parser drifted from the
+			// probe's; both now read it through the memory driver.
+			name: "size=25% is a quarter of MemTotal, as the probe reads it",
+			env: func(t *testing.T) *Env {
+				return withFiles(t, map[string]string{
+					"proc/mounts":  "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=25% 0 0\n",
+					"proc/meminfo": "MemTotal:        4194304 kB\nMemFree:         2097152 kB\n",
+				})
+			},
+			want: Finding{Status: Pass, Msg: "pass", Args: Args{"size": "1024 MiB", "gpus": "0", "want": "2g"},
+				Evidence: []Evidence{{"memory facts /dev/shm", "size= option"}}},
 		},
 	}
 	for _, tt := range tests {
