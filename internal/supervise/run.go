@@ -138,7 +138,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		wg.Add(1)
 		go func(r *os.File, w io.Writer, last *byte) {
 			defer wg.Done()
-			pump(r, w, tl, last)
+			if !teePump(r, w, tl, last) {
+				pump(r, w, tl, last)
+			}
 		}(readers[i], w, []*byte{nil, &lastErr}[i])
 	}
 
@@ -208,8 +210,13 @@ loop:
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
+		// Closing interrupts a copying reader; one blocked in tee(2) ends
+		// only when the last writer goes, so it is not waited for.
 		closeAll(readers)
-		<-drained
+		select {
+		case <-drained:
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	closeAll(readers)
 	res.Duration = time.Since(start)

@@ -285,3 +285,52 @@ func TestTailKeepsTheEnd(t *testing.T) {
 		})
 	}
 }
+
+// When devctl's stdout is a pipe, the stream goes through tee(2) (Linux)
+// and still arrives byte for byte, with the tail kept.
+func TestPassthroughIntoAPipeIsByteIdentical(t *testing.T) {
+	const n, seed = 48<<20 + 999, 5
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(pr); got <- b }()
+	s := childSpec(t, "stream", fmt.Sprint(int64(n)), fmt.Sprint(seed))
+	s.Stdout = pw
+	res, err := Run(context.Background(), s)
+	pw.Close()
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exit %d, err %v", res.ExitCode, err)
+	}
+	want := supervisetest.Expected(n, seed)
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("passthrough differs: got %d bytes, want %d", len(b), len(want))
+	}
+	if !bytes.HasSuffix(want, res.Tail) || len(res.Tail) < (DefaultTailBytes-copyBuf)/2 {
+		t.Errorf("tail of %d bytes is not the stream's end", len(res.Tail))
+	}
+}
+
+// A reader that goes away stops the child through the pipe too.
+func TestClosedPipeStopsTheChild(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := childSpec(t, "stream", "1000000000000", "1")
+	s.Stdout = pw
+	done := make(chan Result, 1)
+	go func() { res, _ := Run(context.Background(), s); done <- res }()
+	io.CopyN(io.Discard, pr, 4<<20)
+	pr.Close()
+	select {
+	case res := <-done:
+		if res.ExitCode == 0 {
+			t.Errorf("exit 0 after the reader went away, want a failure")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("child kept running after its reader went away")
+	}
+	pw.Close()
+}
