@@ -245,6 +245,13 @@ func Run(ctx context.Context, o *Options) error {
 		return cmdutil.Usagef("%v", err)
 	}
 
+	// A reader of devctl's output that goes away must stop the child (it
+	// gets the broken pipe), not kill devctl before it records the attempt:
+	// with SIGPIPE notified, Go returns EPIPE from writes to fd 1 and 2.
+	// (Notify, not Ignore: an ignored signal would be inherited by CMD.)
+	pipeSig := make(chan os.Signal, 1)
+	signal.Notify(pipeSig, syscall.SIGPIPE)
+	defer signal.Stop(pipeSig)
 	sigs := o.Signals
 	if sigs == nil {
 		c := make(chan os.Signal, 4)

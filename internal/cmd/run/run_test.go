@@ -275,3 +275,33 @@ func TestReportFile(t *testing.T) {
 		}
 	}
 }
+
+// `devctl run -- producer | head`: when the reader goes away, the child
+// gets the broken pipe and devctl still records the attempt and exits.
+func TestReaderGoneStopsTheChildThroughDevctl(t *testing.T) {
+	state := t.TempDir()
+	cmd := devctl(t, state, nil, "stream", "1000000000000", "3")
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.CopyN(io.Discard, pr, 8<<20)
+	pr.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code == 0 {
+			t.Errorf("devctl exited 0, want the child's failure")
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("devctl kept running after its reader went away")
+	}
+	if rs := loadHistory(t, state); len(rs) != 1 {
+		t.Errorf("history %+v, want the one attempt", rs)
+	}
+}
