@@ -58,6 +58,9 @@ var checkShm = &Check{
 			if f.ShmDefaulted {
 				how = "no size= (tmpfs default: half of MemTotal)"
 			}
+			if f.ShmUnlimited {
+				how = "size=0 (no limit but RAM)"
+			}
 			ev = append(ev, Evidence{"memory facts /dev/shm", how})
 		}
 		gpus := e.gpuCount()

@@ -75,6 +75,17 @@ func TestCheckShmSize(t *testing.T) {
 			want: Finding{Status: Pass, Msg: "pass", Args: Args{"size": "1024 MiB", "gpus": "0", "want": "2g"},
 				Evidence: []Evidence{{"memory facts /dev/shm", "size= option"}}},
 		},
+		{
+			name: "a tmpfs mounted size=0k has no limit: it is bounded by RAM, not empty",
+			env: func(t *testing.T) *Env {
+				return withFiles(t, map[string]string{
+					"proc/mounts":  "shm /dev/shm tmpfs rw,nosuid,nodev,size=0k 0 0\n",
+					"proc/meminfo": "MemTotal:         4194304 kB\nMemFree:          204800 kB\n",
+				})
+			},
+			want: Finding{Status: Pass, Msg: "pass", Args: Args{"size": "4096 MiB", "gpus": "0", "want": "2g"},
+				Evidence: []Evidence{{"memory facts /dev/shm", "size=0 (no limit but RAM)"}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,9 +39,11 @@ type Facts struct {
 	Limit     *int64
 	LimitFile string
 	// Shm is the size of the tmpfs at /dev/shm; ShmDefaulted says it had
-	// no size= option and is the kernel default, half of RAM.
+	// no size= option and is the kernel default, half of RAM; ShmUnlimited
+	// says it was mounted size=0 (no limit) and Shm is RAM.
 	Shm          *int64
 	ShmDefaulted bool
+	ShmUnlimited bool
 	Source       string
 }
 
@@ -99,29 +101,30 @@ func read(h *host.Host, cg *kernfs.Cgroups, withShm bool) (Facts, error) {
 		f.LimitFile = lim.Path
 	}
 	if withShm {
-		f.Shm, f.ShmDefaulted = shmSize(cg.Mounts, mi.Total)
+		f.Shm, f.ShmDefaulted, f.ShmUnlimited = shmSize(cg.Mounts, mi.Total)
 	}
 	return f, nil
 }
 
 // shmSize finds the tmpfs mounted at /dev/shm in the mount table.
-func shmSize(mounts []kernfs.Mount, ram int64) (*int64, bool) {
+func shmSize(mounts []kernfs.Mount, ram int64) (size *int64, defaulted, unlimited bool) {
 	m, ok := kernfs.FindMount(mounts, "/dev/shm")
 	if !ok || m.FSType != "tmpfs" {
-		return nil, false
+		return nil, false, false
 	}
 	if v, ok := m.Option("size"); ok {
-		if n, err := ParseSize(v, ram); err == nil {
-			return probe.Ptr(n), false
+		n, unlimited, err := TmpfsSize(v, ram)
+		if err != nil || (unlimited && n == 0) {
+			return nil, false, false
 		}
-		return nil, false
+		return probe.Ptr(n), false, unlimited
 	}
 	// A tmpfs mounted without size= gets the kernel default: half of RAM
 	// (Documentation/filesystems/tmpfs.rst).
 	if ram <= 0 {
-		return nil, false
+		return nil, false, false
 	}
-	return probe.Ptr(ram / 2), true
+	return probe.Ptr(ram / 2), true, false
 }
 
 func readDarwin(h *host.Host) (Facts, error) {
@@ -164,6 +167,9 @@ func detail(f Facts) string {
 		s := "/dev/shm " + units.Bytes(*f.Shm).Format(units.MiB, 0)
 		if f.ShmDefaulted {
 			s += " (tmpfs default)"
+		}
+		if f.ShmUnlimited {
+			s += " (size=0: no limit but RAM)"
 		}
 		parts = append(parts, s)
 	}

@@ -100,6 +100,21 @@ func sat(a, b int64) int64 {
 	return a + b
 }
 
+// TmpfsSize is a tmpfs mount's size= option as a bound in bytes. The kernel
+// spells an unlimited tmpfs "size=0" (mountinfo prints "size=0k"); such a
+// mount is bounded in practice by RAM, which is returned with unlimited
+// set (or 0 when RAM is unknown).
+func TmpfsSize(opt string, ramBytes int64) (n int64, unlimited bool, err error) {
+	n, err = ParseSize(opt, ramBytes)
+	if err != nil {
+		return 0, false, err
+	}
+	if n == 0 {
+		return max(ramBytes, 0), true, nil
+	}
+	return n, false, nil
+}
+
 // ParseSize parses a tmpfs "size=" value: bytes with an optional binary
 // suffix (k, m, g, t, p, e), or a percentage of RAM ("50%"), which needs
 // ramBytes. The kernel prints sizes in mountinfo as "<n>k".

@@ -12,6 +12,7 @@ import (
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 var hostsDir = filepath.Join("..", "..", "..", "testdata", "hosts")
@@ -212,4 +213,24 @@ func FuzzParseSize(f *testing.F) {
 			t.Errorf("ParseSize(%q) = %d", s, n)
 		}
 	})
+}
+
+func TestAnUnlimitedShmIsBoundedByRAMNotZero(t *testing.T) {
+	// Synthetic: the kernel prints an unlimited tmpfs (mount -o size=0) as
+	// size=0k in mountinfo.
+	mounts := kernfs.ParseMountInfo([]byte("618 614 0:54 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=0k,inode64\n"))
+	got, defaulted, unlimited := shmSize(mounts, 64<<30)
+	if got == nil || *got != 64<<30 || defaulted || !unlimited {
+		t.Fatalf("shmSize = %v, %v, %v; want RAM, unlimited", got, defaulted, unlimited)
+	}
+	for _, tt := range []struct {
+		opt       string
+		want      int64
+		unlimited bool
+	}{{"0k", 1 << 30, true}, {"0", 1 << 30, true}, {"65536k", 64 << 20, false}, {"50%", 512 << 20, false}} {
+		n, unl, err := TmpfsSize(tt.opt, 1<<30)
+		if err != nil || n != tt.want || unl != tt.unlimited {
+			t.Errorf("TmpfsSize(%q) = %d, %v, %v; want %d, %v", tt.opt, n, unl, err, tt.want, tt.unlimited)
+		}
+	}
 }
