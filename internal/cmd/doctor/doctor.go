@@ -429,7 +429,9 @@ func buildEnv(ctx context.Context, f *cmdutil.Factory) (*doctor.Env, error) {
 	env.Config = cfg
 	if cfgErr == nil {
 		rep, outcomes, err := cmdutil.RunProbe(ctx, f, nil)
-		if rep == nil && err != nil {
+		// A requested device that is absent with fallback off is a usage
+		// error (exit 2), as it is for probe and recommend.
+		if err != nil && (rep == nil || errors.Is(err, probe.ErrDeviceUnavailable)) {
 			return nil, err
 		}
 		env.Report, env.Outcomes = rep, outcomes
