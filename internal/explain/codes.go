@@ -165,3 +165,14 @@ func refineOOMWord(line string, _ []string) (Category, Device, string) {
 	}
 	return CategoryOutOfMemory, DeviceAny, "out_of_memory"
 }
+
+// refineShortfall reads a memory check that refused to start ("model
+// requires more system memory (5.3 GiB) than is available (3.3 GiB)"):
+// system memory or RAM is the host's, anything else as refineOOMWord.
+func refineShortfall(line string, sub []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	if containsAny(low, "system memory", " ram", "host memory", "physical memory") {
+		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
+	}
+	return refineOOMWord(line, sub)
+}
