@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,8 +178,7 @@ type gatherKey struct {
 }
 
 func (g *snapshotGatherer) Gather() ([]*dto.MetricFamily, error) {
-	snap, _ := g.cache.Get(context.Background()) // starts a refresh when stale
-	key := gatherKey{snap, g.cache.Runs(), g.cache.Failures()}
+	key := g.current()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.have || g.key != key {
@@ -185,4 +186,73 @@ func (g *snapshotGatherer) Gather() ([]*dto.MetricFamily, error) {
 		g.key, g.have = key, true
 	}
 	return g.mfs, g.err
+}
+
+// encodedMetrics serves /metrics from the encoded answer of the current
+// snapshot: client_golang's handler renders it once per snapshot and per
+// negotiated Accept/Accept-Encoding pair, and every scrape until the next
+// refresh gets those bytes. Rendering dominated a scrape's cost.
+type encodedMetrics struct {
+	render   http.Handler
+	gatherer *snapshotGatherer
+
+	mu      sync.Mutex
+	key     gatherKey
+	answers map[string]*recorded
+}
+
+// maxAnswers bounds the cached header combinations; odd clients beyond it
+// are rendered for afresh.
+const maxAnswers = 16
+
+type recorded struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (e *encodedMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := e.gatherer.current()
+	neg := r.Header.Get("Accept") + "\x00" + r.Header.Get("Accept-Encoding")
+	e.mu.Lock()
+	if e.key != key || e.answers == nil {
+		e.key, e.answers = key, map[string]*recorded{}
+	}
+	ans := e.answers[neg]
+	e.mu.Unlock()
+	if ans == nil {
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		e.render.ServeHTTP(rec, r)
+		ans = &recorded{header: rec.header, status: rec.status, body: rec.body.Bytes()}
+		if ans.status == http.StatusOK {
+			e.mu.Lock()
+			if e.key == key && len(e.answers) < maxAnswers {
+				e.answers[neg] = ans
+			}
+			e.mu.Unlock()
+		}
+	}
+	h := w.Header()
+	for k, v := range ans.header {
+		h[k] = v
+	}
+	w.WriteHeader(ans.status)
+	_, _ = w.Write(ans.body)
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(code int)        { r.status = code }
+
+// current returns the key of the snapshot scrapes now see, starting a
+// refresh when it is stale.
+func (g *snapshotGatherer) current() gatherKey {
+	snap, _ := g.cache.Get(context.Background())
+	return gatherKey{snap, g.cache.Runs(), g.cache.Failures()}
 }

@@ -28,17 +28,21 @@ type Options struct {
 func Handler(c *Cache, opts Options) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{cache: c, version: opts.Version})
-	var gatherer prometheus.Gatherer = &snapshotGatherer{cache: c, reg: reg}
+	sg := &snapshotGatherer{cache: c, reg: reg}
+	var gatherer prometheus.Gatherer = sg
 	if opts.RuntimeMetrics {
 		rt := prometheus.NewRegistry()
 		rt.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		gatherer = prometheus.Gatherers{gatherer, rt}
 	}
-	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	var metrics http.Handler = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: opts.MaxInFlight,
 		Timeout:             opts.Timeout,
 	})
+	if !opts.RuntimeMetrics { // runtime metrics change on every scrape
+		metrics = &encodedMetrics{render: metrics, gatherer: sg}
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)

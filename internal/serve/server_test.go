@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -81,5 +82,31 @@ func TestHandlerTimesOutSlowRequests(t *testing.T) {
 	}
 	if code, _ := body(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before the first probe: %d, want 503", code)
+	}
+}
+
+func TestEncodedMetricsKeepNegotiation(t *testing.T) {
+	c := NewCache(func(ctx context.Context) *Snapshot { return &Snapshot{Probe: &probe.Report{}} }, time.Minute, time.Minute, nil)
+	h := Handler(c, Options{Version: "v9", MaxInFlight: 4, Timeout: time.Second})
+	for range 2 { // the second answer comes from the cache
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Header().Get("Content-Encoding") != "gzip" {
+			t.Fatalf("Content-Encoding %q, want gzip", rec.Header().Get("Content-Encoding"))
+		}
+		zr, err := gzip.NewReader(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(zr)
+		if !strings.Contains(string(b), `devctl_build_info{version="v9"} 1`) {
+			t.Fatalf("gzip body:\n%s", b)
+		}
+	}
+	code, plain := body(t, h, "/metrics")
+	if code != 200 || !strings.Contains(plain, "devctl_probe_runs_total 1") {
+		t.Fatalf("plain answer %d:\n%s", code, plain)
 	}
 }
