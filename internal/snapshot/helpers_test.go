@@ -6,42 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
-
-// writeTree creates files under root; a value starting with "->" makes a
-// symbolic link, a key ending in "/" an empty directory.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // fakeRunner answers programs from a map keyed "name arg1 arg2".
 type fakeRunner map[string]string
@@ -93,7 +65,7 @@ func (n fakeNVML) Query(context.Context) ([]byte, error) {
 func fixtureHost(t *testing.T, files map[string]string, env host.MapEnv) *host.Host {
 	t.Helper()
 	root := t.TempDir()
-	writeTree(t, root, files)
+	fakehost.WriteT(t, root, files)
 	h, err := host.Local(host.LocalOptions{Sysroot: root})
 	if err != nil {
 		t.Fatal(err)

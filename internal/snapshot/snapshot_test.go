@@ -21,6 +21,7 @@ import (
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 const (
@@ -38,8 +39,8 @@ func gpuTree() map[string]string {
 		"sys/devices/pci0000:00/0000:00:04.0/device": "0x20b0\n",
 		"sys/devices/pci0000:00/0000:00:04.0/uuid":   strings.TrimPrefix(gpuUUID, "GPU-") + "\n",
 		"sys/devices/pci0000:00/0000:00:05.0/vendor": "0x8086\n",
-		"sys/bus/pci/devices/0000:00:04.0":           "->../../../devices/pci0000:00/0000:00:04.0",
-		"sys/bus/pci/devices/0000:00:05.0":           "->../../../devices/pci0000:00/0000:00:05.0",
+		"sys/bus/pci/devices/0000:00:04.0":           fakehost.Link("../../../devices/pci0000:00/0000:00:04.0"),
+		"sys/bus/pci/devices/0000:00:05.0":           fakehost.Link("../../../devices/pci0000:00/0000:00:05.0"),
 		"sys/class/dmi/id/board_serial":              boardSN + "\n",
 		"sys/class/dmi/id/product_uuid":              "8c1f7a52-3b9e-4d21-9f0a-6e5d4c3b2a19\n",
 		"etc/hostname":                               "gpu-node-17\n",
@@ -299,7 +300,7 @@ func TestRedactHostHidesIdentifiersConsistently(t *testing.T) {
 func addLink(t *testing.T, h *host.Host, name, target string) host.FS {
 	t.Helper()
 	root := string(h.FS.(host.DirFS))
-	writeTree(t, root, map[string]string{name: "->" + target})
+	fakehost.WriteT(t, root, fakehost.Files{name: fakehost.Link(target)})
 	return h.FS
 }
 

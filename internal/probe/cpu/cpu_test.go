@@ -16,6 +16,7 @@ import (
 
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 var hostsDir = filepath.Join("..", "..", "..", "testdata", "hosts")
@@ -269,22 +270,6 @@ func TestProbeFixtures(t *testing.T) {
 	}
 }
 
-// writeTree builds a synthetic tree in a temp dir from path → contents.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, s := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestProbeArmTopologyFromSysfs(t *testing.T) {
 	// Synthetic: arm64 cpuinfo has no topology keys, so sockets and cores
 	// come from sysfs; the big cluster's cpufreq maximum wins.
@@ -299,7 +284,7 @@ func TestProbeArmTopologyFromSysfs(t *testing.T) {
 		files[base+"physical_package_id"] = pc[0] + "\n"
 		files[base+"core_id"] = pc[1] + "\n"
 	}
-	h, err := host.Local(host.LocalOptions{Sysroot: writeTree(t, files)})
+	h, err := host.Local(host.LocalOptions{Sysroot: fakehost.Tree(t, files)})
 	if err != nil {
 		t.Fatal(err)
 	}

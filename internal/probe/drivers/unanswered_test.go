@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func accel(name string) string { return filepath.Join("..", "..", "..", "testdata", "accel", name) }
@@ -58,7 +58,7 @@ func TestUnansweredOnRealTrees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.RootHost(t, accel(tt.tree), nil)
+			h := fakehost.RootHost(t, accel(tt.tree), nil)
 			got := rows(Unanswered(context.Background(), h, tt.answered, tt.statuses))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
@@ -68,7 +68,7 @@ func TestUnansweredOnRealTrees(t *testing.T) {
 }
 
 func TestUnansweredReasons(t *testing.T) {
-	h := pcitest.RootHost(t, accel("nvidia-p100-container-no-runtime"), nil)
+	h := fakehost.RootHost(t, accel("nvidia-p100-container-no-runtime"), nil)
 	st := []probe.DriverStatus{{Name: "nvidia", Status: probe.StatusAbsent, Detail: "NVIDIA kernel module 565.57.01 is loaded but /dev/nvidiactl is missing here (a container without GPU access?)"}}
 	got := Unanswered(context.Background(), h, nil, st)
 	if len(got) != 1 {
@@ -81,15 +81,15 @@ func TestUnansweredReasons(t *testing.T) {
 }
 
 func TestUnansweredNoDriverAndOtherVendors(t *testing.T) {
-	files := pcitest.Merge(
+	files := fakehost.Merge(
 		// Synthetic: a T4 with no driver bound, an MI210 without amdgpu, an
 		// Intel iGPU (never listed) and an Inferentia2 without its driver.
-		pcitest.Function("0000:07:00.0", 0x10de, 0x1eb8, 0x10de, 0x12a2, 0x030200, "", "8.0 GT/s PCIe", 16),
-		pcitest.Function("0000:63:00.0", 0x1002, 0x740f, 0x1002, 0x0c34, 0x038000, "", "16.0 GT/s PCIe", 16),
-		pcitest.Function("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0x0000, 0x030000, "i915", "Unknown", 0),
-		pcitest.Function("0000:00:1e.0", 0x1d0f, 0x7264, 0x1d0f, 0x0000, 0x088000, "", "16.0 GT/s PCIe", 8),
+		fakehost.PCIFunction("0000:07:00.0", 0x10de, 0x1eb8, 0x10de, 0x12a2, 0x030200, "", "8.0 GT/s PCIe", 16),
+		fakehost.PCIFunction("0000:63:00.0", 0x1002, 0x740f, 0x1002, 0x0c34, 0x038000, "", "16.0 GT/s PCIe", 16),
+		fakehost.PCIFunction("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0x0000, 0x030000, "i915", "Unknown", 0),
+		fakehost.PCIFunction("0000:00:1e.0", 0x1d0f, 0x7264, 0x1d0f, 0x0000, 0x088000, "", "16.0 GT/s PCIe", 8),
 	)
-	h := pcitest.Host(t, files, nil)
+	h := fakehost.Host(t, files, nil)
 	st := []probe.DriverStatus{{Name: "nvidia"}, {Name: "rocm"}, {Name: "xpu"}, {Name: "neuron"}}
 	want := []row{
 		{"neuron", "pci:0000:00:1e.0", "AWS NeuronDevice (Inferentia2)", probe.StateNoDriver, "", 0},

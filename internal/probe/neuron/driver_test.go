@@ -9,7 +9,7 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/neuron"
 	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func TestIdentify(t *testing.T) {
@@ -39,7 +39,7 @@ func TestIdentify(t *testing.T) {
 }
 
 func TestProbeInf2WithENA(t *testing.T) {
-	h := pcitest.RootHost(t, filepath.Join("..", "..", "..", "testdata", "accel", "neuron-inf2-ena"), nil)
+	h := fakehost.RootHost(t, filepath.Join("..", "..", "..", "testdata", "accel", "neuron-inf2-ena"), nil)
 	res, err := neuron.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +58,11 @@ func TestProbeInf2WithENA(t *testing.T) {
 }
 
 func TestProbeTrn2CoreRanges(t *testing.T) {
-	files := pcitest.Merge(
-		pcitest.Function("0000:10:1c.0", 0x1d0f, 0x7364, 0x1d0f, 0, 0x088000, "neuron", "32.0 GT/s PCIe", 16),
-		pcitest.Function("0000:10:1d.0", 0x1d0f, 0x7364, 0x1d0f, 0, 0x088000, "neuron", "32.0 GT/s PCIe", 16),
+	files := fakehost.Merge(
+		fakehost.PCIFunction("0000:10:1c.0", 0x1d0f, 0x7364, 0x1d0f, 0, 0x088000, "neuron", "32.0 GT/s PCIe", 16),
+		fakehost.PCIFunction("0000:10:1d.0", 0x1d0f, 0x7364, 0x1d0f, 0, 0x088000, "neuron", "32.0 GT/s PCIe", 16),
 	)
-	res, err := neuron.New().Probe(context.Background(), pcitest.Host(t, files, nil))
+	res, err := neuron.New().Probe(context.Background(), fakehost.Host(t, files, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestProbeTrn2CoreRanges(t *testing.T) {
 }
 
 func TestProbeENAOnlyIsAbsent(t *testing.T) {
-	h := pcitest.Host(t, pcitest.Function("0000:00:05.0", 0x1d0f, 0xec20, 0x1d0f, 0xec20, 0x020000, "ena", "Unknown", 0), nil)
+	h := fakehost.Host(t, fakehost.PCIFunction("0000:00:05.0", 0x1d0f, 0xec20, 0x1d0f, 0xec20, 0x020000, "ena", "Unknown", 0), nil)
 	if _, err := neuron.New().Probe(context.Background(), h); !errors.Is(err, probe.ErrAbsent) {
 		t.Errorf("err = %v, want absent", err)
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/mps"
 	"github.com/devctl/devctl/internal/probe/neuron"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
 	"github.com/devctl/devctl/internal/probe/rocm"
 	"github.com/devctl/devctl/internal/probe/xla"
 	"github.com/devctl/devctl/internal/probe/xpu"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func accelDrivers() []probe.Driver {
@@ -60,7 +60,7 @@ func (r *recordingFS) Readlink(name string) (string, error) {
 func fixture(name string) string { return filepath.Join("..", "..", "..", "testdata", "accel", name) }
 
 func TestCPUOnlyHostCostsOneWalk(t *testing.T) {
-	h := pcitest.RootHost(t, fixture("cpu-only"), nil)
+	h := fakehost.RootHost(t, fixture("cpu-only"), nil)
 	rec := &recordingFS{FS: h.FS}
 	h.FS = rec
 	_, outcomes, err := probe.Run(context.Background(), h, accelDrivers(), probe.Options{})
@@ -108,7 +108,7 @@ func TestSelectionWithFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.RootHost(t, fixture(tt.tree), nil)
+			h := fakehost.RootHost(t, fixture(tt.tree), nil)
 			rep, _, err := probe.Run(context.Background(), h, accelDrivers(), tt.opts)
 			if tt.wantErr {
 				if !errors.Is(err, probe.ErrDeviceUnavailable) {

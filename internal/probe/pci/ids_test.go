@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 // idsText is a cut of the real pci.ids 2023.04.10 (Debian pci.ids
@@ -83,7 +83,7 @@ func FuzzParseIDs(f *testing.F) {
 func TestLookupNamesFallsBackToTheEmbeddedTable(t *testing.T) {
 	k := pci.Key{Vendor: 0x10de, Device: 0x15f8}
 	t.Run("no pci.ids on the host names the board from the embedded table", func(t *testing.T) {
-		h := pcitest.Host(t, pcitest.Files{"/etc/hostname": "x\n"}, nil)
+		h := fakehost.Host(t, fakehost.Files{"/etc/hostname": "x\n"}, nil)
 		got := pci.LookupNames(h, []pci.Key{k})[k]
 		want := pci.Names{Vendor: "NVIDIA Corporation", Device: "GP100GL [Tesla P100 PCIe 16GB]", Source: "embedded"}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -91,7 +91,7 @@ func TestLookupNamesFallsBackToTheEmbeddedTable(t *testing.T) {
 		}
 	})
 	t.Run("the host's pci.ids wins and says where it came from", func(t *testing.T) {
-		h := pcitest.Host(t, pcitest.Files{"/usr/share/hwdata/pci.ids": idsText}, nil)
+		h := fakehost.Host(t, fakehost.Files{"/usr/share/hwdata/pci.ids": idsText}, nil)
 		k2 := pci.Key{Vendor: 0x10de, Device: 0x1eb8, SubsystemVendor: 0x10de, SubsystemDevice: 0x12a2}
 		got := pci.LookupNames(h, []pci.Key{k2})[k2]
 		if got.Source != "/usr/share/hwdata/pci.ids" || got.Model() != "Tesla T4" {
@@ -99,7 +99,7 @@ func TestLookupNamesFallsBackToTheEmbeddedTable(t *testing.T) {
 		}
 	})
 	t.Run("a device neither pci.ids nor the table lists has no names", func(t *testing.T) {
-		h := pcitest.Host(t, pcitest.Files{"/usr/share/misc/pci.ids": idsText}, nil)
+		h := fakehost.Host(t, fakehost.Files{"/usr/share/misc/pci.ids": idsText}, nil)
 		k3 := pci.Key{Vendor: 0x10de, Device: 0xffff}
 		if got, ok := pci.LookupNames(h, []pci.Key{k3})[k3]; ok {
 			t.Errorf("got %+v, want nothing", got)

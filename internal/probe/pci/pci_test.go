@@ -10,7 +10,7 @@ import (
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func TestParseHexID(t *testing.T) {
@@ -123,13 +123,13 @@ func TestParseUevent(t *testing.T) {
 }
 
 func TestScan(t *testing.T) {
-	files := pcitest.Merge(
-		pcitest.Function("0000:00:04.0", 0x1ae0, 0x005e, 0x1ae0, 0x0000, 0x120000, "", "8.0 GT/s PCIe", 16),
+	files := fakehost.Merge(
+		fakehost.PCIFunction("0000:00:04.0", 0x1ae0, 0x005e, 0x1ae0, 0x0000, 0x120000, "", "8.0 GT/s PCIe", 16),
 		// The Google NIC: same vendor, not a TPU; detailed because Google is a candidate vendor.
-		pcitest.Function("0000:00:05.0", 0x1ae0, 0x0042, 0x1ae0, 0x0001, 0x020000, "gve", "Unknown", 0),
+		fakehost.PCIFunction("0000:00:05.0", 0x1ae0, 0x0042, 0x1ae0, 0x0001, 0x020000, "gve", "Unknown", 0),
 		// An Intel chipset function is read for ids only.
-		pcitest.Function("0000:00:1f.0", 0x8086, 0x7a06, 0x8086, 0x7a06, 0x060100, "", "Unknown", 0),
-		pcitest.Files{
+		fakehost.PCIFunction("0000:00:1f.0", 0x8086, 0x7a06, 0x8086, 0x7a06, 0x060100, "", "Unknown", 0),
+		fakehost.Files{
 			// A function without uevent: the separate files and the driver link are read.
 			"/sys/bus/pci/devices/0000:03:00.0/vendor":             "0x10de\n",
 			"/sys/bus/pci/devices/0000:03:00.0/device":             "0x20b0\n",
@@ -141,12 +141,12 @@ func TestScan(t *testing.T) {
 			"/sys/bus/pci/devices/0000:03:00.0/max_link_speed":     "16.0 GT/s PCIe\n",
 			"/sys/bus/pci/devices/0000:03:00.0/current_link_width": "16\n",
 			"/sys/bus/pci/devices/0000:03:00.0/max_link_width":     "16\n",
-			"/sys/bus/pci/devices/0000:03:00.0/driver":             pcitest.Link("../../../bus/pci/drivers/nvidia"),
+			"/sys/bus/pci/devices/0000:03:00.0/driver":             fakehost.Link("../../../bus/pci/drivers/nvidia"),
 			// Names that are not bus addresses are ignored.
 			"/sys/bus/pci/devices/not-an-address/vendor": "0x10de\n",
 		},
 	)
-	h := pcitest.Host(t, files, nil)
+	h := fakehost.Host(t, files, nil)
 	got, err := pci.Scan(h)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestScanWithoutBus(t *testing.T) {
-	h := pcitest.Host(t, pcitest.Files{"/proc/": ""}, nil)
+	h := fakehost.Host(t, fakehost.Files{"/proc/": ""}, nil)
 	if _, err := pci.Scan(h); err == nil {
 		t.Fatal("Scan on a tree without /sys/bus/pci gave no error")
 	}
@@ -202,7 +202,7 @@ func (c *countingFS) ReadFile(name string) ([]byte, error) {
 }
 
 func TestScanIsSharedAcrossConcurrentCallers(t *testing.T) {
-	h := pcitest.Host(t, pcitest.Function("0000:00:04.0", 0x1ae0, 0x005e, 0x1ae0, 0, 0x120000, "", "8.0 GT/s PCIe", 16), nil)
+	h := fakehost.Host(t, fakehost.PCIFunction("0000:00:04.0", 0x1ae0, 0x005e, 0x1ae0, 0, 0x120000, "", "8.0 GT/s PCIe", 16), nil)
 	cfs := &countingFS{FS: h.FS, reads: map[string]int{}}
 	h.FS = cfs
 	var wg sync.WaitGroup
@@ -310,23 +310,23 @@ func FuzzParseLinkWidth(f *testing.F) {
 // BenchmarkScanServer walks a 300-function bus with two GPUs, the size of a
 // busy dual-socket server, on a fresh Host each time (no memo).
 func BenchmarkScanServer(b *testing.B) {
-	files := pcitest.Files{}
+	files := fakehost.Files{}
 	for i := 0; i < 298; i++ {
 		addr := fmt.Sprintf("0000:%02x:%02x.%d", i/32, (i%32)/8, i%8)
-		for k, v := range pcitest.Function(addr, 0x8086, 0x2020, 0x8086, 0, 0x088000, "", "Unknown", 0) {
+		for k, v := range fakehost.PCIFunction(addr, 0x8086, 0x2020, 0x8086, 0, 0x088000, "", "Unknown", 0) {
 			files[k] = v
 		}
 	}
 	for _, a := range []string{"0000:63:00.0", "0000:43:00.0"} {
-		for k, v := range pcitest.Function(a, 0x1002, 0x740f, 0x1002, 0x0c34, 0x038000, "amdgpu", "16.0 GT/s PCIe", 16) {
+		for k, v := range fakehost.PCIFunction(a, 0x1002, 0x740f, 0x1002, 0x0c34, 0x038000, "amdgpu", "16.0 GT/s PCIe", 16) {
 			files[k] = v
 		}
 	}
 	root := b.TempDir()
-	pcitest.Write(b, root, files)
+	fakehost.WriteT(b, root, files)
 	b.ResetTimer()
 	for b.Loop() {
-		h := pcitest.RootHost(b, root, nil)
+		h := fakehost.RootHost(b, root, nil)
 		if devs, err := pci.Scan(h); err != nil || len(devs) != 300 {
 			b.Fatalf("%d devices, %v", len(devs), err)
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
 	"github.com/devctl/devctl/internal/probe/rocm"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func TestGFXName(t *testing.T) {
@@ -136,7 +136,7 @@ func TestProbeFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.RootHost(t, fixture(tt.tree), nil)
+			h := fakehost.RootHost(t, fixture(tt.tree), nil)
 			res, err := rocm.New().Probe(context.Background(), h)
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +154,7 @@ func TestProbeFixtures(t *testing.T) {
 }
 
 func TestProbeMI300XPartitionsReportTheirShareOfVRAM(t *testing.T) {
-	h := pcitest.RootHost(t, fixture("rocm-mi300x-cpx"), nil)
+	h := fakehost.RootHost(t, fixture("rocm-mi300x-cpx"), nil)
 	res, err := rocm.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -169,24 +169,24 @@ func TestProbeMI300XPartitionsReportTheirShareOfVRAM(t *testing.T) {
 }
 
 func TestProbeAbsence(t *testing.T) {
-	amdOnBus := pcitest.Function("0000:03:00.0", 0x1002, 0x744c, 0x1002, 0x0e3b, 0x030000, "amdgpu", "16.0 GT/s PCIe", 16)
-	gpuNode := pcitest.Files{"/sys/class/kfd/kfd/topology/nodes/1/properties": "simd_count 192\nsimd_per_cu 2\ngfx_target_version 110000\nlocation_id 768\n"}
+	amdOnBus := fakehost.PCIFunction("0000:03:00.0", 0x1002, 0x744c, 0x1002, 0x0e3b, 0x030000, "amdgpu", "16.0 GT/s PCIe", 16)
+	gpuNode := fakehost.Files{"/sys/class/kfd/kfd/topology/nodes/1/properties": "simd_count 192\nsimd_per_cu 2\ngfx_target_version 110000\nlocation_id 768\n"}
 	tests := []struct {
 		name    string
-		files   pcitest.Files
+		files   fakehost.Files
 		absent  bool
 		devices int
 	}{
-		{"a bus without AMD is absent", pcitest.Function("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0, 0x030000, "i915", "Unknown", 0), true, 0},
+		{"a bus without AMD is absent", fakehost.PCIFunction("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0, 0x030000, "i915", "Unknown", 0), true, 0},
 		{"an AMD GPU without KFD is absent", amdOnBus, true, 0},
-		{"an AMD audio function alone is absent", pcitest.Function("0000:03:00.1", 0x1002, 0xab30, 0x1002, 0, 0x040300, "snd_hda_intel", "", 0), true, 0},
-		{"KFD with only a CPU node is absent", pcitest.Merge(amdOnBus, pcitest.Files{"/sys/class/kfd/kfd/topology/nodes/0/properties": "cpu_cores_count 16\nsimd_count 0\n"}), true, 0},
+		{"an AMD audio function alone is absent", fakehost.PCIFunction("0000:03:00.1", 0x1002, 0xab30, 0x1002, 0, 0x040300, "snd_hda_intel", "", 0), true, 0},
+		{"KFD with only a CPU node is absent", fakehost.Merge(amdOnBus, fakehost.Files{"/sys/class/kfd/kfd/topology/nodes/0/properties": "cpu_cores_count 16\nsimd_count 0\n"}), true, 0},
 		{"KFD without any PCI bus still finds the GPU", gpuNode, false, 1},
-		{"a node with a broken properties file is skipped", pcitest.Merge(amdOnBus, gpuNode, pcitest.Files{"/sys/class/kfd/kfd/topology/nodes/2/properties": "\xff\xfe garbage"}), false, 1},
+		{"a node with a broken properties file is skipped", fakehost.Merge(amdOnBus, gpuNode, fakehost.Files{"/sys/class/kfd/kfd/topology/nodes/2/properties": "\xff\xfe garbage"}), false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.Host(t, tt.files, nil)
+			h := fakehost.Host(t, tt.files, nil)
 			res, err := rocm.New().Probe(context.Background(), h)
 			if got := errors.Is(err, probe.ErrAbsent); got != tt.absent {
 				t.Fatalf("absent = %v (err %v), want %v", got, err, tt.absent)
@@ -199,7 +199,7 @@ func TestProbeAbsence(t *testing.T) {
 }
 
 func TestProbeReportsAccess(t *testing.T) {
-	h := pcitest.RootHost(t, fixture("rocm-mi210"), nil)
+	h := fakehost.RootHost(t, fixture("rocm-mi210"), nil)
 	res, err := rocm.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)

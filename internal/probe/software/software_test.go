@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
 	"github.com/devctl/devctl/internal/probe/software"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func tree(name string) string { return filepath.Join("..", "..", "..", "testdata", "software", name) }
@@ -41,7 +41,7 @@ func TestCollectOnRealEnvironments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.RootHost(t, tree(tt.tree), tt.env)
+			h := fakehost.RootHost(t, tree(tt.tree), tt.env)
 			sw := software.Collect(context.Background(), h)
 			if len(sw.Environments) != 1 {
 				t.Fatalf("got %d environments, want 1: %+v", len(sw.Environments), sw.Environments)
@@ -75,23 +75,23 @@ func TestTorchBuildEvidenceOrder(t *testing.T) {
 	sp := "/v/lib/python3.12/site-packages/"
 	tests := []struct {
 		name  string
-		files pcitest.Files
+		files fakehost.Files
 		want  probe.FrameworkBuild
 	}{
-		{"version.py wins over an untagged version", pcitest.Files{
+		{"version.py wins over an untagged version", fakehost.Files{
 			sp + "torch-2.3.1.dist-info/METADATA": "Name: torch\nVersion: 2.3.1\n",
 			sp + "torch/version.py":               "__version__ = '2.3.1'\ncuda: Optional[str] = None\nhip: Optional[str] = '6.0.32830'\n",
 		}, probe.FrameworkBuild{Version: "2.3.1", Accelerator: "rocm", AcceleratorVersion: "6.0.32830", Source: sp + "torch/version.py"}},
-		{"an untagged PyPI wheel is CUDA when it requires the CUDA runtime wheel", pcitest.Files{
+		{"an untagged PyPI wheel is CUDA when it requires the CUDA runtime wheel", fakehost.Files{
 			sp + "torch-2.6.0.dist-info/METADATA": "Name: torch\nVersion: 2.6.0\n" + `Requires-Dist: nvidia-cuda-runtime-cu12==12.4.127; platform_system == "Linux" and platform_machine == "x86_64"` + "\n",
 		}, probe.FrameworkBuild{Version: "2.6.0", Accelerator: "cuda", AcceleratorVersion: "12.4", Source: sp + "torch-2.6.0.dist-info/METADATA requires nvidia-cuda-runtime-cu12"}},
-		{"an untagged wheel without CUDA requirements stays unknown", pcitest.Files{
+		{"an untagged wheel without CUDA requirements stays unknown", fakehost.Files{
 			sp + "torch-2.6.0.dist-info/METADATA": "Name: torch\nVersion: 2.6.0\nRequires-Dist: filelock\n",
 		}, probe.FrameworkBuild{Version: "2.6.0", Accelerator: "unknown", Source: sp + "torch-2.6.0.dist-info/METADATA"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.Host(t, tt.files, map[string]string{"VIRTUAL_ENV": "/v"})
+			h := fakehost.Host(t, tt.files, map[string]string{"VIRTUAL_ENV": "/v"})
 			sw := software.Collect(context.Background(), h)
 			if len(sw.Environments) != 1 || sw.Environments[0].Torch == nil {
 				t.Fatalf("no torch found: %+v", sw)
@@ -106,23 +106,23 @@ func TestTorchBuildEvidenceOrder(t *testing.T) {
 func TestCUDAToolkit(t *testing.T) {
 	tests := []struct {
 		name  string
-		files pcitest.Files
+		files fakehost.Files
 		env   map[string]string
 		want  *probe.CUDAToolkit
 	}{
-		{"version.json under /usr/local/cuda", pcitest.Files{"/usr/local/cuda/version.json": `{"cuda": {"name": "CUDA SDK", "version": "12.1.1"}}`}, nil,
+		{"version.json under /usr/local/cuda", fakehost.Files{"/usr/local/cuda/version.json": `{"cuda": {"name": "CUDA SDK", "version": "12.1.1"}}`}, nil,
 			&probe.CUDAToolkit{Version: "12.1.1", Path: "/usr/local/cuda", Source: "/usr/local/cuda/version.json"}},
-		{"the nvcc on PATH wins over /usr/local/cuda", pcitest.Files{
+		{"the nvcc on PATH wins over /usr/local/cuda", fakehost.Files{
 			"/opt/cuda-11.8/bin/nvcc": "", "/opt/cuda-11.8/version.txt": "CUDA Version 11.8.89\n",
 			"/usr/local/cuda/version.json": `{"cuda": {"version": "12.1.1"}}`}, map[string]string{"PATH": "/opt/cuda-11.8/bin"},
 			&probe.CUDAToolkit{Version: "11.8.89", Path: "/opt/cuda-11.8", Source: "/opt/cuda-11.8/version.txt"}},
-		{"only libcudart", pcitest.Files{"/usr/local/cuda/lib64/libcudart.so.12.4.127": ""}, nil,
+		{"only libcudart", fakehost.Files{"/usr/local/cuda/lib64/libcudart.so.12.4.127": ""}, nil,
 			&probe.CUDAToolkit{Version: "12.4.127", Path: "/usr/local/cuda", Source: "/usr/local/cuda/lib64/libcudart.so.12.4.127"}},
-		{"none", pcitest.Files{"/etc/hostname": "x"}, nil, nil},
+		{"none", fakehost.Files{"/etc/hostname": "x"}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := pcitest.Host(t, tt.files, tt.env)
+			h := fakehost.Host(t, tt.files, tt.env)
 			if diff := cmp.Diff(tt.want, software.Collect(context.Background(), h).CUDAToolkit); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}

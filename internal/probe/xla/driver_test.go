@@ -10,8 +10,8 @@ import (
 
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
 	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func TestIdentify(t *testing.T) {
@@ -79,7 +79,7 @@ func fixture(name string) string { return filepath.Join("..", "..", "..", "testd
 
 func TestProbeV6eHost(t *testing.T) {
 	env := map[string]string{"TPU_ACCELERATOR_TYPE": "v6e-8", "TPU_VISIBLE_CHIPS": "0,1", "PJRT_DEVICE": "TPU", "TPU_WORKER_ID": "0"}
-	h := pcitest.RootHost(t, fixture("tpu-v6e-8"), env)
+	h := fakehost.RootHost(t, fixture("tpu-v6e-8"), env)
 	res, err := xla.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestProbeV6eHost(t *testing.T) {
 }
 
 func TestProbeV4HostWithNIC(t *testing.T) {
-	h := pcitest.RootHost(t, fixture("tpu-v4-nic"), nil)
+	h := fakehost.RootHost(t, fixture("tpu-v4-nic"), nil)
 	res, err := xla.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestProbeV4HostWithNIC(t *testing.T) {
 }
 
 func TestProbeOnlyTheNICIsAbsent(t *testing.T) {
-	h := pcitest.Host(t, pcitest.Function("0000:00:04.0", 0x1ae0, 0x0042, 0x1ae0, 0x0058, 0x020000, "gve", "Unknown", 0), nil)
+	h := fakehost.Host(t, fakehost.PCIFunction("0000:00:04.0", 0x1ae0, 0x0042, 0x1ae0, 0x0058, 0x020000, "gve", "Unknown", 0), nil)
 	_, err := xla.New().Probe(context.Background(), h)
 	if !errors.Is(err, probe.ErrAbsent) || err.Error() != "no TPU on the PCI bus (1 other Google function(s)): absent" {
 		t.Errorf("err = %v", err)
@@ -136,12 +136,12 @@ func TestProbeOnlyTheNICIsAbsent(t *testing.T) {
 }
 
 func TestScanHoldersIsBounded(t *testing.T) {
-	files := pcitest.Files{}
+	files := fakehost.Files{}
 	for _, pid := range []string{"10", "20", "30"} {
-		files["/proc/"+pid+"/fd/1"] = pcitest.Link("/dev/null")
+		files["/proc/"+pid+"/fd/1"] = fakehost.Link("/dev/null")
 	}
-	files["/proc/30/fd/9"] = pcitest.Link("/dev/accel0")
-	h := pcitest.Host(t, files, nil)
+	files["/proc/30/fd/9"] = fakehost.Link("/dev/accel0")
+	h := fakehost.Host(t, files, nil)
 	got, partial := xla.ScanHolders(context.Background(), h, []string{"/dev/accel0"}, xla.ScanLimits{Processes: 2, FDs: 100})
 	if len(got) != 0 || !partial {
 		t.Errorf("with a 2-process bound: %v, partial=%v; want nothing and partial", got, partial)

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci/pcitest"
 	"github.com/devctl/devctl/internal/probe/xpu"
+	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func TestFamily(t *testing.T) {
@@ -32,7 +32,7 @@ func TestFamily(t *testing.T) {
 }
 
 func TestProbeArcBattlemageAndIGPU(t *testing.T) {
-	h := pcitest.RootHost(t, filepath.Join("..", "..", "..", "testdata", "accel", "xpu-arc-bmg-igpu"), nil)
+	h := fakehost.RootHost(t, filepath.Join("..", "..", "..", "testdata", "accel", "xpu-arc-bmg-igpu"), nil)
 	res, err := xpu.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -63,19 +63,19 @@ func TestProbeArcBattlemageAndIGPU(t *testing.T) {
 func TestProbeAbsence(t *testing.T) {
 	tests := []struct {
 		name  string
-		files pcitest.Files
+		files fakehost.Files
 		want  string
 	}{
-		{"only an integrated GPU", pcitest.Function("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0, 0x030000, "i915", "Unknown", 0),
+		{"only an integrated GPU", fakehost.PCIFunction("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0, 0x030000, "i915", "Unknown", 0),
 			"no Intel discrete GPU (1 integrated GPU(s) not listed): absent"},
-		{"an Arc with no driver bound", pcitest.Function("0000:03:00.0", 0x8086, 0x56a0, 0x8086, 0, 0x030000, "", "16.0 GT/s PCIe", 16),
+		{"an Arc with no driver bound", fakehost.PCIFunction("0000:03:00.0", 0x8086, 0x56a0, 0x8086, 0, 0x030000, "", "16.0 GT/s PCIe", 16),
 			"1 Intel discrete GPU(s) without the i915 or xe driver bound: absent"},
-		{"an Intel NIC only", pcitest.Function("0000:05:00.0", 0x8086, 0x15f3, 0x1043, 0x87d2, 0x020000, "igc", "5.0 GT/s PCIe", 1),
+		{"an Intel NIC only", fakehost.PCIFunction("0000:05:00.0", 0x8086, 0x15f3, 0x1043, 0x87d2, 0x020000, "igc", "5.0 GT/s PCIe", 1),
 			"no Intel GPU on the PCI bus: absent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := xpu.New().Probe(context.Background(), pcitest.Host(t, tt.files, nil))
+			_, err := xpu.New().Probe(context.Background(), fakehost.Host(t, tt.files, nil))
 			if !errors.Is(err, probe.ErrAbsent) || err.Error() != tt.want {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
