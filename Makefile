@@ -9,7 +9,7 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas fixtures clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
@@ -78,6 +78,10 @@ bench-serve: build
 ## schemas: regenerate schemas/*.schema.json from the Go types (review the diff: docs/schemas.md).
 schemas:
 	$(GO) test ./schemas -run TestSchemasUpToDate -update
+
+## fixtures: regenerate testdata/doctor from internal/doctor/fixturegen (review the diff).
+fixtures:
+	$(GO) run ./internal/doctor/fixturegen/cmd/genfixtures -testdata testdata
 
 clean:
 	rm -rf bin
