@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/devctl/devctl/internal/cmd/root"
@@ -64,6 +67,71 @@ func TestRecommendRequireFit(t *testing.T) {
 			io, _, _, errOut := iostreams.Test()
 			if got := root.Main(tc.args, io, lookup); got != tc.want {
 				t.Errorf("exit %d, want %d; stderr:\n%s", got, tc.want, errOut)
+			}
+		})
+	}
+}
+
+// TestRecommendHub runs `recommend --model ORG/NAME` against a local HTTP
+// server in the Hub's layout (HF_ENDPOINT), serving the real config.json
+// and index of internal/hfhub/testdata: the model is sized (exit 0), and
+// every Hub failure is one line and exit 2. No test touches the network.
+func TestRecommendHub(t *testing.T) {
+	dir := filepath.Join("..", "..", "internal", "hfhub", "testdata", "YouriLalain--3PRYMMAL-PHI3-3B-SLERP")
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "YouriLalain/3PRYMMAL-PHI3-3B-SLERP"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/" + id + "/resolve/main/config.json":
+			_, _ = w.Write(cfg)
+		case "/" + id + "/resolve/main/model.safetensors.index.json":
+			_, _ = w.Write(idx)
+		case "/gated/model/resolve/main/config.json":
+			w.Header().Set("X-Error-Code", "GatedRepo")
+			w.WriteHeader(http.StatusForbidden)
+		case "/private/model/resolve/main/config.json":
+			w.WriteHeader(http.StatusUnauthorized)
+		case "/broken/model/resolve/main/config.json":
+			_, _ = w.Write([]byte("<html>"))
+		case "/huge/model/resolve/main/config.json":
+			_, _ = w.Write([]byte(strings.Repeat("{", 5<<20)))
+		default:
+			w.Header().Set("X-Error-Code", "RepoNotFound")
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		model, want string
+		code        int
+	}{
+		{id, `"params": 3821079552`, 0},
+		{"gated/model", "gated/model is gated: accept its conditions", 2},
+		{"private/model", "set HF_TOKEN", 2},
+		{"nobody/nothing", "no model nobody/nothing on", 2},
+		{"broken/model", "is not a JSON object", 2},
+		{"huge/model", "larger than 4194304 bytes", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.model, func(t *testing.T) {
+			env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(),
+				"HF_HOME": t.TempDir(), "HF_ENDPOINT": srv.URL, "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
+			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			io, _, out, errOut := iostreams.Test()
+			got := root.Main([]string{"recommend", "--model", tc.model, "--device", "a10g", "-o", "json"}, io, lookup)
+			text := out.String() + errOut.String()
+			if got != tc.code || !strings.Contains(text, tc.want) {
+				t.Errorf("exit %d, want %d and %q in:\n%s", got, tc.code, tc.want, text)
+			}
+			if tc.code == 2 && strings.Count(strings.TrimSpace(errOut.String()), "\n") > 0 {
+				t.Errorf("more than one line on stderr:\n%s", errOut)
 			}
 		})
 	}

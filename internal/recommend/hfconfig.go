@@ -23,6 +23,7 @@ var ErrUnsupportedFamily = errors.New("unsupported model family")
 type hfConfig struct {
 	NameOrPath string `json:"_name_or_path"`
 	ModelType  string `json:"model_type"`
+	TorchDtype string `json:"torch_dtype"`
 
 	HiddenSize            *int64 `json:"hidden_size"`
 	NumHiddenLayers       *int64 `json:"num_hidden_layers"`

@@ -1,6 +1,8 @@
 package recommend
 
 import (
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +75,23 @@ func TestMixtureOfExpertsActiveParams(t *testing.T) {
 	}
 	if m.Arch.FFN != 2*16384 {
 		t.Errorf("active MLP width %d, want two experts' 32768", m.Arch.FFN)
+	}
+}
+
+// --model ORG/NAME of a family devctl does not count is sized from the
+// safetensors index; one it counts is checked against it.
+func TestModelFromFiles(t *testing.T) {
+	cfg := readModel(t, "phi3-mini-chocolatine-3b.config.json")
+	m, notes, err := ModelFromFiles("YouriLalain/3PRYMMAL-PHI3-3B-SLERP", cfg, 7_642_159_104)
+	if err != nil || m.Params != 3_821_079_552 || len(notes) != 1 || !strings.Contains(notes[0], "the count is exact") {
+		t.Fatalf("phi3: %d params, notes %q, err %v", m.Params, notes, err)
+	}
+	other := []byte(`{"model_type": "mamba", "torch_dtype": "bfloat16"}`)
+	m, notes, err = ModelFromFiles("state-spaces/mamba-2.8b-hf", other, 5_536_000_000)
+	if err != nil || m.Params != 2_768_000_000 || m.Arch != nil || !strings.Contains(notes[0], "not one devctl counts") {
+		t.Fatalf("unknown family: %+v, %q, %v", m, notes, err)
+	}
+	if _, _, err := ModelFromFiles("x/y", other, 0); !errors.Is(err, ErrUnsupportedFamily) {
+		t.Fatalf("no index and no counter: %v", err)
 	}
 }

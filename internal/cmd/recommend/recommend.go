@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/hfhub"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
@@ -44,6 +47,8 @@ type Options struct {
 	History func() (history.Records, error)
 	// ReadFile reads --model-config (tests inject one).
 	ReadFile func(string) ([]byte, error)
+	// LookupEnv reads the Hugging Face settings (HF_HOME, HF_TOKEN, ...).
+	LookupEnv func(string) (string, bool)
 
 	ModelParams string
 	Model       string
@@ -85,8 +90,9 @@ func NewOptions(f *cmdutil.Factory) *Options {
 			rep, _, err := cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
 			return rep, err
 		},
-		History:  func() (history.Records, error) { return history.Load(f.LookupEnv) },
-		ReadFile: readModelConfig,
+		History:   func() (history.Records, error) { return history.Load(f.LookupEnv) },
+		ReadFile:  readModelConfig,
+		LookupEnv: f.LookupEnv,
 	}
 }
 
@@ -121,8 +127,8 @@ not run the probe.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ModelParams, "model-params", "", "model size: 150M, 7B, 1.3e9, 350k, 6738415616 (K/M/B/T, decimal)")
-	fl.StringVar(&opts.Model, "model", "", "a catalogued model: gpt2, bert-base-uncased, llama-2-7b, mistral-7b, ... (see configs/models.yaml)")
-	fl.StringVar(&opts.ModelConfig, "model-config", "", "a Hugging Face config.json (llama, mistral, qwen2, gpt2, bert, t5)")
+	fl.StringVar(&opts.Model, "model", "", "a catalogued model (gpt2, llama-2-7b, ...; configs/models.yaml) or any Hugging Face model as ORG/NAME: config.json and the safetensors index from the local HF cache, else downloaded (HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE; never weights)")
+	fl.StringVar(&opts.ModelConfig, "model-config", "", "a Hugging Face config.json, or a model directory holding one (and its model.safetensors.index.json)")
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
@@ -248,7 +254,7 @@ func Compute(ctx context.Context, o *Options) (*recommend.Result, error) {
 // Recommend resolves the model and the device and recommends; the options
 // are complete and valid.
 func (o *Options) Recommend(ctx context.Context) (*recommend.Result, error) {
-	model, source, err := o.loadModel()
+	model, source, err := o.loadModel(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +375,7 @@ func (o *Options) probedTarget(ctx context.Context, cfg *config.Config) (recomme
 }
 
 // loadModel resolves --model-params, --model or --model-config.
-func (o *Options) loadModel() (oomsim.Model, string, error) {
+func (o *Options) loadModel(ctx context.Context) (oomsim.Model, string, error) {
 	switch {
 	case o.ModelParams != "":
 		n, err := recommend.ParseParams(o.ModelParams)
@@ -383,24 +389,93 @@ func (o *Options) loadModel() (oomsim.Model, string, error) {
 			return oomsim.Model{}, "", err
 		}
 		m, err := recommend.FindModel(models, o.Model)
-		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("%w", err)
+		if err == nil {
+			return m.Model(), "catalogue", nil
 		}
-		return m.Model(), "catalogue", nil
+		if !strings.Contains(o.Model, "/") {
+			return oomsim.Model{}, "", cmdutil.Usagef("%w (or a Hugging Face id such as Qwen/Qwen2-1.5B)", err)
+		}
+		// ORG/NAME: any Hugging Face model, never a catalogue guess.
+		files, err := hfhub.Fetch(ctx, o.Model, o.hubOptions())
+		if err != nil {
+			return oomsim.Model{}, "", cmdutil.Usagef("--model %s: %w", o.Model, err)
+		}
+		return o.fromFiles(o.Model, "Hugging Face Hub ("+files.From+")", files.Config, files.Index, "--model "+o.Model)
 	default:
-		data, err := o.ReadFile(o.ModelConfig)
+		path, index := o.ModelConfig, []byte(nil)
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			// A model directory: its config.json, and its index if any.
+			path = filepath.Join(o.ModelConfig, hfhub.ConfigFile)
+			if ix, err := userfile.Read(filepath.Join(o.ModelConfig, hfhub.IndexFile), hfhub.DefaultMaxIndex); err == nil {
+				index = ix
+			}
+		}
+		data, err := o.ReadFile(path)
 		if err != nil {
 			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", o.ModelConfig, err)
 		}
-		m, err := recommend.ParseHFConfig(data)
-		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", o.ModelConfig, err)
-		}
-		if m.Name == "" {
-			m.Name = o.ModelConfig
-		}
-		return m, "config.json", nil
+		return o.fromFiles(o.ModelConfig, "config.json", data, index, "--model-config "+o.ModelConfig)
 	}
+}
+
+// fromFiles sizes a model from config.json and its optional index.
+func (o *Options) fromFiles(name, source string, config, index []byte, flag string) (oomsim.Model, string, error) {
+	var total int64
+	if index != nil {
+		ix, err := hfhub.ParseIndex(index)
+		if err != nil {
+			return oomsim.Model{}, "", cmdutil.Usagef("%s: %w", flag, err)
+		}
+		total = *ix.Metadata.TotalSize
+	}
+	m, notes, err := recommend.ModelFromFiles(name, config, total)
+	if err != nil {
+		return oomsim.Model{}, "", cmdutil.Usagef("%s: %w", flag, err)
+	}
+	if m.Name == "" {
+		m.Name = name
+	}
+	m.Notes = append(m.Notes, notes...)
+	return m, source, nil
+}
+
+// hubOptions reads the Hugging Face settings from the environment, as
+// huggingface_hub does: HF_HUB_CACHE, else HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub or ~/.cache/huggingface/hub; HF_TOKEN;
+// HF_ENDPOINT; HF_HUB_OFFLINE. Downloads are kept under devctl's own cache
+// directory, never in Hugging Face's.
+func (o *Options) hubOptions() hfhub.Options {
+	getenv := func(k string) string {
+		if o.LookupEnv == nil {
+			return ""
+		}
+		v, _ := o.LookupEnv(k)
+		return v
+	}
+	cacheHome := getenv("XDG_CACHE_HOME")
+	if cacheHome == "" {
+		if home := getenv("HOME"); home != "" {
+			cacheHome = filepath.Join(home, ".cache")
+		}
+	}
+	var hubCaches []string
+	switch {
+	case getenv("HF_HUB_CACHE") != "":
+		hubCaches = append(hubCaches, getenv("HF_HUB_CACHE"))
+	case getenv("HF_HOME") != "":
+		hubCaches = append(hubCaches, filepath.Join(getenv("HF_HOME"), "hub"))
+	case cacheHome != "":
+		hubCaches = append(hubCaches, filepath.Join(cacheHome, "huggingface", "hub"))
+	}
+	ho := hfhub.Options{HubCaches: hubCaches, Token: getenv("HF_TOKEN"), Endpoint: getenv("HF_ENDPOINT")}
+	if cacheHome != "" {
+		ho.Cache = filepath.Join(cacheHome, "devctl", "hf")
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv("HF_HUB_OFFLINE"))) {
+	case "1", "true", "yes", "on":
+		ho.Offline = true
+	}
+	return ho
 }
 
 // maxModelConfigBytes bounds --model-config: a config.json is a few KB
