@@ -119,7 +119,10 @@ func TestReadsTheHuggingFaceCacheLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A Hub that must not be asked.
-	h := newHub(t, func(w http.ResponseWriter, r *http.Request) bool { t.Errorf("asked the Hub for %s", r.URL.Path); return false })
+	h := newHub(t, func(w http.ResponseWriter, r *http.Request) bool {
+		t.Errorf("asked the Hub for %s", r.URL.Path)
+		return false
+	})
 	f, err := Fetch(context.Background(), repo, Options{HubCaches: []string{filepath.Join(dir, "missing"), dir}, Endpoint: h.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +143,9 @@ func TestFailuresAreOneClearLine(t *testing.T) {
 		is      error
 		want    string
 	}{
-		{name: "offline and not cached", id: repo, o: func(h *hub) Options { return Options{Endpoint: h.URL, Offline: true, HubCaches: []string{"/nonexistent"}} },
+		{name: "offline and not cached", id: repo, o: func(h *hub) Options {
+			return Options{Endpoint: h.URL, Offline: true, HubCaches: []string{"/nonexistent"}}
+		},
 			is: ErrOffline, want: "HF_HUB_OFFLINE forbids downloading it"},
 		{name: "a private or gated model without a token", id: repo, handler: status(http.StatusUnauthorized, ""), is: ErrUnauthorized, want: "set HF_TOKEN"},
 		{name: "a refused token", id: repo, o: func(h *hub) Options { return Options{Endpoint: h.URL, Token: "bad"} }, handler: status(http.StatusUnauthorized, ""), is: ErrUnauthorized, want: "refused the token"},
