@@ -23,8 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -332,11 +330,30 @@ func save(cache, id string, o Options, f *Files) {
 		return
 	}
 	if f.Index != nil {
-		_ = renameio.WriteFile(filepath.Join(dir, IndexFile), f.Index, 0o644)
+		_ = writeFile(filepath.Join(dir, IndexFile), f.Index, 0o644)
 	} else {
-		_ = renameio.WriteFile(filepath.Join(dir, noIndex), nil, 0o644)
+		_ = writeFile(filepath.Join(dir, noIndex), nil, 0o644)
 	}
-	_ = renameio.WriteFile(filepath.Join(dir, ConfigFile), f.Config, 0o644)
+	_ = writeFile(filepath.Join(dir, ConfigFile), f.Config, 0o644)
+}
+
+// writeFile replaces path with data through a temporary file and a rename,
+// so a reader never sees half a file.
+func writeFile(path string, data []byte, _ os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func exists(path string) bool {
