@@ -237,7 +237,39 @@ func Decode(b []byte) (*Raw, error) {
 		// Newer layouts only add fields; read what we know.
 		r.Version = RawVersion
 	}
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("decoding NVML answers: %w", err)
+	}
 	return &r, nil
+}
+
+// validate holds a decoded answer (a replayed nvml.json as much as a live
+// one) to what NVML itself can return: a device count that is not
+// negative and GPU indexes that are distinct and in [0, count). A crafted
+// file once produced "cuda:0, cuda:0" and CUDA_VISIBLE_DEVICES=-1.
+func (r *Raw) validate() error {
+	count, haveCount := r.DeviceCount.Get()
+	if haveCount && count < 0 {
+		return fmt.Errorf("device count %d: want 0 or more", count)
+	}
+	seen := make(map[int]bool, len(r.GPUs))
+	for _, g := range r.GPUs {
+		switch {
+		case g.Index < 0:
+			return fmt.Errorf("GPU index %d: want 0 or more", g.Index)
+		case haveCount && g.Index >= count:
+			return fmt.Errorf("GPU index %d: want less than the device count %d", g.Index, count)
+		case seen[g.Index]:
+			return fmt.Errorf("GPU index %d appears twice", g.Index)
+		}
+		seen[g.Index] = true
+	}
+	for _, p := range r.P2P {
+		if !seen[p.A] || !seen[p.B] || p.A == p.B {
+			return fmt.Errorf("peer-to-peer pair %d-%d: want two distinct listed GPUs", p.A, p.B)
+		}
+	}
+	return nil
 }
 
 // Usable reports whether NVML answered well enough to list GPUs.

@@ -49,6 +49,26 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 	}
 }
 
+func TestDecodeRefusesAnswersNVMLCannotGive(t *testing.T) {
+	const head = `{"version": 1, "source": "nvml", "init_ret": 0, "device_count": {"value": 2, "ret": 0}, `
+	for name, in := range map[string]string{
+		"a duplicate index":          head + `"gpus": [{"index": 0}, {"index": 0}]}`,
+		"a negative index":           head + `"gpus": [{"index": -1}]}`,
+		"an index past the count":    head + `"gpus": [{"index": 0}, {"index": 2}]}`,
+		"a negative count":           `{"init_ret": 0, "device_count": {"value": -1, "ret": 0}, "gpus": []}`,
+		"a pair naming a GPU absent": head + `"gpus": [{"index": 0}], "p2p": [{"a": 0, "b": 1}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r, err := Decode([]byte(in)); err == nil {
+				t.Errorf("decoded %+v; want an error", r.GPUs)
+			}
+		})
+	}
+	if _, err := Decode([]byte(head + `"gpus": [{"index": 1}, {"index": 0}]}`)); err != nil {
+		t.Errorf("two distinct indexes in any order: %v", err)
+	}
+}
+
 func TestDecodeIgnoresUnknownFields(t *testing.T) {
 	r, err := Decode([]byte(`{"version": 9, "source": "nvml", "init_ret": 0, "future": true, "gpus": [], "device_count": {"value": 0, "ret": 0}}`))
 	if err != nil {
