@@ -133,6 +133,9 @@ func Read(r io.Reader) (*Snapshot, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("manifest.json is malformed: %v", err)
 	}
+	if err := m.mapNames(decodeName); err != nil {
+		return nil, fmt.Errorf("manifest.json: %w", err)
+	}
 	if err := m.validate(members); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ func (r *Recorder) Write(w io.Writer, opts WriteOptions) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	m.mapNames(func(s string) (string, error) { return encodeName(s), nil })
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return Summary{}, fmt.Errorf("encoding manifest: %w", err)
