@@ -150,7 +150,7 @@ func classify(log []byte) (e Explanation) {
 		kind := kindOf(line)
 		for _, ri := range t.needles[ni].rules {
 			r := &t.rules[ri]
-			if !r.lineOK(line) {
+			if !r.lineOK(line) || !r.nearOK(log, start, end) {
 				continue
 			}
 			keep(&best[ri], hit{rule: ri, start: start, end: end, off: off, kind: kind,
@@ -285,6 +285,24 @@ func (r *compiledRule) decide(line string) (Category, Device, string, bool) {
 // above might be the cause"); such a line is advice, not a failure.
 var hypothetical = [][]byte{[]byte("If you get"), []byte("if you get"), []byte("If you see"), []byte("if you see"),
 	[]byte("If you encounter"), []byte("if you encounter")}
+
+// nearWindow bounds how far around a hit a rule's near words are looked
+// for (the work stays bounded however long the log).
+const nearWindow = 4 << 10
+
+// nearOK checks the rule's context words around the hit's line.
+func (r *compiledRule) nearOK(log []byte, start, end int) bool {
+	if len(r.near) == 0 {
+		return true
+	}
+	lo, hi := max(0, start-nearWindow), min(len(log), end+nearWindow)
+	for _, w := range r.near {
+		if bytes.Contains(log[lo:hi], []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
 
 // lineOK checks the cheap literal conditions.
 func (r *compiledRule) lineOK(line []byte) bool {

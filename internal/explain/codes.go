@@ -152,6 +152,8 @@ func refineOOMWord(line string, _ []string) (Category, Device, string) {
 	switch {
 	case containsAny(low, "killed process", "oom-killer", "oom killer", "cgroup out of memory", "oom_score"):
 		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
+	case containsAny(low, "opencl", "vulkan", "metal", "sycl0"):
+		return CategoryOutOfMemory, DeviceAny, "out_of_memory" // a GPU API devctl has no family for
 	case containsAny(low, "hip", "rocm"):
 		return CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"
 	case containsAny(low, "xpu", "level_zero", "sycl"):
@@ -160,7 +162,7 @@ func refineOOMWord(line string, _ []string) (Category, Device, string) {
 		return CategoryOutOfMemory, DeviceMPS, "out_of_memory.mps"
 	case containsAny(low, "tpu", "hbm", "xla"):
 		return CategoryXLAResourceExhausted, DeviceXLA, ""
-	case containsAny(low, "cuda", "gpu", "cudamalloc", "vram", "cublas", "ggml"):
+	case containsAny(low, "cuda", "gpu", "cudamalloc", "vram", "cublas"):
 		return CategoryOutOfMemory, DeviceCUDA, "out_of_memory"
 	}
 	return CategoryOutOfMemory, DeviceAny, "out_of_memory"

@@ -24,6 +24,10 @@ type rule struct {
 	// an "unhandled cuda error"): it wins only when no primary device error
 	// is in the log.
 	derived bool
+	// near, when set, must appear within nearWindow bytes of the hit: the
+	// context a line leaves implicit ("failed to connect to all addresses"
+	// is a TPU start-up failure when the job is talking to a TPU).
+	near []string
 	// generic marks a rule that recognises a concept in anyone's words
 	// ("ran out of memory on your GPU"): its category stands, but the
 	// device comes from a framework's own message for the same category
@@ -106,7 +110,7 @@ var rules = []rule{
 		needles: []string{"MPS framework doesn't support float64", "Cannot convert a MPS Tensor to float64"}},
 	{id: "dtype.not-implemented", cat: CategoryUnsupportedDType, weight: wPrimary,
 		needles: []string{"not implemented for '"},
-		re:      `"(\w+)" not implemented for '(\w+)'`, refine: refineNotImplemented},
+		re:      `"?(\w+)"? not implemented for '(\w+)'?`, refine: refineNotImplemented},
 	{id: "dtype.bf16.cc", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.bf16_cc", weight: wPrimary,
 		needles: []string{"Bfloat16 is only supported on GPUs with compute capability", "bf16 is only supported on"}},
 	{id: "dtype.fp16.requires-gpu", cat: CategoryUnsupportedDType, weight: wStrong,
@@ -251,6 +255,12 @@ var rules = []rule{
 			"requires compute capability", "not supported on GPUs with compute capability", "requires .target sm_", "is not supported on this GPU"}},
 	{id: "launch.resources", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, msg: "cuda_launch_failure.resources", weight: wPrimary,
 		needles: []string{"out of resource: shared memory", "OutOfResources", "too many resources requested for launch"}},
+	{id: "tpu.connect", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wStrong,
+		needles: []string{"failed to connect to all addresses", "Failed to open the gRPC driver", "Socket closed"},
+		near: []string{"TPU", "tpu"}},
+	{id: "oom.ggml-buffer", cat: CategoryOutOfMemory, weight: wStrong, generic: true,
+		needles: []string{"failed to allocate buffer", "alloc_buffer: failed to allocate", "failed to allocate compute", "unable to allocate ROCm0 buffer"},
+		refine:  refineOOMWord},
 	{id: "tpu.startup", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wPrimary,
 		needles: []string{"Requested backend tpu", "backend 'tpu", "No TPU Platform", "TPU platform", "client mesh master", "mesh configuration",
 			"mesh_service", "TPU_SYSTEM", "cloud_tpu_init failed", "tpu_driver", "Unable to find driver in registry", "TPU Initialization Failed",
@@ -416,7 +426,13 @@ func refineNotImplemented(_ string, sub []string) (Category, Device, string) {
 	case strings.Contains(op, "mps"):
 		dev = DeviceMPS
 	}
-	if dev == DeviceCPU && (sub[2] == "Half" || sub[2] == "BFloat16") {
+	half := sub[2] == "Half" || sub[2] == "BFloat16"
+	if dev == DeviceAny && half {
+		// A kernel name without a device ("LayerNormKernelImpl") lacking
+		// half precision is a CPU kernel: CUDA builds have them all.
+		dev = DeviceCPU
+	}
+	if dev == DeviceCPU && half {
 		return CategoryUnsupportedDType, dev, "unsupported_dtype.cpu_half"
 	}
 	return CategoryUnsupportedDType, dev, ""
