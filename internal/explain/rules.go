@@ -257,7 +257,7 @@ var rules = []rule{
 		needles: []string{"out of resource: shared memory", "OutOfResources", "too many resources requested for launch"}},
 	{id: "tpu.connect", cat: CategoryXLATPUInit, dev: DeviceXLA, weight: wStrong,
 		needles: []string{"failed to connect to all addresses", "Failed to open the gRPC driver", "Socket closed"},
-		near: []string{"TPU", "tpu"}},
+		near:    []string{"TPU", "tpu"}},
 	{id: "oom.ggml-buffer", cat: CategoryOutOfMemory, weight: wStrong, generic: true,
 		needles: []string{"failed to allocate buffer", "alloc_buffer: failed to allocate", "failed to allocate compute", "unable to allocate ROCm0 buffer"},
 		refine:  refineOOMWord},
