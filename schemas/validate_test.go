@@ -51,6 +51,16 @@ func compile(t *testing.T, name string) *jsonschema.Schema {
 	return s
 }
 
+// validateYAML checks a -o yaml output against the same schema as JSON.
+func validateYAML(t *testing.T, s *jsonschema.Schema, what string, out []byte) {
+	t.Helper()
+	j, err := yaml.YAMLToJSON(out)
+	if err != nil {
+		t.Fatalf("%s: output is not YAML: %v\n%s", what, err, out)
+	}
+	validate(t, s, what, j)
+}
+
 func validate(t *testing.T, s *jsonschema.Schema, what string, out []byte) {
 	t.Helper()
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
@@ -151,6 +161,7 @@ func TestDoctorOutputsMatchSchema(t *testing.T) {
 	env := testEnv(t)
 	for _, snap := range glob(t, "snapshots/*.tar.gz") {
 		validate(t, s, "doctor --from "+filepath.Base(snap), devctl(t, env, "--from", snap, "doctor", "-o", "json"))
+		validateYAML(t, s, "doctor -o yaml --from "+filepath.Base(snap), devctl(t, env, "--from", snap, "doctor", "-o", "yaml"))
 	}
 	for _, root := range glob(t, "doctor/*/*/root") {
 		check := filepath.Base(filepath.Dir(filepath.Dir(root)))
@@ -196,6 +207,7 @@ func TestRecommendOutputsMatchSchema(t *testing.T) {
 	}
 	for _, d := range devices {
 		validate(t, s, "recommend on "+d, devctl(t, env, "recommend", "--model", "llama-2-7b", "--mode", "training", "--device", d, "-o", "json"))
+		validateYAML(t, s, "recommend -o yaml on "+d, devctl(t, env, "recommend", "--model", "llama-2-7b", "--mode", "training", "--device", d, "-o", "yaml"))
 	}
 	ran := 0
 	for _, snap := range glob(t, "snapshots/*.tar.gz") {
@@ -225,6 +237,7 @@ func TestBenchOutputMatchesSchema(t *testing.T) {
 	env := testEnv(t)
 	validate(t, s, "bench", devctl(t, env, "bench", "--suite", "cpu,memory", "--duration", "300ms", "--threads", "1", "-q", "-o", "json"))
 	validate(t, s, "bench --compare", devctl(t, env, "bench", "--suite", "cpu", "--duration", "200ms", "--threads", "1", "-q", "--compare", "-o", "json"))
+	validateYAML(t, s, "bench -o yaml", devctl(t, env, "bench", "--suite", "cpu", "--duration", "200ms", "--threads", "1", "-q", "-o", "yaml"))
 }
 
 func TestSnapshotManifestsMatchSchema(t *testing.T) {
@@ -290,6 +303,10 @@ func TestHistoryRecordsMatchSchema(t *testing.T) {
 	if n < 3 {
 		t.Fatalf("only %d history records were written", n)
 	}
+	report := compile(t, "history-report")
+	validate(t, report, "history -o json", devctl(t, env, "history", "-o", "json"))
+	validateYAML(t, report, "history -o yaml", devctl(t, env, "history", "-o", "yaml"))
+	validate(t, report, "history --device cpu -o json", devctl(t, env, "history", "--device", "cpu", "-o", "json"))
 }
 
 func TestRunReportAndHistoryMatchSchema(t *testing.T) {

@@ -94,12 +94,34 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// WriteYAML writes v as YAML, with the same field names as the JSON.
+// WriteYAML writes v as YAML with exactly the JSON's field names and
+// order: v is encoded to JSON first and that document re-emitted as block
+// YAML, so a type with only json tags (most of devctl's) reads the same in
+// both formats and the JSON Schemas describe the YAML too.
 func WriteYAML(w io.Writer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return err
+	}
+	blockStyle(&doc)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return err
 	}
 	return enc.Close()
+}
+
+// blockStyle drops the flow and quoting styles the JSON parse left on
+// every node; the encoder quotes only what YAML needs quoted ("12.4" stays
+// a string).
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
 }

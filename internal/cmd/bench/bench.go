@@ -23,7 +23,7 @@ import (
 )
 
 // formats are what -o offers.
-var formats = output.Spec{output.Table, output.JSON}
+var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // Options are the command's flags and dependencies.
 type Options struct {

@@ -18,7 +18,7 @@ import (
 )
 
 // formats are what -o offers.
-var formats = output.Spec{output.Table, output.JSON}
+var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // Options are `devctl history`'s flags and dependencies.
 type Options struct {

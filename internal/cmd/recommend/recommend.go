@@ -30,7 +30,7 @@ import (
 )
 
 // formats are what -o offers.
-var formats = output.Spec{output.Table, output.JSON, output.Env}
+var formats = output.Spec{output.Table, output.JSON, output.YAML, output.Env}
 
 // Options are the recommend command's flags and the dependencies it uses.
 type Options struct {
@@ -217,8 +217,8 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var werr error
 	switch o.format {
-	case output.JSON:
-		werr = output.WriteJSON(o.IO.Out, res)
+	case output.JSON, output.YAML:
+		_, werr = output.Export(o.IO.Out, o.format, res)
 	case output.Env:
 		werr = report.RecommendEnv(o.IO.Out, res)
 		// The exports go to eval; whether they describe a plan that runs
