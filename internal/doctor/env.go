@@ -9,6 +9,7 @@ import (
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/probe/kernlog"
 	"github.com/devctl/devctl/internal/probe/pci"
 	"github.com/devctl/devctl/internal/probe/software"
 )
@@ -29,6 +30,9 @@ type Env struct {
 
 	pciOnce sync.Once
 	pci     []pci.Device
+
+	klOnce sync.Once
+	kl     kernlog.Log
 
 	swOnce sync.Once
 	sw     *probe.Software

@@ -32,6 +32,26 @@ type fixtureCase struct {
 	NVML         string            `json:"nvml"`          // file beside case.json
 	NVMLShared   string            `json:"nvml_shared"`   // path under testdata/
 	SysctlShared string            `json:"sysctl_shared"` // "key: value" lines under testdata/
+	// Commands maps a program name to a file beside case.json holding its
+	// output (the kernel log for kernel.device_errors).
+	Commands map[string]string `json:"commands"`
+}
+
+// fileRunner answers programs from fixture files; others are not installed.
+type fileRunner map[string][]byte
+
+func (r fileRunner) Run(_ context.Context, name string, _ ...string) ([]byte, error) {
+	if b, ok := r[name]; ok {
+		return b, nil
+	}
+	return nil, host.ErrNotFound
+}
+
+func (r fileRunner) LookPath(name string) (string, error) {
+	if _, ok := r[name]; ok {
+		return "/usr/bin/" + name, nil
+	}
+	return "", host.ErrNotFound
 }
 
 const testdataDir = "../../testdata"
@@ -117,6 +137,17 @@ func loadFixture(t *testing.T, dir string) (*Env, fixtureCase) {
 	}
 	if fc.OS != "" {
 		h.OS = fc.OS
+	}
+	if len(fc.Commands) > 0 {
+		r := fileRunner{}
+		for prog, file := range fc.Commands {
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r[prog] = b
+		}
+		h.Runner = r
 	}
 	if fc.Arch != "" {
 		h.Arch = fc.Arch

@@ -95,6 +95,16 @@ var messagesEN = []i18n.Message{
 	{ID: "software.torch_build.wrong_family", Detail: "{pkg} in {env} is a {build} build, but this machine's GPUs are {count} {vendor}: torch will not see them",
 		Fixes: []string{"install the torch build for {vendor} GPUs from https://pytorch.org/get-started/locally/"}},
 
+	{ID: "kernel.device_errors", Title: "No accelerator errors in this boot's kernel log"},
+	{ID: "kernel.device_errors.skip_unreadable", Detail: "{why}"},
+	{ID: "kernel.device_errors.pass", Detail: "no Xid, fallen-off-the-bus, amdgpu fault or accelerator error line in {lines} kernel log line(s) of this boot"},
+	{ID: "kernel.device_errors.hardware", Detail: "{count} kind(s) of accelerator event in this boot's kernel log, hardware among them: {events}",
+		Fixes: []string{"check power, cooling and seating; reset the GPU (`nvidia-smi -r`) or reboot; repeated ECC, row-remap or fallen-off-the-bus events mean an RMA candidate (run `dcgmi diag -r 2`)"}},
+	{ID: "kernel.device_errors.driver", Detail: "{count} kind(s) of accelerator event in this boot's kernel log: {events}",
+		Fixes: []string{"update the GPU driver and firmware; if it repeats, attach `nvidia-bug-report.sh` or `devctl snapshot` output to a bug report"}},
+	{ID: "kernel.device_errors.application", Detail: "{count} kind(s) of application fault in this boot's kernel log: {events}",
+		Fixes: []string{"usually a bug in the program that faulted (illegal address, out-of-bounds access): rerun it with `CUDA_LAUNCH_BLOCKING=1` or `compute-sanitizer` to find the kernel"}},
+
 	{ID: "env.visible_devices", Title: "Device visibility and ordering variables are sane"},
 	{ID: "env.visible_devices.pass", Detail: "{summary}"},
 	{ID: "env.visible_devices.hidden", Detail: "{var}=\"[[{value}]]\" hides every GPU: frameworks fall back to the CPU",

@@ -93,6 +93,16 @@ var messagesPL = []i18n.Message{
 	{ID: "software.torch_build.wrong_family", Detail: "{pkg} w {env} to wersja {build}, a karty tej maszyny to {vendor} (liczba: {count}): torch ich nie zobaczy",
 		Fixes: []string{"zainstaluj wersję torch dla kart {vendor} ze strony https://pytorch.org/get-started/locally/"}},
 
+	{ID: "kernel.device_errors", Title: "Brak błędów akceleratorów w dzienniku jądra od startu"},
+	{ID: "kernel.device_errors.skip_unreadable", Detail: "{why}"},
+	{ID: "kernel.device_errors.pass", Detail: "żadnego wpisu Xid, odpadnięcia od szyny, błędu amdgpu ani błędu akceleratora w {lines} wierszach dziennika jądra od startu"},
+	{ID: "kernel.device_errors.hardware", Detail: "rodzaje zdarzeń akceleratorów w dzienniku jądra od startu, w tym sprzętowe (liczba: {count}): {events}",
+		Fixes: []string{"sprawdź zasilanie, chłodzenie i osadzenie karty; zresetuj kartę (`nvidia-smi -r`) albo uruchom ponownie maszynę; powtarzające się błędy ECC, remapowania wierszy lub odpadnięcia od szyny oznaczają kandydata do RMA (uruchom `dcgmi diag -r 2`)"}},
+	{ID: "kernel.device_errors.driver", Detail: "rodzaje zdarzeń akceleratorów w dzienniku jądra od startu (liczba: {count}): {events}",
+		Fixes: []string{"zaktualizuj sterownik i firmware karty; jeśli się powtarza, dołącz wynik `nvidia-bug-report.sh` lub `devctl snapshot` do zgłoszenia błędu"}},
+	{ID: "kernel.device_errors.application", Detail: "rodzaje błędów aplikacji w dzienniku jądra od startu (liczba: {count}): {events}",
+		Fixes: []string{"zwykle to błąd programu, który spowodował błąd (niedozwolony adres, dostęp poza zakresem): uruchom go z `CUDA_LAUNCH_BLOCKING=1` albo `compute-sanitizer`, aby znaleźć kernel"}},
+
 	{ID: "env.visible_devices", Title: "Zmienne widoczności i kolejności urządzeń są poprawne"},
 	{ID: "env.visible_devices.pass", Detail: "{summary}"},
 	{ID: "env.visible_devices.hidden", Detail: "{var}=\"[[{value}]]\" ukrywa wszystkie karty: frameworki przejdą na CPU",

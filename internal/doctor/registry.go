@@ -6,7 +6,7 @@ func All() []*Check {
 	return []*Check{
 		checkDriverLoaded, checkNVMLInit, checkVersionMatch, checkDeviceNodes, checkContainerGPU,
 		checkFrameworkRuntime, checkTorchBuild, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
-		checkThrottle, checkECC, checkMIG, checkMemoryInUse,
+		checkThrottle, checkECC, checkMIG, checkMemoryInUse, checkKernelLog,
 		checkShm, checkCgroup, checkP2P,
 		checkROCm, checkTPUInUse, checkTPUHugepages, checkTPUEnv,
 		checkRosetta, checkMacOS, checkMPSWatermark, checkWSL, checkJetson,

@@ -21,7 +21,7 @@ import (
 )
 
 // DefaultAllowlist is the programs drivers may run on a live machine.
-var DefaultAllowlist = []string{"nvidia-smi", "ioreg", "system_profiler", "sw_vers", "neuron-ls"}
+var DefaultAllowlist = []string{"nvidia-smi", "ioreg", "system_profiler", "sw_vers", "neuron-ls", "dmesg"}
 
 // LocalOptions configures a Host for the running machine or a sysroot.
 type LocalOptions struct {
