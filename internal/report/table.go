@@ -35,7 +35,7 @@ func toAny(ss []string) []any {
 	return out
 }
 
-// clean makes text read from the machine or a user's file safe to print on
+// Clean makes text read from the machine or a user's file safe to print on
 // a terminal: control characters (ESC and so every escape sequence, C1
 // controls such as CSI, carriage returns, line breaks) and bidirectional
 // overrides become "?" instead of acting on the terminal (OSC 52 clipboard
@@ -43,7 +43,7 @@ func toAny(ss []string) []any {
 // invalid UTF-8 becomes U+FFFD. The probe, recommend, bench and doctor
 // renderers (log explanations included) pass every machine- or
 // log-derived string through it; styled cells are built after it.
-func clean(s string) string {
+func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t':

@@ -215,7 +215,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ok, xerr := output.Export(f.IO.Out, format, run); ok {
 		err = xerr
 	} else {
-		err = report.BenchTable(f.IO.Out, run, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+		err = Table(f.IO.Out, run, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 	}
 	if err != nil {
 		return err

@@ -175,7 +175,7 @@ func runList(o *ModeOptions) error {
 	if ok, err := output.Export(o.IO.Out, o.format, map[string]any{"checks": infos}); ok {
 		return err
 	}
-	return report.DoctorList(o.IO.Out, infos)
+	return ListTable(o.IO.Out, infos)
 }
 
 func runHistory(o *ModeOptions) error {
@@ -189,7 +189,7 @@ func runHistory(o *ModeOptions) error {
 		_, err := output.Export(o.IO.Out, o.format, map[string]any{"path": p, "devices": sums})
 		return err
 	}
-	return report.DoctorHistory(o.IO.Out, sums, o.lang)
+	return HistoryTable(o.IO.Out, sums, o.lang)
 }
 
 // Run diagnoses and prints.
@@ -289,7 +289,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ok, xerr := output.Export(f.IO.Out, format, rep); ok {
 		err = xerr
 	} else {
-		err = report.DoctorTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+		err = Table(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 	}
 	if err != nil {
 		return err

@@ -128,5 +128,5 @@ func Print(f *cmdutil.Factory, rep *probe.Report, format output.Format) error {
 	if ok, err := output.Export(f.IO.Out, format, rep); ok {
 		return err
 	}
-	return report.ProbeTable(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	return Table(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
 }

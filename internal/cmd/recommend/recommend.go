@@ -220,14 +220,14 @@ func Run(ctx context.Context, o *Options) error {
 	case output.JSON, output.YAML:
 		_, werr = output.Export(o.IO.Out, o.format, res)
 	case output.Env:
-		werr = report.RecommendEnv(o.IO.Out, res)
+		werr = Env(o.IO.Out, res)
 		// The exports go to eval; whether they describe a plan that runs
 		// must not be lost, so it goes to stderr.
 		if !res.Fits {
 			fmt.Fprintln(o.IO.ErrOut, recommend.EnvWarning(res))
 		}
 	default:
-		werr = report.RecommendTable(o.IO.Out, res, report.NewStyle(o.IO.Out, o.IO.ColorEnabled()))
+		werr = Table(o.IO.Out, res, report.NewStyle(o.IO.Out, o.IO.ColorEnabled()))
 	}
 	if werr != nil {
 		return werr

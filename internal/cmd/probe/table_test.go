@@ -1,4 +1,4 @@
-package report
+package probe
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -52,7 +53,7 @@ func TestProbeTableGolden(t *testing.T) {
 		},
 	}
 	var buf bytes.Buffer
-	if err := ProbeTable(&buf, rep, NewStyle(&buf, false)); err != nil {
+	if err := Table(&buf, rep, report.NewStyle(&buf, false)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "probe.golden", buf.Bytes())
@@ -71,7 +72,7 @@ func TestProbeTableNeutralisesControlCharacters(t *testing.T) {
 		Drivers: []probe.DriverStatus{{Name: "cpu", Status: "error", Detail: "bad\x1b[2Jdetail"}},
 	}
 	var b bytes.Buffer
-	if err := ProbeTable(&b, rep, NewStyle(&b, false)); err != nil {
+	if err := Table(&b, rep, report.NewStyle(&b, false)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"\x1b", "\x07", "\r"} {

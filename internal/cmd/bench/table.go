@@ -1,4 +1,4 @@
-package report
+package bench
 
 import (
 	"fmt"
@@ -8,17 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/bench"
 )
 
-// BenchTable renders a bench run: one row per measured figure beside
+// Table renders a bench run: one row per measured figure beside
 // theoretical and efficiency, the links apart (their figures are computed,
 // not measured), how quiet the machine was, what the theoretical figures
 // assumed, what was skipped and, with --compare, the change since the last
 // run.
-func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
+func Table(w io.Writer, r *bench.Run, st *report.Style) error {
 	h := r.Host
 	cpus, mem := "logical CPUs unknown", "memory unknown"
 	if h.LogicalCPUs > 0 {
@@ -32,7 +33,7 @@ func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 		model = "CPU model unknown"
 	}
 	fmt.Fprintf(w, "%s %s, %s, %s; %d thread%s; %s\n",
-		st.Label("Host:"), clean(model), cpus, mem, r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
+		st.Label("Host:"), report.Clean(model), cpus, mem, r.Threads, benchPlural(r.Threads), h.OS+"/"+h.Arch)
 	if c := r.Conditions; c != nil {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Machine:"), benchConditions(c, st))
 	}
@@ -67,7 +68,7 @@ func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 			}
 			rows = append(rows, row)
 		}
-		if err := RenderTable(w, header, rows); err != nil {
+		if err := report.RenderTable(w, header, rows); err != nil {
 			return err
 		}
 	}
@@ -92,7 +93,7 @@ func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 			}
 			rows = append(rows, row)
 		}
-		if err := RenderTable(w, header, rows); err != nil {
+		if err := report.RenderTable(w, header, rows); err != nil {
 			return err
 		}
 	}
@@ -130,7 +131,7 @@ func BenchTable(w io.Writer, r *bench.Run, st *Style) error {
 }
 
 // benchConditions is one line on how quiet the machine was.
-func benchConditions(c *bench.Conditions, st *Style) string {
+func benchConditions(c *bench.Conditions, st *report.Style) string {
 	var parts []string
 	if c.OtherCPUPercent != nil {
 		parts = append(parts, fmt.Sprintf("other processes %.0f%% of CPU time", *c.OtherCPUPercent))
@@ -154,7 +155,7 @@ func benchConditions(c *bench.Conditions, st *Style) string {
 }
 
 // benchChange is the PREVIOUS and CHANGE cells of --compare.
-func benchChange(res bench.Result, st *Style) []string {
+func benchChange(res bench.Result, st *report.Style) []string {
 	c := res.Change
 	if c == nil {
 		return []string{"-", "-"}

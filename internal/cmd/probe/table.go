@@ -1,4 +1,4 @@
-package report
+package probe
 
 import (
 	"fmt"
@@ -7,15 +7,16 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/probe"
 )
 
-// ProbeTable renders the capability report the way the device-manager
+// Table renders the capability report the way the device-manager
 // designs' print_device_info did: a summary block, a devices table and any
 // driver that did not answer "ok".
-func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
+func Table(w io.Writer, r *probe.Report, st *report.Style) error {
 	s := r.Summary
 	fmt.Fprintln(w, st.Title("devctl probe"))
 	kv := [][2]string{
@@ -30,16 +31,16 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 		[2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, s.SupportsFP8)},
 	)
 	for _, p := range kv {
-		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), clean(p[1]))
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), report.Clean(p[1]))
 	}
 	for _, n := range s.Notes {
-		fmt.Fprintf(w, "%s %s\n", st.Warn(fmt.Sprintf("%-19s", "Not usable:")), clean(n))
+		fmt.Fprintf(w, "%s %s\n", st.Warn(fmt.Sprintf("%-19s", "Not usable:")), report.Clean(n))
 	}
 	if r.Selection != nil && (r.Selection.FellBack || len(r.Selection.PassedOver) > 0) {
-		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), clean(r.Selection.Reason))
+		fmt.Fprintf(w, "%s %s\n", st.Warn("Fallback:          "), report.Clean(r.Selection.Reason))
 	}
 	h := r.Host
-	fmt.Fprintf(w, "%s %s/%s, kernel %s, container %s, memory %s", st.Label(fmt.Sprintf("%-19s", "Host:")), clean(h.OS), clean(h.Arch), clean(orNA(h.Kernel)), clean(h.Container), mb(h.MemoryTotalMB))
+	fmt.Fprintf(w, "%s %s/%s, kernel %s, container %s, memory %s", st.Label(fmt.Sprintf("%-19s", "Host:")), report.Clean(h.OS), report.Clean(h.Arch), report.Clean(orNA(h.Kernel)), report.Clean(h.Container), mb(h.MemoryTotalMB))
 	if h.MemoryLimitMB != nil {
 		fmt.Fprintf(w, " (limit %s)", mb(h.MemoryLimitMB))
 	}
@@ -59,11 +60,11 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 			}
 		}
 		rows = append(rows, []string{
-			clean(d.ID), clean(d.Name), memory(d), clean(orNA(d.ComputeCapability)), clean(orNA(d.Architecture)),
-			clean(prec), link(d.Link),
+			report.Clean(d.ID), report.Clean(d.Name), memory(d), report.Clean(orNA(d.ComputeCapability)), report.Clean(orNA(d.Architecture)),
+			report.Clean(prec), link(d.Link),
 		})
 	}
-	if err := RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
+	if err := report.RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
 		return err
 	}
 	if r.Software != nil {
@@ -79,7 +80,7 @@ func ProbeTable(w io.Writer, r *probe.Report, st *Style) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Warn("Drivers degraded, failed or timed out:"))
 		for _, d := range bad {
-			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), clean(d.Detail))
+			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), report.Clean(d.Detail))
 		}
 	}
 	return nil
@@ -168,7 +169,7 @@ func link(l *probe.PCIeLink) string {
 
 // softwareBlock prints the Python environments and the CUDA toolkit: one
 // line per environment with the ML packages that matter most first.
-func softwareBlock(w io.Writer, sw *probe.Software, st *Style) {
+func softwareBlock(w io.Writer, sw *probe.Software, st *report.Style) {
 	if len(sw.Environments) == 0 && sw.CUDAToolkit == nil {
 		return
 	}
@@ -182,13 +183,13 @@ func softwareBlock(w io.Writer, sw *probe.Software, st *Style) {
 		if e.Active {
 			head += " [active]"
 		}
-		fmt.Fprintf(w, "  %s\n", clean(head))
+		fmt.Fprintf(w, "  %s\n", report.Clean(head))
 		if t := e.Torch; t != nil {
 			line := "torch " + t.Version + ": " + t.Accelerator
 			if t.AcceleratorVersion != "" {
 				line += " " + t.AcceleratorVersion
 			}
-			fmt.Fprintf(w, "    %s (from %s)\n", clean(line), clean(t.Source))
+			fmt.Fprintf(w, "    %s (from %s)\n", report.Clean(line), report.Clean(t.Source))
 		}
 		var pkgs []string
 		for _, p := range e.Packages {
@@ -207,10 +208,10 @@ func softwareBlock(w io.Writer, sw *probe.Software, st *Style) {
 			pkgs = append(pkgs, fmt.Sprintf("%d nvidia-* wheel(s)", nv))
 		}
 		if len(pkgs) > 0 {
-			fmt.Fprintf(w, "    %s\n", clean(strings.Join(pkgs, ", ")))
+			fmt.Fprintf(w, "    %s\n", report.Clean(strings.Join(pkgs, ", ")))
 		}
 	}
 	if tk := sw.CUDAToolkit; tk != nil {
-		fmt.Fprintf(w, "  CUDA toolkit %s (%s)\n", clean(tk.Version), clean(tk.Source))
+		fmt.Fprintf(w, "  CUDA toolkit %s (%s)\n", report.Clean(tk.Version), report.Clean(tk.Source))
 	}
 }

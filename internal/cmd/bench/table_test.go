@@ -1,4 +1,4 @@
-package report
+package bench
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/report"
 )
 
 func TestBenchTableLabelsLinksComputedAndStatesTheFrequencyOnce(t *testing.T) {
@@ -29,7 +30,7 @@ func TestBenchTableLabelsLinksComputedAndStatesTheFrequencyOnce(t *testing.T) {
 			Reasons: []string{"other processes used 58% of the CPUs while bench ran"}},
 	}
 	var b bytes.Buffer
-	if err := BenchTable(&b, r, NewStyle(&b, false)); err != nil {
+	if err := Table(&b, r, report.NewStyle(&b, false)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

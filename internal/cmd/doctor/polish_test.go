@@ -1,4 +1,4 @@
-package report
+package doctor
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/explain/i18n"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/report"
 )
 
 // englishWords are words that appear in devctl's English texts and never
@@ -103,7 +104,7 @@ func TestPolishHasNoEnglish(t *testing.T) {
 			Machine: []string{"fakt"}, Fixes: []string{"naprawa"},
 			OOMPlan: &doctor.OOMPlan{ModelParams: 7e9, Device: "cuda:0", Fits: true}}}
 	var b bytes.Buffer
-	if err := DoctorTable(&b, rep, NewStyle(&b, false)); err != nil {
+	if err := Table(&b, rep, report.NewStyle(&b, false)); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(b.String(), "\n") {
@@ -111,13 +112,13 @@ func TestPolishHasNoEnglish(t *testing.T) {
 	}
 	b.Reset()
 	sums := []history.DeviceSummary{{Device: "cuda", Runs: 2, Successes: 1, Failures: 1, Categories: map[string]int{"out_of_memory": 1}, LastCategory: "out_of_memory", LastTime: time.Unix(0, 0)}}
-	if err := DoctorHistory(&b, sums, doctor.Polish); err != nil {
+	if err := HistoryTable(&b, sums, doctor.Polish); err != nil {
 		t.Fatal(err)
 	}
 	head, _, _ := strings.Cut(b.String(), "\n")
 	checkPolish(t, "history header", head)
 	b.Reset()
-	if err := DoctorHistory(&b, nil, doctor.Polish); err != nil {
+	if err := HistoryTable(&b, nil, doctor.Polish); err != nil {
 		t.Fatal(err)
 	}
 	checkPolish(t, "empty history", b.String())

@@ -1,4 +1,4 @@
-package report
+package doctor
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/explain/i18n"
+	"github.com/devctl/devctl/internal/report"
 )
 
 func TestDoctorLabelsExistInBothLanguages(t *testing.T) {
@@ -56,7 +57,7 @@ func TestDoctorLogTableNeutralisesEscapeSequences(t *testing.T) {
 		Numbers: explain.Numbers{Operator: &op}, Fixes: []string{"fix\x1b[0m"}, Machine: []string{"m\x07"},
 	}}
 	var b bytes.Buffer
-	if err := DoctorTable(&b, r, NewStyle(&b, false)); err != nil {
+	if err := Table(&b, r, report.NewStyle(&b, false)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"\x1b", "\x07", "\r", "\u202e", "\u009b"} {

@@ -1,20 +1,21 @@
-package report
+package recommend
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/recommend"
 )
 
-// RecommendTable renders a recommendation: summary, memory breakdown,
+// Table renders a recommendation: summary, memory breakdown,
 // verdict with headroom, the fallback ladder when it ran, the reasons,
 // framework hints and the environment.
-func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
+func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 	p := r.Plan
 	fmt.Fprintln(w, st.Title("devctl recommend"))
 	dev := r.Device.Name
@@ -40,7 +41,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 		{"Convention:", r.Memory.Convention},
 	}
 	for _, e := range kv {
-		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), clean(e[1]))
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), report.Clean(e[1]))
 	}
 	fmt.Fprintln(w)
 
@@ -59,7 +60,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	if m.HostBytes > 0 {
 		rows = append(rows, []string{"host (offloaded)", units.Bytes(m.HostBytes).Number(units.GiB, 2), recComma(m.HostBytes)})
 	}
-	if err := RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
+	if err := report.RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
 		return err
 	}
 	per := ""
@@ -88,7 +89,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 		for i, s := range t.Steps {
 			lrows = append(lrows, []string{strconv.Itoa(i + 1), s.Action, s.Change, units.Bytes(s.Memory.TotalBytes).Number(units.GiB, 2), recYesNo(s.Fits)})
 		}
-		if err := RenderTable(w, []string{"#", "STEP", "CHANGE", "TOTAL GIB", "FITS"}, lrows); err != nil {
+		if err := report.RenderTable(w, []string{"#", "STEP", "CHANGE", "TOTAL GIB", "FITS"}, lrows); err != nil {
 			return err
 		}
 		for _, s := range t.Skipped {
@@ -108,7 +109,7 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, st.Title("Why"))
 	for _, re := range r.Reasons {
-		fmt.Fprintf(w, "  %-16s %-13s %s\n", re.Decision, clean(re.Choice), clean(re.Why))
+		fmt.Fprintf(w, "  %-16s %-13s %s\n", re.Decision, report.Clean(re.Choice), report.Clean(re.Why))
 	}
 	f := r.Framework
 	fmt.Fprintln(w)
@@ -122,15 +123,15 @@ func RecommendTable(w io.Writer, r *recommend.Result, st *Style) error {
 	}
 	if len(r.Env) > 0 {
 		fmt.Fprintln(w, st.Label("Environment:"))
-		if err := RecommendEnv(w, r); err != nil {
+		if err := Env(w, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// RecommendEnv prints `export NAME=value` lines ready for eval.
-func RecommendEnv(w io.Writer, r *recommend.Result) error {
+// Env prints `export NAME=value` lines ready for eval.
+func Env(w io.Writer, r *recommend.Result) error {
 	for _, e := range r.Env {
 		if _, err := fmt.Fprintf(w, "export %s=%s\n", e.Name, recommend.ShellQuote(e.Value)); err != nil {
 			return err

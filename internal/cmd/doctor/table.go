@@ -1,4 +1,4 @@
-package report
+package doctor
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/doctor"
@@ -136,7 +137,7 @@ func label(id string, lang doctor.Lang) string {
 	return m.Title
 }
 
-func (st *Style) status(s doctor.Status, lang doctor.Lang) string {
+func status(st *report.Style, s doctor.Status, lang doctor.Lang) string {
 	t := label("mark."+string(s), lang)
 	switch s {
 	case doctor.Pass:
@@ -149,9 +150,9 @@ func (st *Style) status(s doctor.Status, lang doctor.Lang) string {
 	return st.Fail(t)
 }
 
-// DoctorTable renders doctor's report grouped by status, most urgent first:
+// Table renders doctor's report grouped by status, most urgent first:
 // each finding with its detail and, when something is wrong, the fix.
-func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
+func Table(w io.Writer, r *doctor.Report, st *report.Style) error {
 	if r.Log != nil {
 		if err := doctorLog(w, r.Log, r.Lang, st); err != nil {
 			return err
@@ -173,10 +174,10 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 		}
 		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(label("status."+string(s), r.Lang)), len(group))
 		for _, c := range group {
-			fmt.Fprintf(w, "  %-7s %s  %s\n", st.status(c.Status, r.Lang), c.ID, st.Dim(c.Title))
-			fmt.Fprintf(w, "          %s\n", clean(c.Detail))
+			fmt.Fprintf(w, "  %-7s %s  %s\n", status(st, c.Status, r.Lang), c.ID, st.Dim(c.Title))
+			fmt.Fprintf(w, "          %s\n", report.Clean(c.Detail))
 			if c.Fix != "" {
-				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), clean(c.Fix))
+				fmt.Fprintf(w, "          %s %s\n", st.Label(label("fix", r.Lang)), report.Clean(c.Fix))
 			}
 		}
 	}
@@ -191,11 +192,11 @@ func DoctorTable(w io.Writer, r *doctor.Report, st *Style) error {
 	return nil
 }
 
-func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) error {
+func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *report.Style) error {
 	lb := func(k string) string { return label("log."+k, lang) }
-	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), clean(l.Title))
-	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), clean(l.Category))
-	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), clean(l.Device))
+	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), report.Clean(l.Title))
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), report.Clean(l.Category))
+	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), report.Clean(l.Device))
 	if len(l.Evidence) > 0 {
 		fmt.Fprintln(w, st.Label(lb("evidence")))
 		for i, ev := range l.Evidence {
@@ -203,19 +204,19 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			if i == 0 && l.Line > 0 {
 				prefix = fmt.Sprintf("  %d> ", l.Line)
 			}
-			fmt.Fprintln(w, prefix+clean(ev))
+			fmt.Fprintln(w, prefix+report.Clean(ev))
 		}
 	}
 	if nums := numberList(l, lang); nums != "" {
-		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), clean(nums))
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb("numbers")), report.Clean(nums))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, clean(l.Explanation))
+	fmt.Fprintln(w, report.Clean(l.Explanation))
 	if len(l.Machine) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Label(lb("machine")))
 		for _, m := range l.Machine {
-			fmt.Fprintln(w, "  - "+clean(m))
+			fmt.Fprintln(w, "  - "+report.Clean(m))
 		}
 	}
 	if p := l.OOMPlan; p != nil {
@@ -229,16 +230,16 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *Style) er
 			"micro": strconv.Itoa(max(p.Plan.MicroBatch, 1)), "batch": strconv.Itoa(max(p.Plan.BatchSize, 1)),
 			"recompute": fmt.Sprint(p.Plan.Recompute), "sharding": fmt.Sprint(p.Plan.Sharding), "offload": fmt.Sprint(p.Plan.Offload),
 			"need": units.Bytes(p.Memory.TotalBytes).Short(), "budget": units.Bytes(p.BudgetBytes).Short()})
-		fmt.Fprintf(w, "%s %s\n", st.Label(lb(k)), clean(line))
+		fmt.Fprintf(w, "%s %s\n", st.Label(lb(k)), report.Clean(line))
 		for _, c := range p.Changes {
-			fmt.Fprintln(w, "  - "+clean(c))
+			fmt.Fprintln(w, "  - "+report.Clean(c))
 		}
 	}
 	if len(l.Fixes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, st.Label(lb("fixes")))
 		for i, f := range l.Fixes {
-			fmt.Fprintf(w, "  %d. %s\n", i+1, clean(f))
+			fmt.Fprintf(w, "  %d. %s\n", i+1, report.Clean(f))
 		}
 	}
 	fmt.Fprintln(w)
@@ -295,17 +296,17 @@ func numberList(l *doctor.LogReport, lang doctor.Lang) string {
 	return strings.Join(out, ", ")
 }
 
-// DoctorList renders `doctor --list`.
-func DoctorList(w io.Writer, checks []doctor.CheckInfo) error {
+// ListTable renders `doctor --list`.
+func ListTable(w io.Writer, checks []doctor.CheckInfo) error {
 	rows := make([][]string, len(checks))
 	for i, c := range checks {
 		rows[i] = []string{c.ID, c.Title}
 	}
-	return RenderTable(w, []string{"ID", "TITLE"}, rows)
+	return report.RenderTable(w, []string{"ID", "TITLE"}, rows)
 }
 
-// DoctorHistory renders `doctor --history`: each device's record.
-func DoctorHistory(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) error {
+// HistoryTable renders `doctor --history`: each device's record.
+func HistoryTable(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) error {
 	if len(sums) == 0 {
 		fmt.Fprintln(w, label("history.empty", lang))
 		return nil
@@ -326,7 +327,7 @@ func DoctorHistory(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) 
 	for _, k := range []string{"device", "runs", "ok", "failed", "success", "by_category", "last_failure", "last_seen"} {
 		head = append(head, label("history."+k, lang))
 	}
-	return RenderTable(w, head, rows)
+	return report.RenderTable(w, head, rows)
 }
 
 func categories(m map[string]int) string {
