@@ -64,7 +64,7 @@ func (f *Factory) passOver() map[string]string {
 	if f.Global.From != "" {
 		return nil
 	}
-	recs, err := history.Load(f.LookupEnv)
+	recs, err := history.LoadRecent(f.LookupEnv)
 	if err != nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -193,5 +194,47 @@ func TestSummaries(t *testing.T) {
 	}
 	if d := cmp.Diff(want, rs.Summaries()); d != "" {
 		t.Errorf("Summaries (-want +got):\n%s", d)
+	}
+}
+
+func TestLoadRecentReadsTheNewestRecords(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var all Records
+	for i := 0; i < 600; i++ {
+		r := Record{Time: t0.Add(time.Duration(i) * time.Minute), Device: "cuda", Outcome: Success, Run: fmt.Sprintf("run%04d", i), Attempt: 1, DurationMS: 1000}
+		if i%3 == 0 {
+			r.Outcome, r.Category = Failure, "out_of_memory"
+		}
+		all = append(all, r)
+		if err := AppendFile(p, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A damaged line near the end is skipped, the rest kept.
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{not json\\n")
+	f.Close()
+	got, err := LoadRecentFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 100 || len(got) >= len(all) {
+		t.Fatalf("LoadRecent kept %d of %d records, want the newest few hundred", len(got), len(all))
+	}
+	if d := cmp.Diff(all[len(all)-len(got):], got); d != "" {
+		t.Errorf("LoadRecent is not the newest records (-want +got):\\n%s", d)
+	}
+	if d := cmp.Diff(all.Judge("cuda"), got.Judge("cuda")); d != "" {
+		t.Errorf("the rule differs on the recent records (-whole +recent):\\n%s", d)
+	}
+	if rs, err := LoadRecentFile(filepath.Join(t.TempDir(), "none")); err != nil || len(rs) != 0 {
+		t.Errorf("a missing file: %v, %v", rs, err)
+	}
+	if _, err := LoadRecentFile(t.TempDir()); err == nil {
+		t.Errorf("a directory was read as a history")
 	}
 }

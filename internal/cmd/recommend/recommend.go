@@ -90,7 +90,7 @@ func NewOptions(f *cmdutil.Factory) *Options {
 			rep, _, err := cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
 			return rep, err
 		},
-		History:   func() (history.Records, error) { return history.Load(f.LookupEnv) },
+		History:   func() (history.Records, error) { return history.LoadRecent(f.LookupEnv) }, // the rule's window
 		ReadFile:  readModelConfig,
 		LookupEnv: f.LookupEnv,
 	}
