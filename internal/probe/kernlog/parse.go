@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Limits that bound what is kept from a large log.
@@ -29,12 +30,13 @@ type Line struct {
 	Text string
 }
 
+// The patterns are compiled on first use: only doctor reads the log.
 var (
 	// "[ 1843.308145] msg" (dmesg), "Feb 14 05:03:41 host kernel: msg"
 	// (journalctl -k, syslog), "6,1234,5678,-;msg" (/dev/kmsg).
-	dmesgStamp   = regexp.MustCompile(`^\[\s*(\d+\.\d+)\]\s?`)
-	journalStamp = regexp.MustCompile(`^[A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: `)
-	kmsgPrefix   = regexp.MustCompile(`^\d+,\d+,(\d+),[^;]*;`)
+	dmesgStamp   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[\s*(\d+\.\d+)\]\s?`) })
+	journalStamp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: `) })
+	kmsgPrefix   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+,\d+,(\d+),[^;]*;`) })
 )
 
 // Parse splits dmesg, journalctl -k or /dev/kmsg text into messages. A line
@@ -61,12 +63,12 @@ func Parse(b []byte) []Line {
 		}
 		t := -1.0
 		stamped := false
-		if m := dmesgStamp.FindStringSubmatch(s); m != nil {
+		if m := dmesgStamp().FindStringSubmatch(s); m != nil {
 			t, _ = strconv.ParseFloat(m[1], 64)
 			s, stamped = s[len(m[0]):], true
-		} else if m := journalStamp.FindString(s); m != "" {
+		} else if m := journalStamp().FindString(s); m != "" {
 			s, stamped = s[len(m):], true
-		} else if m := kmsgPrefix.FindStringSubmatch(s); m != nil {
+		} else if m := kmsgPrefix().FindStringSubmatch(s); m != nil {
 			if us, err := strconv.ParseFloat(m[1], 64); err == nil {
 				t = us / 1e6
 			}
@@ -140,15 +142,25 @@ var XidMeanings = map[int]struct{ Meaning, Severity string }{
 }
 
 var (
-	xidLine    = regexp.MustCompile(`NVRM: Xid \(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)`)
-	nvFallen   = regexp.MustCompile(`NVRM: The NVIDIA GPU ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]).*fallen off the bus`)
-	amdPrefix  = regexp.MustCompile(`^amdgpu ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): (.*)$`)
-	amdFault   = regexp.MustCompile(`\[(\w+)\] (?:no-retry |retry )?page fault`)
-	amdTimeout = regexp.MustCompile(`ring (\S+) timeout`)
-	amdReset   = regexp.MustCompile(`GPU reset|GPU recovery|gpu recover`)
-	amdRAS     = regexp.MustCompile(`(?i)uncorrectable|RAS .*error|ECC error`)
-	anyAddr    = regexp.MustCompile(`\b([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b`)
-	badWord    = regexp.MustCompile(`(?i)\b(error|fault|failed|failure|timeout|timed out|hang|hung|reset)\b`)
+	xidLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`NVRM: Xid \(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)`)
+	})
+	nvFallen = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`NVRM: The NVIDIA GPU ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]).*fallen off the bus`)
+	})
+	amdPrefix = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^amdgpu ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): (.*)$`)
+	})
+	amdFault   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[(\w+)\] (?:no-retry |retry )?page fault`) })
+	amdTimeout = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`ring (\S+) timeout`) })
+	amdReset   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`GPU reset|GPU recovery|gpu recover`) })
+	amdRAS     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)uncorrectable|RAS .*error|ECC error`) })
+	anyAddr    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b`)
+	})
+	badWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(error|fault|failed|failure|timeout|timed out|hang|hung|reset)\b`)
+	})
 )
 
 // Classify decides whether a message is an accelerator event. accel lists
@@ -156,7 +168,7 @@ var (
 // error line naming one of them counts too (TPU chips behind vfio-pci,
 // Neuron devices, drivers devctl has no pattern for).
 func Classify(text string, accel map[string]bool) (Event, bool) {
-	if m := xidLine.FindStringSubmatch(text); m != nil {
+	if m := xidLine().FindStringSubmatch(text); m != nil {
 		xid, _ := strconv.Atoi(m[2])
 		e := Event{Source: "nvidia", Device: normAddr(m[1]), Xid: xid, Meaning: "Xid " + m[2], Severity: SevDriver}
 		if km, ok := XidMeanings[xid]; ok {
@@ -164,27 +176,27 @@ func Classify(text string, accel map[string]bool) (Event, bool) {
 		}
 		return e, true
 	}
-	if m := nvFallen.FindStringSubmatch(text); m != nil {
+	if m := nvFallen().FindStringSubmatch(text); m != nil {
 		km := XidMeanings[79]
 		return Event{Source: "nvidia", Device: normAddr(m[1]), Xid: 79, Meaning: km.Meaning, Severity: km.Severity}, true
 	}
-	if m := amdPrefix.FindStringSubmatch(text); m != nil {
+	if m := amdPrefix().FindStringSubmatch(text); m != nil {
 		dev, rest := normAddr(m[1]), m[2]
 		switch {
-		case amdFault.MatchString(rest):
-			hub := amdFault.FindStringSubmatch(rest)[1]
+		case amdFault().MatchString(rest):
+			hub := amdFault().FindStringSubmatch(rest)[1]
 			return Event{Source: "amdgpu", Device: dev, Meaning: "GPU page fault on " + hub + ": a process accessed memory it does not own (usually an application or runtime bug)", Severity: SevApplication}, true
-		case amdTimeout.MatchString(rest):
-			return Event{Source: "amdgpu", Device: dev, Meaning: "ring " + amdTimeout.FindStringSubmatch(rest)[1] + " timeout: the GPU hung", Severity: SevDriver}, true
-		case amdRAS.MatchString(rest):
+		case amdTimeout().MatchString(rest):
+			return Event{Source: "amdgpu", Device: dev, Meaning: "ring " + amdTimeout().FindStringSubmatch(rest)[1] + " timeout: the GPU hung", Severity: SevDriver}, true
+		case amdRAS().MatchString(rest):
 			return Event{Source: "amdgpu", Device: dev, Meaning: "memory or RAS error reported", Severity: SevHardware}, true
-		case amdReset.MatchString(rest):
+		case amdReset().MatchString(rest):
 			return Event{Source: "amdgpu", Device: dev, Meaning: "GPU reset", Severity: SevDriver}, true
 		}
 		return Event{}, false
 	}
-	if len(accel) > 0 && badWord.MatchString(text) {
-		for _, a := range anyAddr.FindAllString(text, 4) {
+	if len(accel) > 0 && badWord().MatchString(text) {
+		for _, a := range anyAddr().FindAllString(text, 4) {
 			if accel[normAddr(a)] {
 				src := text
 				if i := strings.IndexAny(src, " :"); i > 0 {
