@@ -212,11 +212,7 @@ const MaxFileBytes = 1 << 20
 // readFile reads at most MaxFileBytes of a user file. Pipes are read as
 // they come, so --config <(...) works.
 func readFile(name string) ([]byte, error) {
-	data, err := userfile.Read(name, MaxFileBytes)
-	if _, big := err.(*userfile.TooLargeError); big {
-		return nil, fmt.Errorf("%w: not a devctl config file", err)
-	}
-	return data, err
+	return userfile.ReadAs(name, MaxFileBytes, "a devctl config file")
 }
 
 // resolveStrategy ties the strategy to the fraction. A named strategy fixes

@@ -38,10 +38,20 @@ var (
 	ErrDevice = errors.New("it is a device or socket")
 )
 
-// TooLargeError is returned by Read for a file over its limit.
-type TooLargeError struct{ Limit int64 }
+// TooLargeError is returned by Read for a file over its limit. Not, when
+// set, says what such a file cannot be ("a config.json").
+type TooLargeError struct {
+	Limit int64
+	Not   string
+}
 
-func (e *TooLargeError) Error() string { return fmt.Sprintf("larger than %d bytes", e.Limit) }
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("larger than %d bytes", e.Limit)
+	if e.Not != "" {
+		msg += ": not " + e.Not
+	}
+	return msg
+}
 
 // Open opens path for reading if it is a regular file or a pipe (so
 // --config <(...) works). Errors do not repeat the path: callers name the
@@ -83,7 +93,11 @@ func OpenWithin(path string, timeout time.Duration) (*os.File, fs.FileInfo, erro
 
 // Read returns the contents of path, refusing more than limit bytes with a
 // *TooLargeError.
-func Read(path string, limit int64) ([]byte, error) {
+func Read(path string, limit int64) ([]byte, error) { return ReadAs(path, limit, "") }
+
+// ReadAs is Read for a file of a known kind: a file over the limit is
+// refused as not being one ("larger than 4194304 bytes: not a config.json").
+func ReadAs(path string, limit int64, kind string) ([]byte, error) {
 	f, _, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -94,7 +108,7 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, Bare(err)
 	}
 	if int64(len(data)) > limit {
-		return nil, &TooLargeError{Limit: limit}
+		return nil, &TooLargeError{Limit: limit, Not: kind}
 	}
 	return data, nil
 }

@@ -486,9 +486,5 @@ const maxModelConfigBytes = 4 << 20
 // readModelConfig reads --model-config, at most maxModelConfigBytes. Pipes
 // are read as they come, so --model-config <(curl ...) works.
 func readModelConfig(name string) ([]byte, error) {
-	data, err := userfile.Read(name, maxModelConfigBytes)
-	if _, big := err.(*userfile.TooLargeError); big {
-		return nil, fmt.Errorf("%w: not a config.json", err)
-	}
-	return data, err
+	return userfile.ReadAs(name, maxModelConfigBytes, "a config.json")
 }
