@@ -281,6 +281,13 @@ func Estimate(p Plan) (Breakdown, error) {
 		b.OverheadBytes, b.OverheadSource = o.Bytes, o.Source
 	}
 	b.TotalBytes = add(b.ModelStatesBytes, b.ActivationsBytes, b.KVCacheBytes, b.OverheadBytes)
+	if where == backend.CPU && b.HostBytes > 0 {
+		// On the CPU, "offloaded to the host" is the same memory: it adds
+		// to the total instead of being checked against a second budget.
+		b.TotalBytes = add(b.TotalBytes, b.HostBytes)
+		b.Notes = append(b.Notes, fmt.Sprintf("the plan runs on the CPU: the %d bytes offloaded to host memory share the same RAM and are in the total", b.HostBytes))
+		b.HostBytes = 0
+	}
 	return b, nil
 }
 

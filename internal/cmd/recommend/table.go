@@ -72,6 +72,10 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 		fmt.Fprintf(w, "%s %s%s, headroom %s GiB, within the %s strategy (%g)\n", st.Label("Verdict:"), st.OK("FITS"), per, units.Bytes(r.HeadroomBytes).Number(units.GiB, 2), r.MemoryStrategy, r.MemoryFraction)
 	case r.Fits:
 		fmt.Fprintf(w, "%s %s%s, headroom %s GiB, above the %s strategy's %s GiB (%g): it runs, with little margin\n", st.Label("Verdict:"), st.OK("FITS"), per, units.Bytes(r.HeadroomBytes).Number(units.GiB, 2), r.MemoryStrategy, units.Bytes(m.StrategyBytes).Number(units.GiB, 2), r.MemoryFraction)
+	case r.HeadroomBytes >= 0:
+		// The device has room; the host memory for the offloaded state is short.
+		fmt.Fprintf(w, "%s %s: the offloaded state needs %s GiB of host memory, the host has %s GiB\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"),
+			units.Bytes(m.HostBytes).Number(units.GiB, 2), units.Bytes(r.Device.HostBytes).Number(units.GiB, 2))
 	default:
 		fmt.Fprintf(w, "%s %s%s, short by %s GiB\n", st.Label("Verdict:"), st.Fail("DOES NOT FIT"), per, units.Bytes(-r.HeadroomBytes).Number(units.GiB, 2))
 	}
