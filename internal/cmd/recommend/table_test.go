@@ -1,4 +1,4 @@
-package report
+package recommend
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/report"
 )
 
 // Regression: the CPU fallback's plan was shown against the GPU's budget
@@ -24,7 +25,7 @@ func TestRecommendTableJudgesTheCPUFallbackAgainstHostMemory(t *testing.T) {
 		HeadroomBytes: 966367641 - 5<<30,
 	}
 	var buf bytes.Buffer
-	if err := RecommendTable(&buf, r, NewStyle(&buf, false)); err != nil {
+	if err := Table(&buf, r, report.NewStyle(&buf, false)); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
