@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -177,4 +178,59 @@ func refineShortfall(line string, sub []string) (Category, Device, string) {
 		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
 	}
 	return refineOOMWord(line, sub)
+}
+
+// refineNeuron tells a Neuron memory failure ("nrt_tensor_allocate
+// status=4 message=\"Allocation Failure\"", "Failed to alloc DEVICE memory")
+// from the compiler's and runtime's other failures.
+func refineNeuron(line string, _ []string) (Category, Device, string) {
+	low := strings.ToLower(line)
+	if strings.Contains(low, "nerr_resource_nc") {
+		return CategoryOther, DeviceNeuron, "other.neuron" // too few NeuronCores, not memory
+	}
+	// Runtime status 4 (NRT_RESOURCE / NERR_RESOURCE) is a failed allocation.
+	if containsAny(low, "allocation failure", "alloc device memory", "failed to alloc", "out of memory", "could not satisfy request",
+		"no free space", "status=4", "nerr_resource", "nrt_resource") {
+		return CategoryOutOfMemory, DeviceNeuron, "out_of_memory"
+	}
+	return CategoryOther, DeviceNeuron, "other.neuron"
+}
+
+// acceleratorToken names the accelerator a "no device" line is about.
+var acceleratorToken = regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)s?\b`)
+
+// refineNoDevice reads "No XPU devices are available", "Is XPU available:
+// False", "PyTorch is not linked with support for xpu devices": the
+// accelerator named decides the device; a line naming none decides nothing.
+func refineNoDevice(line string, _ []string) (Category, Device, string) {
+	m := acceleratorToken.FindString(line)
+	if m == "" {
+		return "", "", ""
+	}
+	switch f := family(strings.TrimSuffix(strings.ToLower(m), "s")); f {
+	case DeviceAny:
+		return CategoryNoGPUFound, DeviceCUDA, ""
+	default:
+		if f == DeviceMPS {
+			return CategoryNoGPUFound, DeviceMPS, "no_gpu_found.mps"
+		}
+		return CategoryNoGPUFound, f, ""
+	}
+}
+
+// refineMissingKernel reads "DispatchStub: missing kernel for xpu": an
+// operator the device's backend lacks; on MPS that is mps_unsupported_op.
+func refineMissingKernel(line string, _ []string) (Category, Device, string) {
+	m := acceleratorToken.FindString(line)
+	if m == "" {
+		return "", "", ""
+	}
+	f := family(strings.TrimSuffix(strings.ToLower(m), "s"))
+	if f == DeviceMPS {
+		return CategoryMPSUnsupportedOp, DeviceMPS, ""
+	}
+	if f == DeviceAny {
+		f = DeviceCUDA
+	}
+	return CategoryOther, f, ""
 }

@@ -282,7 +282,23 @@ var rules = []rule{
 	{id: "bnb.words", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wStrong,
 		needles: []string{"CUDA detection failed", "libbitsandbytes_cpu", "libcudart.so not found", "CUDA Setup failed"}},
 	{id: "neuron", cat: CategoryOther, dev: DeviceNeuron, msg: "other.neuron", weight: wStrong,
-		needles: []string{"neuronx-cc", "neuron-cc", "NRT_", "nrt_init", "Neuron runtime", "NEURON_RT", "neuronxcc"}},
+		needles: []string{"neuronx-cc", "neuron-cc", "NRT_", "nrt_init", "Neuron runtime", "NEURON_RT", "neuronxcc", "NERR_"},
+		refine:  refineNeuron},
+	{id: "crash.access-violation", cat: CategoryOther, weight: wWeak,
+		needles: []string{"0xC0000005", "exit code -1073741819", "exit code 139", "Segmentation fault"},
+		near:    []string{"GPU", "gpu", "CUDA", "cuda"}},
+	{id: "missing-kernel", cat: CategoryOther, weight: wStrong,
+		needles: []string{"missing kernel for", "no kernel for"}, refine: refineMissingKernel},
+	{id: "nogpu.infer", cat: CategoryNoGPUFound, dev: DeviceAny, weight: wPrimary,
+		needles: []string{"Failed to infer device type"}},
+	{id: "nogpu.words", cat: CategoryNoGPUFound, weight: wWeak, generic: true,
+		// Not "Is CUDA available: False": collect_env prints it on every
+		// machine without that accelerator, which is a fact, not a failure.
+		needles: []string{"devices are available", "devices found", "device found", "is_available()",
+			"not linked with support for", "no GPU detected", "GPU not detected", "no devices", "Failed to initialize",
+			"not available", "device count is zero"},
+		re:     `(?i)\b(no|not|false|fail|fails|failed|unable|cannot|can't|zero)\b`,
+		refine: refineNoDevice},
 	{id: "cuda.op-not-supported", cat: CategoryOther, dev: DeviceCUDA, weight: wSecondary,
 		needles: []string{"operation not supported"}, also: []string{"CUDA", "cuda"}},
 
@@ -449,7 +465,7 @@ func inferDevice(line string) Device {
 		return DeviceXLA
 	case containsAny(line, "XPU", "xpu:", "'xpu'", "Level-Zero", "level_zero"):
 		return DeviceXPU
-	case containsAny(line, "CUDA", "cuda", "GPU", "gpu:", "cuDNN", "NVIDIA"):
+	case containsAny(line, "CUDA", "cuda", "GPU", "gpu", "cuDNN", "NVIDIA"):
 		return DeviceCUDA
 	}
 	return DeviceAny
