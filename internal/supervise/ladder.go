@@ -79,6 +79,10 @@ type Ladder struct {
 	precision string
 }
 
+// MaxKnob bounds the batch and accumulation values, so halving ends after
+// at most 20 steps and batch × accumulation cannot overflow.
+const MaxKnob = 1 << 20
+
 // NewLadder starts a ladder on cfg.Devices[0]. It checks the knobs.
 func NewLadder(cfg LadderConfig) (*Ladder, error) {
 	if len(cfg.Devices) == 0 {
@@ -86,15 +90,15 @@ func NewLadder(cfg LadderConfig) (*Ladder, error) {
 	}
 	l := &Ladder{cfg: cfg, set: map[string]string{}, deadBack: map[string]bool{}}
 	if b := cfg.Batch; b != nil {
-		if b.Value < 1 {
-			return nil, fmt.Errorf("batch %s=%d: want a positive whole number", b.Name, b.Value)
+		if b.Value < 1 || b.Value > MaxKnob {
+			return nil, fmt.Errorf("batch %s=%d: want a whole number from 1 to %d", b.Name, b.Value, MaxKnob)
 		}
 		l.batch = b.Value
 		l.put(b.Name, strconv.Itoa(b.Value))
 	}
 	if a := cfg.Accum; a != nil {
-		if a.Value < 1 {
-			return nil, fmt.Errorf("accumulation %s=%d: want a positive whole number", a.Name, a.Value)
+		if a.Value < 1 || a.Value > MaxKnob {
+			return nil, fmt.Errorf("accumulation %s=%d: want a whole number from 1 to %d", a.Name, a.Value, MaxKnob)
 		}
 		l.accum = a.Value
 		l.put(a.Name, strconv.Itoa(a.Value))

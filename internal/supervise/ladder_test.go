@@ -187,3 +187,54 @@ func TestLadderEnv(t *testing.T) {
 		t.Errorf("env on the CPU:\n got %s\nwant %s", got, want2)
 	}
 }
+
+// Whatever the knobs and the sequence of failures, the ladder never
+// panics, always ends, and keeps its variables well-formed.
+func FuzzLadder(f *testing.F) {
+	f.Add(32, 1, "fp32", true, []byte{0, 0, 1, 2, 3, 4})
+	f.Add(1, 0, "", false, []byte{5, 6, 7})
+	f.Add(1<<20, 3, "float32", true, []byte{1, 1, 1, 1, 1, 1, 1, 1})
+	cats := []explain.Category{explain.CategoryOutOfMemory, explain.CategoryXLAResourceExhausted, explain.CategoryDeviceMismatch,
+		explain.CategoryDTypeMismatch, explain.CategoryUnsupportedDType, explain.CategoryMPSPlaceholderStorage, explain.CategoryMPSUnsupportedOp,
+		explain.CategoryCUDADriverMismatch, explain.CategoryNoGPUFound, explain.CategoryCUDALaunchFailure, explain.CategoryCUDNNError,
+		explain.CategoryNCCLError, explain.CategoryXLATPUInit, explain.CategoryROCmHIPError, explain.CategoryOther, explain.CategoryUnknown}
+	f.Fuzz(func(t *testing.T, batch, accum int, prec string, allowCPU bool, seq []byte) {
+		cfg := LadderConfig{Devices: []Candidate{cuda0, cuda1, mps, xla0, cpu}, AllowCPU: allowCPU}
+		if batch != 0 {
+			cfg.Batch = &IntVar{"BATCH_SIZE", batch}
+		}
+		if accum != 0 {
+			cfg.Accum = &IntVar{"GRAD_ACCUM", accum}
+		}
+		if prec != "" {
+			cfg.Precision = &StrVar{"PRECISION", prec}
+		}
+		l, err := NewLadder(cfg)
+		if err != nil {
+			return // refused knobs are reported, not run
+		}
+		steps := 0
+		for _, b := range seq {
+			c := cats[int(b)%len(cats)]
+			s, ok, why := l.Next(c, []string{"A=1", "=bad", "noequals"})
+			if !ok {
+				if why == "" {
+					t.Fatalf("%s: stopped without a reason", c)
+				}
+				continue
+			}
+			steps++
+			if s.ID == "" || s.Why == "" {
+				t.Fatalf("%s: step %+v without an id or a reason", c, s)
+			}
+		}
+		if steps > 60 {
+			t.Fatalf("%d steps: the ladder does not end", steps)
+		}
+		for _, kv := range l.Env(nil) {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				t.Fatalf("malformed variable %q", kv)
+			}
+		}
+	})
+}

@@ -161,8 +161,8 @@ func intKnob(flag, spec, def string, lookup func(string) (string, bool)) (*super
 		return nil, err
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 1<<20 {
-		return nil, cmdutil.Usagef("invalid %s %q: want %s=N with N a whole number from 1 to %d", flag, spec, name, 1<<20)
+	if err != nil || n < 1 || n > supervise.MaxKnob {
+		return nil, cmdutil.Usagef("invalid %s %q: want %s=N with N a whole number from 1 to %d", flag, spec, name, supervise.MaxKnob)
 	}
 	return &supervise.IntVar{Name: name, Value: n}, nil
 }
