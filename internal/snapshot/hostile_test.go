@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -188,4 +189,30 @@ func FuzzManifestValidate(f *testing.F) {
 			s.Host()
 		}
 	})
+}
+
+func TestTheWriterRefusesWhatReplayRefusesWithReplaysLimit(t *testing.T) {
+	if err := checkTotal(MaxTotalSize); err != nil {
+		t.Errorf("a stream of exactly the replay limit is refused: %v", err)
+	}
+	err := checkTotal(MaxTotalSize + 1)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over the %d MiB a replay accepts", MaxTotalSize>>20)) {
+		t.Errorf("over the limit: %v; want the replay limit named", err)
+	}
+	// What the writer counts covers what the tar writer emits.
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	want := int64(tarTrailer)
+	for _, m := range []struct {
+		name string
+		size int
+	}{{"manifest.json", 700}, {"files/" + strings.Repeat("d/", 80) + "x", 1}, {"files/caf\xe9", 513}} {
+		tw.WriteHeader(&tar.Header{Name: m.name, Size: int64(m.size), Mode: 0o644, Typeflag: tar.TypeReg})
+		tw.Write(make([]byte, m.size))
+		want += tarMemberSize(m.name, m.size)
+	}
+	tw.Close()
+	if int64(buf.Len()) > want {
+		t.Errorf("tar stream is %d bytes, the writer counted %d", buf.Len(), want)
+	}
 }

@@ -50,16 +50,16 @@ func (r *Recorder) Write(w io.Writer, opts WriteOptions) (Summary, error) {
 		return Summary{}, fmt.Errorf("manifest is %d bytes, over the %d MiB limit a replay accepts", len(mj), MaxMemberSize>>20)
 	}
 	names := make([]string, 0, len(members))
-	total := int64(len(mj))
+	total := tarMemberSize(manifestMember, len(mj)) + tarTrailer
 	for name, b := range members {
 		names = append(names, name)
-		total += int64(len(b))
+		total += tarMemberSize(name, len(b))
 	}
 	if len(names)+1 > MaxMembers {
 		return Summary{}, fmt.Errorf("snapshot would hold %d members, over the %d a replay accepts", len(names)+1, MaxMembers)
 	}
-	if total > MaxTotalSize/2 { // tar headers and padding need room too
-		return Summary{}, fmt.Errorf("snapshot would hold %d bytes, over the %d MiB a replay accepts", total, MaxTotalSize>>21)
+	if err := checkTotal(total); err != nil {
+		return Summary{}, err
 	}
 	sort.Strings(names)
 
@@ -102,6 +102,39 @@ func (r *Recorder) Write(w io.Writer, opts WriteOptions) (Summary, error) {
 		NVML:        m.NVML != nil,
 		Bytes:       cw.n,
 	}, nil
+}
+
+// tarTrailer is the two zero blocks that end a tar stream.
+const tarTrailer = 2 * 512
+
+// tarMemberSize bounds from above what one member adds to the uncompressed
+// tar stream that replay counts against MaxTotalSize: its header, a long
+// name's extra header and name blocks, and its data padded to 512 bytes.
+func tarMemberSize(name string, size int) int64 {
+	pad := func(n int) int64 { return int64((n + 511) / 512 * 512) }
+	n := 512 + pad(size)
+	if len(name) > 100 || !isASCII(name) {
+		n += 512 + pad(len(name)+1+64) // PAX or GNU long-name record
+	}
+	return n
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTotal refuses a snapshot whose tar stream replay would refuse, with
+// the limit replay applies.
+func checkTotal(total int64) error {
+	if total > MaxTotalSize {
+		return fmt.Errorf("snapshot would be %d bytes uncompressed, over the %d MiB a replay accepts", total, MaxTotalSize>>20)
+	}
+	return nil
 }
 
 type countWriter struct {
