@@ -2,7 +2,9 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,6 +164,11 @@ var checkAVX2 = &Check{
 		if err != nil {
 			if h.Arch != "amd64" && h.Arch != "386" {
 				return skip("skip_not_x86", Args{"arch": h.Arch})
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				// Present but unreadable (over the 16 MiB bound, no
+				// permission): say so rather than "no /proc/cpuinfo".
+				return skip("skip_unreadable_cpuinfo", Args{"error": err.Error()})
 			}
 			return skip("skip_no_cpuinfo", nil)
 		}

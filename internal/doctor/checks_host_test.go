@@ -1,9 +1,11 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,5 +140,22 @@ func TestPCIeLinkNamesEveryNarrowGPU(t *testing.T) {
 	want := Args{"n": "2", "of": "2", "list": "0000:17:00.0 x8/x16, 0000:65:00.0 x4/x16"}
 	if diff := cmp.Diff(want, f.Args); diff != "" || f.Status != Warn || len(f.Evidence) != 4 {
 		t.Errorf("status %s, evidence %d, args (-want +got):\n%s", f.Status, len(f.Evidence), diff)
+	}
+}
+
+func TestAVX2NamesAnOversizedCpuinfoInsteadOfAMissingOne(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+	// Synthetic: a /proc/cpuinfo over the host's 16 MiB read bound.
+	big := bytes.Repeat([]byte("flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep mtrr\n"), (17<<20)/58)
+	if err := os.WriteFile(filepath.Join(root, "proc", "cpuinfo"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := testEnv()
+	e.Host.FS = host.DirFS(root)
+	e.Host.Arch = "amd64"
+	got := checkAVX2.Run(context.Background(), e)
+	if got.Status != Skip || got.Msg != "skip_unreadable_cpuinfo" || !strings.Contains(got.Args["error"], "larger than") {
+		t.Errorf("got %+v; want skip_unreadable_cpuinfo naming the size", got)
 	}
 }

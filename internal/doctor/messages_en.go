@@ -278,6 +278,7 @@ var messagesEN = []i18n.Message{
 	{ID: "cpu.avx2", Title: "CPU has AVX2 (prebuilt wheels assume it)"},
 	{ID: "cpu.avx2.pass", Detail: "CPU flags include avx2 and fma"},
 	{ID: "cpu.avx2.skip_no_cpuinfo", Detail: "no /proc/cpuinfo and no CPU feature sysctl to read"},
+	{ID: "cpu.avx2.skip_unreadable_cpuinfo", Detail: "/proc/cpuinfo is there but could not be read: {error}"},
 	{ID: "cpu.avx2.no_avx", Detail: "CPU has no AVX at all: jaxlib, TensorFlow and most PyTorch CPU kernels crash with \"Illegal instruction\"",
 		Fixes: []string{"use a machine (or VM CPU model) with AVX2: for QEMU/KVM set `-cpu host`; otherwise build the framework from source without AVX"}},
 	{ID: "cpu.avx2.no_avx2", Detail: "CPU has AVX but not AVX2: wheels built for AVX2 (llama.cpp, recent TensorFlow, many CPU kernels) crash with \"Illegal instruction\" or run slowly",

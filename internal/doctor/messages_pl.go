@@ -276,6 +276,7 @@ var messagesPL = []i18n.Message{
 	{ID: "cpu.avx2", Title: "Procesor obsługuje AVX2 (gotowe pakiety tego wymagają)"},
 	{ID: "cpu.avx2.pass", Detail: "flagi procesora zawierają avx2 i fma"},
 	{ID: "cpu.avx2.skip_no_cpuinfo", Detail: "brak /proc/cpuinfo i sysctl z cechami procesora"},
+	{ID: "cpu.avx2.skip_unreadable_cpuinfo", Detail: "/proc/cpuinfo istnieje, ale nie dało się go odczytać: {error}"},
 	{ID: "cpu.avx2.no_avx", Detail: "procesor w ogóle nie obsługuje AVX: jaxlib, TensorFlow i większość jąder CPU PyTorch kończą się błędem \"Illegal instruction\"",
 		Fixes: []string{"użyj maszyny (lub modelu CPU w VM) z AVX2: w QEMU/KVM ustaw `-cpu host`; w przeciwnym razie zbuduj framework ze źródeł bez AVX"}},
 	{ID: "cpu.avx2.no_avx2", Detail: "procesor ma AVX, ale nie AVX2: pakiety budowane dla AVX2 (llama.cpp, nowy TensorFlow, wiele jąder CPU) kończą się \"Illegal instruction\" albo działają wolno",
