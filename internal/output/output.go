@@ -42,8 +42,32 @@ func (s Spec) Register(fs *pflag.FlagSet, value *string, note string) {
 	if note != "" {
 		usage += " (" + note + ")"
 	}
-	fs.StringVarP(value, "output", "o", "", usage)
+	fs.VarP(&formatFlag{value: value, spec: s}, "output", "o", usage)
 }
+
+// formatFlag is -o as a string flag that refuses an empty value (-o with
+// an unset shell variable, say): it must not quietly mean the default.
+type formatFlag struct {
+	value *string
+	spec  Spec
+}
+
+func (f *formatFlag) String() string {
+	if f.value == nil {
+		return ""
+	}
+	return *f.value
+}
+
+func (f *formatFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("%w \"\" for -o: want one of %s", ErrUnknownFormat, f.spec.list(", "))
+	}
+	*f.value = v
+	return nil
+}
+
+func (f *formatFlag) Type() string { return "string" }
 
 // Parse validates an -o value. Empty gives the default; an unknown value
 // fails with a message that lists the formats offered.

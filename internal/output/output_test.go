@@ -3,6 +3,8 @@ package output
 import (
 	"bytes"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -57,5 +59,19 @@ func TestExport(t *testing.T) {
 	buf.Reset()
 	if ok, _ := Export(&buf, Table, data); ok || buf.Len() != 0 {
 		t.Errorf("a table is left to the command")
+	}
+}
+
+func TestAnEmptyDashOIsRefusedNotTheDefault(t *testing.T) {
+	var v string
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	Spec{Table, JSON}.Register(fs, &v, "")
+	err := fs.Parse([]string{"-o", ""})
+	if err == nil || !errors.Is(err, ErrUnknownFormat) && !strings.Contains(err.Error(), "want one of table, json") {
+		t.Fatalf("-o '': err = %v", err)
+	}
+	if err := fs.Parse([]string{"-o", "json"}); err != nil || v != "json" {
+		t.Fatalf("-o json: %q, %v", v, err)
 	}
 }

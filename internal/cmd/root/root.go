@@ -36,6 +36,7 @@ import (
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/probe/nvidia"
 	"github.com/devctl/devctl/internal/snapshot"
+	"github.com/devctl/devctl/internal/state"
 )
 
 // Version is set at build time with -ldflags "-X .../root.Version=...".
@@ -179,7 +180,41 @@ wrong when things break.`,
 	run := runcmd.NewCmdRun(f, nil)
 	DeviceFlag(run)
 	cmd.AddCommand(run)
+	strictHelpAndCompletion(cmd)
 	return cmd
+}
+
+// strictHelpAndCompletion makes `devctl help bogus` and `devctl completion
+// bogus` usage errors (exit 2): cobra's own print a note or the help and
+// exit 0, so a script with a typo goes on as if it had worked.
+func strictHelpAndCompletion(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			run := c.Run
+			c.Run = nil
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					if t, rest, err := root.Find(args); err != nil || t == nil || t == root || len(rest) > 0 {
+						return cmdutil.Usagef("unknown help topic %q: want a command name (see devctl help)", strings.Join(args, " "))
+					}
+				}
+				run(c, args)
+				return nil
+			}
+		case "completion":
+			// A command with subcommands and no Run of its own prints its
+			// help for any word; give it one that refuses unknown shells.
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return cmdutil.Usagef("unknown shell %q for completion: want bash, zsh, fish or powershell", args[0])
+				}
+				return c.Help()
+			}
+		}
+	}
 }
 
 // DeviceFlag adds --device as an override of device.preferred.
@@ -196,6 +231,7 @@ func configFlag(fs *pflag.FlagSet, name, key, usage string) {
 // only place that decides exit codes.
 func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
 	f := NewFactory(io, lookupEnv)
+	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
 	cmd.SetArgs(args)
 	started := false
@@ -268,12 +304,14 @@ func unwrapPath(err error) error {
 // ExitCode maps an error to devctl's documented exit codes.
 func ExitCode(err error) int {
 	var ee *cmdutil.ExitError
+	var badState *state.BadDirError
 	switch {
 	case err == nil:
 		return cmdutil.ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrUnknownFormat):
+	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrUnknownFormat),
+		errors.As(err, &badState): // a relative XDG_STATE_HOME is a bad environment variable
 		return cmdutil.ExitUsage
 	default:
 		return cmdutil.ExitRuntime
