@@ -3,10 +3,9 @@ package capability_test
 import (
 	"testing"
 
-	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 )
 

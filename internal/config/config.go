@@ -12,13 +12,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/capability"
-	"github.com/devctl/devctl/internal/oomsim"
-
 	"github.com/spf13/viper"
 
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/userfile"
 )
 

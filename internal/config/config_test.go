@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func env(m map[string]string) func(string) (string, bool) {

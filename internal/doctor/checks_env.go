@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/config"
 )
 

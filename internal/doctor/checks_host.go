@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/probe/cpu"
 	"github.com/devctl/devctl/internal/probe/memory"
 	"github.com/devctl/devctl/internal/probe/system/kernfs"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // gpuCount is the number of accelerators (for sizing advice), from the

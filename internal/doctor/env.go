@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/oomsim"

@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/explain/i18n"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // Category names the kind of failure; the set is closed and stable because

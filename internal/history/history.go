@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/state"
 )
 

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // GiB and MiB are binary units; every figure devctl compares is in bytes.

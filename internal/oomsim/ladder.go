@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/capability"
 )
 

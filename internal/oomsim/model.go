@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/devctl/devctl/internal/capability"
-
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 )
 
 // Modes of use.

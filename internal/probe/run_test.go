@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/host"
 )
 

@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/devctl/devctl/internal/backend"
-
 	"go.yaml.in/yaml/v3"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 )

@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // ErrContradiction marks a request the device or mode cannot honour

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/units"
 	"github.com/devctl/devctl/internal/userfile"
 )
 

@@ -14,12 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/devctl/devctl/internal/backend"
-	"github.com/devctl/devctl/internal/output"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/cmd/bench"
 	"github.com/devctl/devctl/internal/cmd/configcmd"
 	"github.com/devctl/devctl/internal/cmd/doctor"
@@ -34,6 +32,7 @@ import (
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe/nvidia"
 	"github.com/devctl/devctl/internal/snapshot"
 	"github.com/devctl/devctl/internal/state"

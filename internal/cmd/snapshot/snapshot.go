@@ -10,13 +10,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/snapshot"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // Options are the command's flags and dependencies.

@@ -12,11 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/units"
-
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/system/kernfs"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // Driver probes memory.

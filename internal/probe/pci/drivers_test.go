@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/mps"
