@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/devctl/devctl/internal/gate"
@@ -11,26 +12,26 @@ import (
 // CheckRequirements parses --require expressions and checks their field
 // names against the type of report, before anything is probed. A bad one
 // is printed with a caret under the fault and exits 2.
-func CheckRequirements(f *Factory, exprs []string, report any) error {
+func CheckRequirements(errOut io.Writer, exprs []string, report any) error {
 	_, err := gate.CheckAll(exprs, report)
-	return requireError(f, err)
+	return requireError(errOut, err)
 }
 
 // Gate evaluates --require expressions against report. Each unmet one is
 // printed on standard error, one line each, and the command exits 3.
-func Gate(f *Factory, exprs []string, report any) error {
+func Gate(errOut io.Writer, exprs []string, report any) error {
 	if len(exprs) == 0 {
 		return nil
 	}
 	results, err := gate.CheckAll(exprs, report)
 	if err != nil {
-		return requireError(f, err)
+		return requireError(errOut, err)
 	}
 	unmet := 0
 	for _, r := range results {
 		if !r.Met {
 			unmet++
-			fmt.Fprintf(f.IO.ErrOut, "devctl: unmet requirement %s: %s\n", r.Requirement, strings.Join(r.Reasons, "; "))
+			fmt.Fprintf(errOut, "devctl: unmet requirement %s: %s\n", r.Requirement, strings.Join(r.Reasons, "; "))
 		}
 	}
 	if unmet > 0 {
@@ -39,10 +40,10 @@ func Gate(f *Factory, exprs []string, report any) error {
 	return nil
 }
 
-func requireError(f *Factory, err error) error {
+func requireError(errOut io.Writer, err error) error {
 	var se *gate.SyntaxError
 	if errors.As(err, &se) {
-		fmt.Fprintf(f.IO.ErrOut, "devctl: invalid --require %q at column %d: %s\n%s\n", se.Source, se.Pos+1, se.Msg, se.Caret("  "))
+		fmt.Fprintf(errOut, "devctl: invalid --require %q at column %d: %s\n%s\n", se.Source, se.Pos+1, se.Msg, se.Caret("  "))
 		return &ExitError{Code: ExitUsage}
 	}
 	return err

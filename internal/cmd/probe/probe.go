@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/nfd"
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
@@ -22,23 +23,38 @@ const NFD output.Format = "nfd"
 // formats are what -o offers.
 var formats = output.Spec{output.Table, output.JSON, output.YAML, NFD}
 
-// Options are the probe command's flags and dependencies.
+// Options are the probe command's flags and the dependencies it uses.
 type Options struct {
-	Factory *cmdutil.Factory
-	Output  string
-	Only    []string
+	IO      *iostreams.IOStreams
+	Now     func() time.Time
+	Version string
+	// Probe runs the drivers named by only (all when empty).
+	Probe func(ctx context.Context, only []string) (*probe.Report, error)
+
+	Output string
+	Only   []string
 	// Require holds --require expressions (see internal/gate).
 	Require []string
 	// NFDFile and NFDExpiry say where -o nfd writes and for how long NFD
 	// should trust the labels.
 	NFDFile   string
 	NFDExpiry time.Duration
+
+	format output.Format // set by Complete
 }
 
 // NewCmdProbe builds `devctl probe`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdProbe(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{
+		IO:      f.IO,
+		Now:     f.Now,
+		Version: f.Version,
+		Probe: func(ctx context.Context, only []string) (*probe.Report, error) {
+			rep, _, err := cmdutil.RunProbe(ctx, f, only)
+			return rep, err
+		},
+	}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Show the machine's compute devices and what each can do",
@@ -70,63 +86,78 @@ driver that failed or timed out.`,
 	return cmd
 }
 
-// Run probes and prints.
+// Run completes, validates, probes and prints.
 func Run(ctx context.Context, opts *Options) error {
-	f := opts.Factory
-	format, err := formats.Parse(opts.Output)
-	if err != nil {
+	if err := opts.Complete(); err != nil {
 		return err
 	}
-	if opts.NFDExpiry < 0 {
-		return cmdutil.Usagef("invalid --nfd-expiry %s: want a positive duration such as 1h, or 0 for none", opts.NFDExpiry)
+	if err := opts.Validate(); err != nil {
+		return err
 	}
-	if opts.NFDFile == "" {
+	return opts.Run(ctx)
+}
+
+// Complete parses -o.
+func (o *Options) Complete() (err error) {
+	o.format, err = formats.Parse(o.Output)
+	return err
+}
+
+// Validate checks the flags before anything is probed, --require
+// expressions included.
+func (o *Options) Validate() error {
+	if o.NFDExpiry < 0 {
+		return cmdutil.Usagef("invalid --nfd-expiry %s: want a positive duration such as 1h, or 0 for none", o.NFDExpiry)
+	}
+	if o.NFDFile == "" {
 		return cmdutil.Usagef("invalid --nfd-file \"\": want a file path, or - for standard output")
 	}
-	if err := cmdutil.CheckRequirements(f, opts.Require, &probe.Report{}); err != nil {
-		return err
-	}
-	rep, _, err := cmdutil.RunProbe(ctx, f, opts.Only)
+	return cmdutil.CheckRequirements(o.IO.ErrOut, o.Require, &probe.Report{})
+}
+
+// Run probes, prints and applies --require.
+func (o *Options) Run(ctx context.Context) error {
+	rep, err := o.Probe(ctx, o.Only)
 	if err != nil {
 		return err
 	}
-	if format == NFD {
-		err = WriteNFD(f, rep, opts.NFDFile, opts.NFDExpiry)
+	if o.format == NFD {
+		err = WriteNFD(o.IO, rep, o.NFDFile, o.NFDExpiry, o.Now(), o.Version)
 	} else {
-		err = Print(f, rep, format)
+		err = Print(o.IO, rep, o.format)
 	}
 	if err != nil {
 		return err
 	}
-	return cmdutil.Gate(f, opts.Require, rep)
+	return cmdutil.Gate(o.IO.ErrOut, o.Require, rep)
 }
 
 // WriteNFD writes the report's node labels as an NFD feature file at path
-// ("-": standard output), expiring after expiry (0: never).
-func WriteNFD(f *cmdutil.Factory, rep *probe.Report, path string, expiry time.Duration) error {
+// ("-": standard output), expiring expiry after now (0: never).
+func WriteNFD(io *iostreams.IOStreams, rep *probe.Report, path string, expiry time.Duration, now time.Time, version string) error {
 	var until time.Time
 	if expiry > 0 {
-		until = f.Now().Add(expiry)
+		until = now.Add(expiry)
 	}
-	data, err := nfd.Render(nfd.Labels(rep), f.Version, until)
+	data, err := nfd.Render(nfd.Labels(rep), version, until)
 	if err != nil {
 		return err
 	}
 	if path == "-" {
-		_, err = f.IO.Out.Write(data)
+		_, err = io.Out.Write(data)
 		return err
 	}
 	if err := nfd.Write(path, data); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "devctl: wrote %d node labels to %s\n", len(nfd.Labels(rep)), path)
+	fmt.Fprintf(io.ErrOut, "devctl: wrote %d node labels to %s\n", len(nfd.Labels(rep)), path)
 	return nil
 }
 
 // Print renders a report in the chosen format.
-func Print(f *cmdutil.Factory, rep *probe.Report, format output.Format) error {
-	if ok, err := output.Export(f.IO.Out, format, rep); ok {
+func Print(io *iostreams.IOStreams, rep *probe.Report, format output.Format) error {
+	if ok, err := output.Export(io.Out, format, rep); ok {
 		return err
 	}
-	return Table(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+	return Table(io.Out, rep, report.NewStyle(io.Out, io.ColorEnabled()))
 }
