@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# bench-recommend: whole-process cost of `devctl recommend --model-params 150M -o json`
-# (which probes this machine) beside `devctl probe -o json`.
-# Target (issue 4): recommend's median under 2x probe's.
+# bench-recommend: whole-process cost of `devctl recommend` (which probes
+# this machine) beside `devctl probe -o json`, twice:
+#   1. --model-params 150M;
+#   2. --model ORG/NAME with a warm Hugging Face cache (HF_HOME laid out in a
+#      temporary directory from the real files in internal/hfhub/testdata,
+#      HF_HUB_OFFLINE=1 so that nothing can reach the network).
+# Target: recommend's median under 2x probe's in both.
 #
 #   N=50 scripts/bench-recommend.sh
 set -euo pipefail
@@ -9,4 +13,17 @@ cd "$(dirname "$0")/.."
 source scripts/lib/bench.sh
 BIN=${BIN:-bin/devctl}
 [[ -x $BIN ]] || bench_die "$BIN not found; run 'make build' (or 'make bench-recommend')"
+
+echo "== recommend --model-params 150M"
 compare "${N:-30}" 2 30 -- "$BIN" recommend --model-params 150M -o json -- "$BIN" probe -o json
+
+hf=$(mktemp -d)
+trap 'rm -rf "$hf"' EXIT
+commit=cfe714af820a913b68c32cbe56b955be18b49352
+snap=$hf/hub/models--YouriLalain--3PRYMMAL-PHI3-3B-SLERP/snapshots/$commit
+mkdir -p "$snap" "$hf/hub/models--YouriLalain--3PRYMMAL-PHI3-3B-SLERP/refs"
+cp internal/hfhub/testdata/YouriLalain--3PRYMMAL-PHI3-3B-SLERP/*.json "$snap/"
+echo "$commit" >"$hf/hub/models--YouriLalain--3PRYMMAL-PHI3-3B-SLERP/refs/main"
+echo
+echo "== recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP (warm Hugging Face cache)"
+HF_HOME=$hf HF_HUB_OFFLINE=1 compare "${N:-30}" 2 30 -- "$BIN" recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP -o json -- "$BIN" probe -o json
