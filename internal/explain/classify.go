@@ -66,7 +66,12 @@ func compile(rs []rule, xs []extractor) *compiled {
 	}
 	c.match = newMatcher(texts)
 	for i, x := range xs {
-		c.extractors = append(c.extractors, compiledExtractor{extractor: x, re: regexp.MustCompile(x.re)})
+		src := x.re
+		ce := compiledExtractor{extractor: x, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })}
+		if lit := literalPrefix(src); len(lit) >= 4 {
+			ce.lit = lit
+		}
+		c.extractors = append(c.extractors, ce)
 		if x.global != "" {
 			c.globals = append(c.globals, i)
 		}
@@ -565,7 +570,7 @@ func readNumbers(t *compiled, log []byte, win hit, confirmed []hit, cat Category
 	texts = append(texts, string(log[lo:hi]))
 	for _, s := range texts {
 		for _, x := range t.extractors {
-			if sub := x.re.FindStringSubmatch(s); sub != nil {
+			if sub := x.find(s); sub != nil {
 				x.apply(&n, sub)
 			}
 		}
@@ -576,7 +581,7 @@ func readNumbers(t *compiled, log []byte, win hit, confirmed []hit, cat Category
 			x := t.extractors[gi]
 			if i := lastIndex(log, []byte(x.global)); i >= 0 {
 				s, e := lineBounds(log, i)
-				if sub := x.re.FindStringSubmatch(string(log[s:e])); sub != nil {
+				if sub := x.find(string(log[s:e])); sub != nil {
 					x.apply(&n, sub)
 				}
 			}

@@ -250,5 +250,28 @@ func mismatchDevices(line string) []string {
 
 type compiledExtractor struct {
 	extractor
-	re *regexp.Regexp
+	// re is compiled on first use; lit, the pattern's leading literal
+	// text when it has one, lets a text without it skip the regexp (and
+	// its compilation) altogether.
+	re  func() *regexp.Regexp
+	lit string
+}
+
+// literalPrefix is the plain text a pattern starts with, up to its first
+// regexp metacharacter ("Tried to allocate " for `Tried to allocate \d+`).
+func literalPrefix(pattern string) string {
+	for i := 0; i < len(pattern); i++ {
+		if strings.IndexByte(`\.+*?()|[]{}^$`, pattern[i]) >= 0 {
+			return pattern[:i]
+		}
+	}
+	return pattern
+}
+
+// find applies the extractor to s.
+func (x *compiledExtractor) find(s string) []string {
+	if x.lit != "" && !strings.Contains(s, x.lit) {
+		return nil
+	}
+	return x.re().FindStringSubmatch(s)
 }

@@ -155,3 +155,17 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+func TestLiteralPrefix(t *testing.T) {
+	for pat, want := range map[string]string{
+		`Tried to allocate (\d+)`:  "Tried to allocate ",
+		`(?:cuda runtime error|x)`: "",
+		`found version (\d+)`:      "found version ",
+		`plain`:                    "plain",
+		`MPS allocated: ` + sizeRE: "MPS allocated: ",
+	} {
+		if got := literalPrefix(pat); got != want {
+			t.Errorf("literalPrefix(%q) = %q, want %q", pat, got, want)
+		}
+	}
+}
