@@ -116,7 +116,7 @@ func TargetFromProbe(rep *probe.Report) (Target, error) {
 		}
 	}
 	for _, d := range rep.Devices {
-		if d.Backend == dev.Backend {
+		if d.Backend == dev.Backend && d.Usable() {
 			t.Count++
 		}
 	}
