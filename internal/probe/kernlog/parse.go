@@ -63,6 +63,11 @@ func Parse(b []byte) []Line {
 		}
 		t := -1.0
 		stamped := false
+		// Stamps are looked for after any indentation (pasted and piped
+		// logs are often indented); only an unstamped indented line
+		// continues the message before it.
+		indented := s[0] == ' ' || s[0] == '\t'
+		s = strings.TrimLeft(s, " \t")
 		if m := dmesgStamp().FindStringSubmatch(s); m != nil {
 			t, _ = strconv.ParseFloat(m[1], 64)
 			s, stamped = s[len(m[0]):], true
@@ -74,7 +79,7 @@ func Parse(b []byte) []Line {
 			}
 			s, stamped = s[len(m[0]):], true
 		}
-		if !stamped && (s[0] == ' ' || s[0] == '\t') && len(out) > 0 {
+		if !stamped && indented && len(out) > 0 {
 			cont := strings.TrimSpace(s)
 			if strings.Contains(cont, "=") && !strings.Contains(cont, " ") {
 				continue // kmsg dictionary line
