@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/devctl/devctl/internal/oomsim"
@@ -120,8 +121,18 @@ const (
 // T5ForConditionalGeneration for T5; HeadParams is an untied LM head.
 func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	var c hfConfig
+	// Editors on Windows save JSON with a UTF-8 byte-order mark, which
+	// encoding/json refuses; anything after the one object (a second
+	// object, a stray brace, a concatenated file) is refused, not ignored.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
+		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("unexpected %v after the JSON object", tok)
+		}
 		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)
 	}
 	family := strings.ToLower(strings.TrimSpace(c.ModelType))

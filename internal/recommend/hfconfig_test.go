@@ -66,6 +66,18 @@ func TestParseHFConfigBertBuffers(t *testing.T) {
 	}
 }
 
+func TestParseHFConfigAcceptsAByteOrderMark(t *testing.T) {
+	const gpt2 = `{"model_type":"gpt2","n_embd":768,"n_layer":12,"n_head":12,"vocab_size":50257,"n_positions":1024}`
+	want, err := ParseHFConfig([]byte(gpt2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseHFConfig([]byte("\xef\xbb\xbf" + gpt2 + "\n"))
+	if err != nil || got.Params != want.Params {
+		t.Fatalf("with a BOM: %d params, %v; want %d", got.Params, err, want.Params)
+	}
+}
+
 func TestParseHFConfigRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
@@ -77,6 +89,8 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"a negative dimension", `{"model_type": "gpt2", "n_embd": -1}`, "n_embd = -1 is out of range"},
 		{"KV heads that do not divide the heads", `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":3,"intermediate_size":8,"vocab_size":10}`, "not a multiple"},
 		{"not an object", `[1,2]`, "not a valid config.json"},
+		{"trailing garbage after the object", `{"model_type":"gpt2","n_embd":768,"n_layer":12,"n_head":12,"vocab_size":50257,"n_positions":1024} trailing`, "not a valid config.json"},
+		{"a second object after the first", `{"model_type":"gpt2"}{"model_type":"bert"}`, "after the JSON object"},
 		{"a string where a number belongs", `{"model_type":"bert","hidden_size":"768"}`, "not a valid config.json"},
 		{"dimensions whose product once wrapped int64 to a plausible count", `{"model_type":"llama","hidden_size":4194304,"num_hidden_layers":4194304,"num_attention_heads":1,"num_key_value_heads":1,"intermediate_size":4194304,"vocab_size":4194304}`, "hidden_size = 4194304 is out of range (1..1048576)"},
 		{"layers beyond any model", `{"model_type":"gpt2","n_embd":768,"n_layer":100000,"n_head":12,"vocab_size":50257,"n_positions":1024}`, "n_layer = 100000 is out of range (1..4096)"},

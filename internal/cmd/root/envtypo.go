@@ -3,6 +3,7 @@ package root
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,7 +37,7 @@ func EnvTypos(names []string) []string {
 	var out []string
 	for _, n := range names {
 		rest, ok := strings.CutPrefix(n, envPrefix)
-		if !ok || rest == "" || contains(known, n) {
+		if !ok || rest == "" || slices.Contains(known, n) {
 			continue
 		}
 		if s := recommend.Closest(rest, suffixes); s != "" {
@@ -45,15 +46,6 @@ func EnvTypos(names []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // warnEnvTypos prints EnvTypos for the names in environ that lookupEnv
