@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/devctl/devctl/internal/userfile"
@@ -114,19 +115,22 @@ func ParseIndex(data []byte) (Index, error) {
 	return ix, nil
 }
 
-var idPart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+// The patterns are compiled on first use: their bounded repetitions
+// compile to large programs (about 0.9 ms and 2,700 allocations at start-up
+// of every devctl command, measured with GODEBUG=inittrace=1).
+var idPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`) })
 
 // ValidID checks an ORG/NAME model id the way the Hub names repositories,
 // so that nothing else reaches a URL or a path.
 func ValidID(id string) error {
 	org, name, ok := strings.Cut(id, "/")
-	if !ok || !idPart.MatchString(org) || !idPart.MatchString(name) || strings.Contains(id, "..") {
+	if !ok || !idPart().MatchString(org) || !idPart().MatchString(name) || strings.Contains(id, "..") {
 		return failf(ErrInvalidID, "invalid model id %q: want ORG/NAME (letters, digits, '.', '_', '-'), e.g. Qwen/Qwen2-1.5B", id)
 	}
 	return nil
 }
 
-var revisionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+var revisionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`) })
 
 // Fetch returns a model's config.json and, when it has one, its
 // model.safetensors.index.json: from a Hugging Face cache, from devctl's
@@ -136,7 +140,7 @@ func Fetch(ctx context.Context, id string, o Options) (*Files, error) {
 		return nil, err
 	}
 	o = withDefaults(o)
-	if !revisionRe.MatchString(o.Revision) || strings.Contains(o.Revision, "..") {
+	if !revisionRe().MatchString(o.Revision) || strings.Contains(o.Revision, "..") {
 		return nil, failf(ErrInvalidID, "invalid revision %q: want a branch, tag or commit", o.Revision)
 	}
 	for _, dir := range o.HubCaches {
@@ -189,7 +193,7 @@ func fromHubCache(dir, id string, o Options) (*Files, bool) {
 	if ref, err := userfile.Read(filepath.Join(repo, "refs", filepath.FromSlash(o.Revision)), 256); err == nil {
 		commit = strings.TrimSpace(string(ref))
 	}
-	if !revisionRe.MatchString(commit) || strings.ContainsAny(commit, "/\\") {
+	if !revisionRe().MatchString(commit) || strings.ContainsAny(commit, "/\\") {
 		return nil, false
 	}
 	snap := filepath.Join(repo, "snapshots", commit)
