@@ -95,3 +95,37 @@ func TestModelFromFiles(t *testing.T) {
 		t.Fatalf("no index and no counter: %v", err)
 	}
 }
+
+// The mixture-of-experts and Gemma 2 counters on configs written here from
+// the architecture numbers their model cards publish (no copy of the file
+// was found), checked against the safetensors total_size that other public
+// code quotes from the real index (testdata/models/README.md): a match
+// confirms both the numbers and the counter.
+func TestParseHFConfigMatchesQuotedTotals(t *testing.T) {
+	cases := []struct {
+		file            string
+		totalSize       int64 // bf16 bytes quoted from the model's index
+		active          int64 // 0: not quoted
+		quotedWhereNote string
+	}{
+		{"mixtral-8x7b", 93_405_585_408, 0, "a Mixtral expert-selection script writing the index"},
+		{"qwen1.5-moe-a2.7b", 28_631_568_384, 0, "a Rust test asserting Qwen1.5-MoE-A2.7B's index (72 q/k/v biases, shared experts)"},
+		{"deepseek-v2-lite", 31_412_968_448, 0, "notes recounting DeepSeek-V2-Lite from its config against the index (kv_a_layernorm included)"},
+		{"qwen3-30b-a3b", 61_064_245_248, 3_353_032_704, "a planner's table for Qwen/Qwen3-30B-A3B-Instruct-2507 (total 30,532,122,624, active per token 3,353,032,704)"},
+		{"gemma-2-9b", 18_483_411_968, 0, "a model record for gemma-2-9b (paramCount 9,241,705,984, source safetensors-index)"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			m, err := ParseHFConfig(readModel(t, c.file+".published.config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if 2*m.Params != c.totalSize {
+				t.Errorf("2 × %d = %d, want the quoted total_size %d (%s)", m.Params, 2*m.Params, c.totalSize, c.quotedWhereNote)
+			}
+			if c.active != 0 && m.ActiveParams != c.active {
+				t.Errorf("active %d, want %d", m.ActiveParams, c.active)
+			}
+		})
+	}
+}
