@@ -295,6 +295,13 @@ func Run(ctx context.Context, o *Options) error {
 			}
 			return s.finish(res.ExitCode)
 		}
+		// Ctrl-C between attempts means stop, not "interrupt the retry".
+		select {
+		case sig := <-sigs:
+			s.report.Stopped = fmt.Sprintf("%v received before the retry", sig)
+			return s.finish(res.ExitCode)
+		default:
+		}
 		next, ok, why := ladder.Next(explain.Category(a.Category), inherited)
 		if !ok {
 			s.report.Stopped = why
