@@ -175,7 +175,7 @@ func runList(o *ModeOptions) error {
 	if ok, err := output.Export(o.IO.Out, o.format, map[string]any{"checks": infos}); ok {
 		return err
 	}
-	return ListTable(o.IO.Out, infos)
+	return ListTable(o.IO.Out, infos, o.lang)
 }
 
 func runHistory(o *ModeOptions) error {
@@ -248,7 +248,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err := history.Append(f.LookupEnv, history.Record{Time: f.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
 			return fmt.Errorf("recording success: %w", err)
 		}
-		fmt.Fprintf(f.IO.Out, "recorded a successful run on %s\n", dev)
+		fmt.Fprintln(f.IO.Out, recordedSuccess(dev, lang))
 		return nil
 	}
 	if logExp != nil && len(opts.Checks) == 0 {

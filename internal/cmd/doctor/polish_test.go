@@ -122,4 +122,11 @@ func TestPolishHasNoEnglish(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPolish(t, "empty history", b.String())
+	b.Reset()
+	if err := ListTable(&b, []doctor.CheckInfo{{ID: "x.y", Title: "tytuł"}}, doctor.Polish); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ = strings.Cut(b.String(), "\n")
+	checkPolish(t, "list header", head)
+	checkPolish(t, "record success", recordedSuccess("cuda", doctor.Polish))
 }

@@ -39,6 +39,9 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.plan", Title: "First plan that fits:"},
 		i18n.Message{ID: "log.noplan", Title: "No plan fits; closest:"},
 		i18n.Message{ID: "history.empty", Title: "No history recorded yet (`devctl doctor --log --record` and `devctl doctor --record-success` record it)."},
+		i18n.Message{ID: "list.id", Title: "ID"},
+		i18n.Message{ID: "list.title", Title: "TITLE"},
+		i18n.Message{ID: "record.success", Title: "recorded a successful run on {device}"},
 		i18n.Message{ID: "word.pass", Title: "{n} pass"},
 		i18n.Message{ID: "word.warn", Title: "{n} warn"},
 		i18n.Message{ID: "word.fail", Title: "{n} fail"},
@@ -93,6 +96,9 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.plan", Title: "Pierwszy plan, który się mieści:"},
 		i18n.Message{ID: "log.noplan", Title: "Żaden plan się nie mieści; najbliższy:"},
 		i18n.Message{ID: "history.empty", Title: "Brak zapisanej historii (zapisują ją `devctl doctor --log --record` i `devctl doctor --record-success`)."},
+		i18n.Message{ID: "list.id", Title: "ID"},
+		i18n.Message{ID: "list.title", Title: "TYTUŁ"},
+		i18n.Message{ID: "record.success", Title: "zapisano udane uruchomienie na {device}"},
 		i18n.Message{ID: "word.pass", Title: "zaliczone: {n}"},
 		i18n.Message{ID: "word.warn", Title: "ostrzeżenia: {n}"},
 		i18n.Message{ID: "word.fail", Title: "błędy: {n}"},
@@ -296,13 +302,18 @@ func numberList(l *doctor.LogReport, lang doctor.Lang) string {
 	return strings.Join(out, ", ")
 }
 
-// ListTable renders `doctor --list`.
-func ListTable(w io.Writer, checks []doctor.CheckInfo) error {
+// ListTable renders `doctor --list` with headers in lang.
+func ListTable(w io.Writer, checks []doctor.CheckInfo, lang doctor.Lang) error {
 	rows := make([][]string, len(checks))
 	for i, c := range checks {
 		rows[i] = []string{c.ID, c.Title}
 	}
-	return report.RenderTable(w, []string{"ID", "TITLE"}, rows)
+	return report.RenderTable(w, []string{label("list.id", lang), label("list.title", lang)}, rows)
+}
+
+// recordedSuccess is the line `doctor --record-success` prints, in lang.
+func recordedSuccess(device string, lang doctor.Lang) string {
+	return i18n.Render(label("record.success", lang), map[string]string{"device": device})
 }
 
 // HistoryTable renders `doctor --history`: each device's record.
