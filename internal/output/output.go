@@ -43,7 +43,16 @@ func (s Spec) Register(fs *pflag.FlagSet, value *string, note string) {
 		usage += " (" + note + ")"
 	}
 	fs.VarP(&formatFlag{value: value, spec: s}, "output", "o", usage)
+	names := make([]string, len(s))
+	for i, f := range s {
+		names[i] = string(f)
+	}
+	_ = fs.SetAnnotation("output", FormatsAnnotation, names)
 }
+
+// FormatsAnnotation lists, on an -o flag, the formats it offers (shell
+// completion reads it).
+const FormatsAnnotation = "devctl/formats"
 
 // formatFlag is -o as a string flag that refuses an empty value (-o with
 // an unset shell variable, say): it must not quietly mean the default.
