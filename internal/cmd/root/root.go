@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +41,53 @@ import (
 )
 
 // Version is set at build time with -ldflags "-X .../root.Version=...".
+// Left at "dev", the version comes from the build info (see
+// ResolveVersion), so `go install ...@v1.2.3` reports v1.2.3.
 var Version = "dev"
+
+// ResolveVersion picks what `devctl --version` says: the ldflags value
+// when one was set; else the module version the go command recorded
+// (`go install github.com/devctl/devctl/cmd/devctl@v1.2.3`, or a
+// pseudo-version for @latest on an untagged commit); else, in a local
+// build, "dev-" and the VCS revision (with "-dirty" for uncommitted
+// changes); else "dev".
+func ResolveVersion(ldflags string, info *debug.BuildInfo, ok bool) string {
+	if ldflags != "" && ldflags != "dev" {
+		return ldflags
+	}
+	if !ok || info == nil {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "dev-" + rev
+}
+
+// version is this binary's version.
+var version = sync.OnceValue(func() string {
+	info, ok := debug.ReadBuildInfo()
+	return ResolveVersion(Version, info, ok)
+})
 
 // configKeyAnnotation marks flags that set a configuration key.
 const configKeyAnnotation = "devctl/config-key"
@@ -48,7 +96,7 @@ const configKeyAnnotation = "devctl/config-key"
 func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) *cmdutil.Factory {
 	f := &cmdutil.Factory{
 		IO:        io,
-		Version:   Version,
+		Version:   version(),
 		Global:    &cmdutil.GlobalOptions{ConfigFlags: map[string]config.Flag{}},
 		Now:       time.Now,
 		LookupEnv: lookupEnv,
@@ -123,7 +171,7 @@ configure a framework for a model, how fast the devices really are, and what is
 wrong when things break.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       version(),
 	}
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
@@ -180,6 +228,7 @@ wrong when things break.`,
 	DeviceFlag(run)
 	cmd.AddCommand(run)
 	strictHelpAndCompletion(cmd)
+	registerCompletions(cmd)
 	return cmd
 }
 
