@@ -9,7 +9,7 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas fixtures clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas docs fixtures clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
@@ -75,6 +75,10 @@ bench-run: build
 bench-serve: build
 	scripts/bench-serve.sh
 
+## docs: the command reference from the cobra tree: docs/commands/*.md (committed) and man/*.1.
+docs:
+	$(GO) run ./tools/gendocs -md docs/commands -man man
+
 ## schemas: regenerate schemas/*.schema.json from the Go types (review the diff: docs/schemas.md).
 schemas:
 	$(GO) test ./schemas -run TestSchemasUpToDate -update
@@ -84,4 +88,4 @@ fixtures:
 	$(GO) run ./internal/doctor/fixturegen/cmd/genfixtures -testdata testdata
 
 clean:
-	rm -rf bin
+	rm -rf bin man dist
