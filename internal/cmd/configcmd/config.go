@@ -8,6 +8,7 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/report"
 )
@@ -15,10 +16,11 @@ import (
 // showFormats are what `config show -o` offers.
 var showFormats = output.Spec{output.Table, output.JSON, output.YAML}
 
-// ShowOptions are `config show`'s flags.
+// ShowOptions are `config show`'s flags and what it uses.
 type ShowOptions struct {
-	Factory *cmdutil.Factory
-	Output  string
+	IO     *iostreams.IOStreams
+	Config func() (*config.Config, error)
+	Output string
 }
 
 // NewCmdConfig builds `devctl config`.
@@ -31,7 +33,7 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comm
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	opts := &ShowOptions{Factory: f}
+	opts := &ShowOptions{IO: f.IO, Config: f.Config}
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Print the effective settings and where each came from",
@@ -66,12 +68,11 @@ type Shown struct {
 
 // RunShow prints the configuration.
 func RunShow(opts *ShowOptions) error {
-	f := opts.Factory
 	format, err := showFormats.Parse(opts.Output)
 	if err != nil {
 		return err
 	}
-	cfg, err := f.Config()
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
@@ -79,17 +80,17 @@ func RunShow(opts *ShowOptions) error {
 	for _, k := range config.Keys {
 		out.Settings = append(out.Settings, Setting{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k].String()})
 	}
-	if ok, err := output.Export(f.IO.Out, format, out); ok {
+	if ok, err := output.Export(opts.IO.Out, format, out); ok {
 		return err
 	}
 	file := out.File
 	if file == "" {
 		file = "(none)"
 	}
-	fmt.Fprintf(f.IO.Out, "Config file: %s\n", file)
+	fmt.Fprintf(opts.IO.Out, "Config file: %s\n", file)
 	rows := make([][]string, len(out.Settings))
 	for i, s := range out.Settings {
 		rows[i] = []string{s.Key, s.Value, s.Source}
 	}
-	return report.RenderTable(f.IO.Out, []string{"KEY", "VALUE", "SOURCE"}, rows)
+	return report.RenderTable(opts.IO.Out, []string{"KEY", "VALUE", "SOURCE"}, rows)
 }

@@ -9,26 +9,61 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/snapshot"
 	"github.com/devctl/devctl/internal/units"
 )
 
 // Options are the command's flags and dependencies.
 type Options struct {
-	Factory    *cmdutil.Factory
+	*Deps
 	Output     string
 	Force      bool
 	RedactHost bool
 }
 
+// Deps are what snapshot uses: the machine and settings to record, and
+// how to probe them.
+type Deps struct {
+	IO      *iostreams.IOStreams
+	Host    func() (*host.Host, error)
+	Config  func() (*config.Config, error)
+	Probe   func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error)
+	Timeout time.Duration
+	Version string
+	Now     func() time.Time
+}
+
+// NewDeps takes what snapshot uses from the factory, once flags are parsed.
+func NewDeps(f *cmdutil.Factory) *Deps {
+	d := &Deps{
+		IO:     f.IO,
+		Host:   f.Host,
+		Config: f.Config,
+		Probe: func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error) {
+			return cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
+		},
+		Version: f.Version,
+		Now:     f.Now,
+	}
+	if f.Global != nil {
+		d.Timeout = f.Global.Timeout
+	}
+	return d
+}
+
 // NewCmdSnapshot builds the command.
 func NewCmdSnapshot(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "snapshot -o FILE.tar.gz",
 		Short: "Record what devctl reads on this machine, for bug reports and replay",
@@ -53,6 +88,7 @@ Replay it anywhere, on any OS, with --from:
   devctl --from bug-1234.tar.gz probe -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Deps = NewDeps(f)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -133,18 +169,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f := opts.Factory
-	base, err := f.Host()
+	base, err := opts.Host()
 	if err != nil {
 		return err
 	}
-	cfg, err := f.Config()
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
 	// The recorder wraps the factory's host for this command only.
 	rec := snapshot.NewRecorder(base)
-	rep, outcomes, err := cmdutil.RunProbeOn(ctx, f, rec.Host(), cfg, nil)
+	rep, outcomes, err := opts.Probe(ctx, rec.Host(), cfg)
 	// A missing preferred device (exit 2 for probe) is a finding worth
 	// recording, not a reason to refuse the snapshot.
 	if err != nil && rep == nil {
@@ -153,11 +188,11 @@ func Run(ctx context.Context, opts *Options) error {
 	// Doctor's checks read more than the drivers (ld.so.cache, cgroup
 	// limits, mounts); run them too so `--from FILE doctor` replays them.
 	env := &doctor.Env{Host: rec.Host(), Report: rep, Outcomes: outcomes, Config: cfg}
-	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout})
+	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: opts.Timeout})
 
-	wopts := snapshot.WriteOptions{RedactHost: opts.RedactHost, DevctlVersion: f.Version}
-	if f.Now != nil {
-		wopts.Created = f.Now()
+	wopts := snapshot.WriteOptions{RedactHost: opts.RedactHost, DevctlVersion: opts.Version}
+	if opts.Now != nil {
+		wopts.Created = opts.Now()
 	}
 	var sum snapshot.Summary
 	if kind == outputPipe {
@@ -176,7 +211,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.RedactHost {
 		redacted = ", host identifiers redacted"
 	}
-	fmt.Fprintf(f.IO.Out, "wrote %s: %d files, %d commands, %d env vars%s%s, %s\n",
+	fmt.Fprintf(opts.IO.Out, "wrote %s: %d files, %d commands, %d env vars%s%s, %s\n",
 		opts.Output, sum.Files, sum.Commands, sum.Env, withheld, redacted, units.Bytes(sum.Bytes))
 	return nil
 }

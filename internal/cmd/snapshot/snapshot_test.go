@@ -29,7 +29,7 @@ func TestFlagsFillOptions(t *testing.T) {
 			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			got.Factory = nil
+			got.Deps = nil
 			if diff := cmp.Diff(tt.want, *got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

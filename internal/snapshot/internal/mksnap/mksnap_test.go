@@ -148,7 +148,7 @@ func TestRecordIsWhatTheSnapshotCommandWrites(t *testing.T) {
 			out := filepath.Join(dir, m.Name+".tar.gz")
 			f := Factory(h)
 			f.Global.ConfigFlags = map[string]config.Flag{}
-			if err := snapshotcmd.Run(context.Background(), &snapshotcmd.Options{Factory: f, Output: out, RedactHost: true}); err != nil {
+			if err := snapshotcmd.Run(context.Background(), &snapshotcmd.Options{Deps: snapshotcmd.NewDeps(f), Output: out, RedactHost: true}); err != nil {
 				t.Fatalf("devctl snapshot: %v", err)
 			}
 			got, err := os.ReadFile(out)
