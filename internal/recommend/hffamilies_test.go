@@ -113,6 +113,11 @@ func TestParseHFConfigMatchesQuotedTotals(t *testing.T) {
 		{"deepseek-v2-lite", 31_412_968_448, 0, "notes recounting DeepSeek-V2-Lite from its config against the index (kv_a_layernorm included)"},
 		{"qwen3-30b-a3b", 61_064_245_248, 3_353_032_704, "a planner's table for Qwen/Qwen3-30B-A3B-Instruct-2507 (total 30,532,122,624, active per token 3,353,032,704)"},
 		{"gemma-2-9b", 18_483_411_968, 0, "a model record for gemma-2-9b (paramCount 9,241,705,984, source safetensors-index)"},
+		// Parameter counts quoted (× 2 here): the Pythia table of sizes,
+		// a printed meta-model count for OPT-1.3B, Whisper's hub count.
+		{"pythia-1.4b", 2 * 1_414_647_808, 0, "Pythia's released sizes (pythia-1.4b: 1,414,647,808)"},
+		{"opt-1.3b", 2 * 1_315_758_080, 0, "a printed OPTForCausalLM count (num params: 1315758080)"},
+		{"whisper-large-v3", 2 * 1_543_490_560, 0, "openai/whisper-large-v3's count, 'safetensors.total'"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
