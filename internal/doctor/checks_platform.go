@@ -2,9 +2,10 @@ package doctor
 
 import (
 	"context"
-	"github.com/devctl/devctl/internal/probe/mps"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/probe/mps"
 )
 
 const systemVersionPlist = "/System/Library/CoreServices/SystemVersion.plist"
@@ -40,14 +41,6 @@ func macOSVersion(e *Env) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-func sysctlIs(e *Env, key, want string) bool {
-	if e.Host.Sysctl == nil {
-		return false
-	}
-	v, err := e.Host.Sysctl.Get(key)
-	return err == nil && strings.TrimSpace(v) == want
 }
 
 var checkRosetta = &Check{
