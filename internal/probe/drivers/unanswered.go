@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
@@ -108,7 +109,14 @@ func Unanswered(ctx context.Context, h *host.Host, answered []probe.Device, stat
 	names := pci.LookupNames(h, keys)
 	out := make([]probe.Unanswered, 0, len(hits))
 	for _, x := range hits {
-		out = append(out, probe.Unanswered{Driver: x.fam.driver, Device: entry(x.fam, x.dev, names[key(x.dev)], ran[x.fam.driver])})
+		d := entry(x.fam, x.dev, names[key(x.dev)], ran[x.fam.driver])
+		if d.TotalMemoryMB == nil {
+			if mib, src := sysfsMemory(h, x.dev); mib > 0 {
+				d.TotalMemoryMB = probe.Ptr(mib)
+				d.Extra["memory_source"] = src
+			}
+		}
+		out = append(out, probe.Unanswered{Driver: x.fam.driver, Device: d})
 	}
 	return out
 }
@@ -192,4 +200,21 @@ func displayName(f family, d pci.Device, n pci.Names) string {
 		m = f.vendor + " " + m
 	}
 	return m
+}
+
+// sysfsMemory reads device memory the bound kernel driver publishes even
+// when the vendor library does not answer: amdgpu's mem_info_vram_total.
+func sysfsMemory(h *host.Host, d pci.Device) (int64, string) {
+	if d.Driver != "amdgpu" {
+		return 0, ""
+	}
+	s, err := h.ReadString(d.Dir() + "/mem_info_vram_total")
+	if err != nil {
+		return 0, ""
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, ""
+	}
+	return v >> 20, "amdgpu mem_info_vram_total"
 }

@@ -89,10 +89,15 @@ func TestUnansweredNoDriverAndOtherVendors(t *testing.T) {
 		fakehost.PCIFunction("0000:00:02.0", 0x8086, 0x4680, 0x8086, 0x0000, 0x030000, "i915", "Unknown", 0),
 		fakehost.PCIFunction("0000:00:1e.0", 0x1d0f, 0x7264, 0x1d0f, 0x0000, 0x088000, "", "16.0 GT/s PCIe", 8),
 	)
+	files = fakehost.Merge(files,
+		// Synthetic: an RX 470 on amdgpu without KFD publishes its VRAM.
+		fakehost.PCIFunction("0000:01:00.0", 0x1002, 0x67df, 0x1002, 0x0b37, 0x030000, "amdgpu", "8.0 GT/s PCIe", 16),
+		fakehost.Files{"/sys/bus/pci/devices/0000:01:00.0/mem_info_vram_total": "4294967296\n"})
 	h := fakehost.Host(t, files, nil)
 	st := []probe.DriverStatus{{Name: "nvidia"}, {Name: "rocm"}, {Name: "xpu"}, {Name: "neuron"}}
 	want := []row{
 		{"neuron", "pci:0000:00:1e.0", "AWS NeuronDevice (Inferentia2)", probe.StateNoDriver, "", 0},
+		{"rocm", "pci:0000:01:00.0", "AMD device 1002:67df", probe.StateUnqueried, "amdgpu", 4096},
 		{"nvidia", "pci:0000:07:00.0", "NVIDIA Tesla T4", probe.StateNoDriver, "", 0},
 		{"rocm", "pci:0000:63:00.0", "AMD Instinct MI210", probe.StateNoDriver, "", 0},
 	}
