@@ -77,9 +77,17 @@ func loadOutcomes(t *testing.T) []outcome {
 	return out
 }
 
-// outcomeModel resolves a catalogue name or "params:N".
+// outcomeModel resolves a catalogue name, "params:N" or "config:FILE" (a
+// config.json under testdata/models).
 func outcomeModel(t *testing.T, ref string) (oomsim.Model, string) {
 	t.Helper()
+	if f, ok := strings.CutPrefix(ref, "config:"); ok {
+		m, err := ParseHFConfig(readModel(t, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, "config.json"
+	}
 	if s, ok := strings.CutPrefix(ref, "params:"); ok {
 		n, err := ParseParams(s)
 		if err != nil {
