@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +31,7 @@ var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // Options are the command's flags and dependencies.
 type Options struct {
-	Factory *cmdutil.Factory
+	*Deps
 
 	Output        string
 	Checks        []string
@@ -50,12 +51,36 @@ type Options struct {
 	// RunChecks, with Log, also runs the checks related to the log's
 	// category and adds this machine's facts.
 	RunChecks bool
+
+	format output.Format // set by Complete
+	lang   doctor.Lang
+}
+
+// Deps are what doctor uses from the invocation.
+type Deps struct {
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+	// Timeout is each check's deadline and how long a --log read may wait.
+	Timeout time.Duration
+	// Env probes the machine once for all checks (see buildEnv).
+	Env func(ctx context.Context) (*doctor.Env, error)
+}
+
+// NewDeps takes what doctor uses from the factory, once flags are parsed.
+func NewDeps(f *cmdutil.Factory) *Deps {
+	d := &Deps{IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
+		Env: func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) }}
+	if f.Global != nil {
+		d.Timeout = f.Global.Timeout
+	}
+	return d
 }
 
 // NewCmdDoctor builds `devctl doctor`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Find what is wrong with the machine's devices, or explain a failed run's log",
@@ -93,6 +118,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   devctl doctor -o json --fail-on warn`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Deps = NewDeps(f)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -192,24 +218,40 @@ func runHistory(o *ModeOptions) error {
 	return HistoryTable(o.IO.Out, sums, o.lang)
 }
 
-// Run diagnoses and prints.
+// Run completes, validates, diagnoses and prints.
 func Run(ctx context.Context, opts *Options) error {
-	f := opts.Factory
-	format, err := formats.Parse(opts.Output)
-	if err != nil {
+	if err := opts.Complete(); err != nil {
 		return err
 	}
-	lang := doctor.DetectLang(f.LookupEnv)
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	return opts.Run(ctx)
+}
+
+// Complete parses -o and --lang (default from the locale variables).
+func (opts *Options) Complete() error {
+	var err error
+	if opts.format, err = formats.Parse(opts.Output); err != nil {
+		return err
+	}
+	opts.lang = doctor.DetectLang(opts.LookupEnv)
 	if opts.Lang != "" {
-		if lang, err = doctor.ParseLang(opts.Lang); err != nil {
+		if opts.lang, err = doctor.ParseLang(opts.Lang); err != nil {
 			return cmdutil.Usagef("%w", err)
 		}
 	}
-	if err := validate(opts); err != nil {
-		return err
-	}
+	return nil
+}
+
+// Validate refuses flag combinations that mean nothing.
+func (opts *Options) Validate() error { return validate(opts) }
+
+// Run diagnoses and prints; the options are complete and valid.
+func (opts *Options) Run(ctx context.Context) error {
+	format, lang := opts.format, opts.lang
 	all := doctor.All()
-	mode := &ModeOptions{IO: f.IO, LookupEnv: f.LookupEnv, format: format, lang: lang}
+	mode := &ModeOptions{IO: opts.IO, LookupEnv: opts.LookupEnv, format: format, lang: lang}
 	switch {
 	case opts.List:
 		return runList(mode)
@@ -228,7 +270,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var logExp *explain.Explanation
 	if opts.Log != "" {
-		e, err := readLog(f, opts.Log)
+		e, err := readLog(opts.IO.In, opts.Timeout, opts.Log)
 		if err != nil {
 			return err
 		}
@@ -239,16 +281,16 @@ func Run(ctx context.Context, opts *Options) error {
 	runChecks := logExp == nil || opts.RunChecks || len(opts.Checks) > 0
 	var env *doctor.Env
 	if runChecks || opts.Record || params > 0 {
-		if env, err = buildEnv(ctx, f); err != nil {
+		if env, err = opts.Env(ctx); err != nil {
 			return err
 		}
 	}
 	if opts.RecordSuccess {
 		dev := deviceKey(env, "")
-		if err := history.Append(f.LookupEnv, history.Record{Time: f.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
+		if err := history.Append(opts.LookupEnv, history.Record{Time: opts.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
 			return fmt.Errorf("recording success: %w", err)
 		}
-		fmt.Fprintln(f.IO.Out, recordedSuccess(dev, lang))
+		fmt.Fprintln(opts.IO.Out, recordedSuccess(dev, lang))
 		return nil
 	}
 	if logExp != nil && len(opts.Checks) == 0 {
@@ -256,7 +298,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	results := []doctor.Result{}
 	if runChecks {
-		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: f.Global.Timeout})
+		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout})
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
@@ -276,20 +318,20 @@ func Run(ctx context.Context, opts *Options) error {
 				o.Fallback = env.Config.Device.FallbackEnabled
 			}
 			if plan, err := doctor.PlanOOM(*logExp, env, o); err != nil {
-				fmt.Fprintf(f.IO.ErrOut, "devctl: no out-of-memory plan: %v\n", err)
+				fmt.Fprintf(opts.IO.ErrOut, "devctl: no out-of-memory plan: %v\n", err)
 			} else {
 				rep.Log.OOMPlan = plan
 			}
 		}
 		if opts.Record {
-			recordLog(f, env, *logExp)
+			opts.recordLog(env, *logExp)
 		}
 	}
 
-	if ok, xerr := output.Export(f.IO.Out, format, rep); ok {
+	if ok, xerr := output.Export(opts.IO.Out, format, rep); ok {
 		err = xerr
 	} else {
-		err = Table(f.IO.Out, rep, report.NewStyle(f.IO.Out, f.IO.ColorEnabled()))
+		err = Table(opts.IO.Out, rep, report.NewStyle(opts.IO.Out, opts.IO.ColorEnabled()))
 	}
 	if err != nil {
 		return err
@@ -347,13 +389,13 @@ const MaxLogStream = 1 << 30
 // most explain.MaxTail bytes of its end. A file's reads wait at most
 // --timeout for data (/proc/kmsg, a FIFO nobody writes); a stream is
 // bounded by MaxLogStream bytes, not by time, so a job can be piped in.
-func readLog(f *cmdutil.Factory, path string) (explain.Explanation, error) {
+func readLog(stdin io.Reader, timeout time.Duration, path string) (explain.Explanation, error) {
 	var r io.Reader
 	skippedLines := 0
 	if path == "-" {
-		r = f.IO.In
+		r = stdin
 	} else {
-		fh, st, err := userfile.OpenWithin(path, f.Global.Timeout)
+		fh, st, err := userfile.OpenWithin(path, timeout)
 		switch {
 		case errors.Is(err, userfile.ErrDirectory):
 			return explain.Explanation{}, cmdutil.Usagef("cannot read --log %q: it is a directory; want a log file or - for standard input", path)
@@ -465,13 +507,13 @@ func deviceKey(env *doctor.Env, logDevice string) string {
 
 // recordLog appends the log's outcome to the history. Failing to record
 // is reported but never fails the command: the diagnosis matters more.
-func recordLog(f *cmdutil.Factory, env *doctor.Env, e explain.Explanation) {
+func (opts *Options) recordLog(env *doctor.Env, e explain.Explanation) {
 	outcome := history.Failure
 	if e.Category == explain.CategoryUnknown {
 		outcome = history.Unrelated
 	}
-	r := history.Record{Time: f.Now().UTC(), Device: deviceKey(env, string(e.Device)), Category: string(e.Category), Outcome: outcome}
-	if err := history.Append(f.LookupEnv, r); err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
+	r := history.Record{Time: opts.Now().UTC(), Device: deviceKey(env, string(e.Device)), Category: string(e.Category), Outcome: outcome}
+	if err := history.Append(opts.LookupEnv, r); err != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
 	}
 }
