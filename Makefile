@@ -9,7 +9,7 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas docs fixtures clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-startup bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas docs fixtures clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
@@ -61,6 +61,9 @@ bench: bench-probe bench-recommend bench-doctor bench-run
 
 bench-probe: build
 	scripts/bench-probe.sh
+
+bench-startup: build
+	scripts/bench-startup.sh
 
 bench-recommend: build
 	scripts/bench-recommend.sh
