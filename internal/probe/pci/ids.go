@@ -109,37 +109,43 @@ func vendorBlock(b []byte, vendor uint16) []byte {
 
 func lookupBlock(blk []byte, k Key) Names {
 	var n Names
-	dev := hex4(k.Device)
-	sub := hex4(k.SubsystemVendor) + " " + hex4(k.SubsystemDevice)
-	inDevice := false
-	first := true
-	for len(blk) > 0 {
-		line := blk
-		if nl := bytes.IndexByte(blk, '\n'); nl >= 0 {
-			line, blk = blk[:nl], blk[nl+1:]
-		} else {
-			blk = nil
-		}
-		s := strings.TrimRight(string(line), "\r")
+	first := blk
+	if i := bytes.IndexByte(blk, '\n'); i >= 0 {
+		first = blk[:i]
+	}
+	n.Vendor = field(strings.TrimRight(string(first), "\r"), 4)
+	i := bytes.Index(blk, []byte("\n\t"+hex4(k.Device)+"  "))
+	if i < 0 {
+		return n
+	}
+	rest := blk[i+2:]
+	line, rest := cutLine(rest)
+	n.Device = field(strings.TrimRight(string(line), "\r"), 4)
+	if k.SubsystemVendor == 0 && k.SubsystemDevice == 0 {
+		return n
+	}
+	sub := []byte(hex4(k.SubsystemVendor) + " " + hex4(k.SubsystemDevice) + " ")
+	for len(rest) > 0 {
+		line, rest = cutLine(rest)
 		switch {
-		case first:
-			first = false
-			n.Vendor = field(s, 4)
-		case strings.HasPrefix(s, "\t\t"):
-			if inDevice && k.SubsystemVendor != 0 && strings.HasPrefix(s[2:], sub) {
-				n.Subsystem = field(s[2:], len(sub))
-			}
-		case strings.HasPrefix(s, "\t"):
-			if inDevice {
+		case bytes.HasPrefix(line, []byte("\t\t")):
+			if bytes.HasPrefix(line[2:], sub) {
+				n.Subsystem = field(strings.TrimRight(string(line[2:]), "\r"), len(sub)-1)
 				return n
 			}
-			if strings.HasPrefix(s[1:], dev) && len(s) > 5 && s[5] == ' ' {
-				inDevice = true
-				n.Device = field(s[1:], 4)
-			}
+		case bytes.HasPrefix(line, []byte("#")):
+		default:
+			return n
 		}
 	}
 	return n
+}
+
+func cutLine(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
 }
 
 // field returns the name after an id of width w and its two-space
@@ -156,28 +162,30 @@ func hex4(v uint16) string {
 	return strings.Repeat("0", 4-len(s)) + s
 }
 
-// LookupNames names the keys from the host's pci.ids (the first readable
-// file of IDsPaths), falling back per key to devctl's embedded table of
-// accelerator ids when the file is missing or does not list the device.
+// LookupNames names the keys: first from devctl's embedded table of
+// data-centre accelerator ids (itself lines of pci.ids), then, only for
+// devices the table does not know, from the host's pci.ids (the first
+// readable file of IDsPaths). Reading the 1.3 MB file costs milliseconds,
+// so the common case never opens it.
 func LookupNames(h *host.Host, keys []Key) map[Key]Names {
 	out := map[Key]Names{}
-	if len(keys) == 0 {
+	var rest []Key
+	for _, k := range keys {
+		if n, ok := embeddedNames(k); ok {
+			out[k] = n
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) == 0 {
 		return out
 	}
 	if b, src, err := readIDs(h); err == nil {
-		for k, n := range ParseIDs(b, keys) {
+		for k, n := range ParseIDs(b, rest) {
 			if n.Device != "" {
 				n.Source = src
 				out[k] = n
 			}
-		}
-	}
-	for _, k := range keys {
-		if _, ok := out[k]; ok {
-			continue
-		}
-		if n, ok := embeddedNames(k); ok {
-			out[k] = n
 		}
 	}
 	return out

@@ -20,6 +20,7 @@ const idsText = `#	List of PCI ID's
 #		subvendor subdevice  subsystem_name	<-- two tabs
 
 10de  NVIDIA Corporation
+	13c2  GM204 [GeForce GTX 970]
 	15f8  GP100GL [Tesla P100 PCIe 16GB]
 		10de 118f  Tesla P100 PCIe 16GB
 	1eb8  TU104GL [Tesla T4]
@@ -90,11 +91,19 @@ func TestLookupNamesFallsBackToTheEmbeddedTable(t *testing.T) {
 			t.Errorf("(-want +got)\n%s", diff)
 		}
 	})
-	t.Run("the host's pci.ids wins and says where it came from", func(t *testing.T) {
+	t.Run("a board the table knows is named without reading the host's pci.ids", func(t *testing.T) {
 		h := fakehost.Host(t, fakehost.Files{"/usr/share/hwdata/pci.ids": idsText}, nil)
 		k2 := pci.Key{Vendor: 0x10de, Device: 0x1eb8, SubsystemVendor: 0x10de, SubsystemDevice: 0x12a2}
 		got := pci.LookupNames(h, []pci.Key{k2})[k2]
-		if got.Source != "/usr/share/hwdata/pci.ids" || got.Model() != "Tesla T4" {
+		if got.Source != "embedded" || got.Model() != "TU104GL [Tesla T4]" {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("a device the table does not know is named from the host's pci.ids, which says so", func(t *testing.T) {
+		h := fakehost.Host(t, fakehost.Files{"/usr/share/hwdata/pci.ids": idsText}, nil)
+		k2 := pci.Key{Vendor: 0x10de, Device: 0x13c2}
+		got := pci.LookupNames(h, []pci.Key{k2})[k2]
+		if got.Source != "/usr/share/hwdata/pci.ids" || got.Model() != "GM204 [GeForce GTX 970]" {
 			t.Errorf("got %+v", got)
 		}
 	})
