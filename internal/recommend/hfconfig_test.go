@@ -97,6 +97,8 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"in-range dimensions whose count exceeds MaxParams", `{"model_type":"llama","hidden_size":1048576,"num_hidden_layers":4096,"num_attention_heads":4096,"head_dim":4096,"intermediate_size":1048576,"vocab_size":1048576}`, "parameters is more than the 1e+15 devctl accepts"},
 		{"more heads than hidden units would give a head size of 0", `{"model_type":"llama","hidden_size":16,"num_hidden_layers":1,"num_attention_heads":32,"intermediate_size":8,"vocab_size":10}`, "num_attention_heads 32 is more than hidden_size 16"},
 		{"the same for GPT-2", `{"model_type":"gpt2","n_embd":1,"n_layer":1,"n_head":4096,"vocab_size":10,"n_positions":10}`, "n_head 4096 is more than n_embd 1"},
+		{"experts whose product would wrap int64", `{"model_type":"mixtral","hidden_size":1048576,"num_hidden_layers":4096,"num_attention_heads":4096,"head_dim":1,"intermediate_size":1048576,"num_local_experts":4096,"num_experts_per_tok":2,"vocab_size":10}`, "more than the 1e+15 parameters devctl accepts"},
+		{"more experts per token than experts", `{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"moe_intermediate_size":8,"num_experts":4,"num_experts_per_tok":8,"vocab_size":10}`, "more than the 4 experts"},
 		{"the same for BERT", `{"model_type":"bert","hidden_size":1,"num_hidden_layers":1,"num_attention_heads":8,"intermediate_size":1,"vocab_size":1}`, "num_attention_heads 8 is more than hidden_size 1"},
 	}
 	for _, c := range cases {
@@ -113,7 +115,10 @@ func TestParseHFConfigRejects(t *testing.T) {
 }
 
 func FuzzParseHFConfig(f *testing.F) {
-	for _, name := range []string{"llama-2-7b.config.json", "qwen2.5-0.5b.config.json", "bert-base-uncased.config.json", "t5-small.config.json", "gpt2.config.json"} {
+	for _, name := range []string{"llama-2-7b.config.json", "qwen2.5-0.5b.config.json", "bert-base-uncased.config.json", "t5-small.config.json", "gpt2.config.json",
+		"wizardlm-2-8x22b.config.json", "bloom-176b.config.json", "phi3-mini-chocolatine-3b.config.json", "gemma-2b.config.json", "qwen3-1.7b-mlx-mirror.config.json",
+		"deepseek-v2-lite.published.config.json", "qwen1.5-moe-a2.7b.published.config.json", "qwen3-30b-a3b.published.config.json", "gemma-2-9b.published.config.json",
+		"pythia-1.4b.published.config.json", "opt-1.3b.published.config.json", "whisper-large-v3.published.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)

@@ -74,6 +74,20 @@ func (d decoder) count() oomsim.Model {
 	return m
 }
 
+// tooMany refuses dimensions whose product (layers × experts × rows ×
+// columns) would pass MaxParams, before any int64 product can wrap round to
+// a plausible count.
+func tooMany(factors ...int64) error {
+	p := 1.0
+	for _, f := range factors {
+		p *= float64(f)
+	}
+	if p > MaxParams {
+		return fmt.Errorf("these dimensions give more than the %g parameters devctl accepts", float64(MaxParams))
+	}
+	return nil
+}
+
 // dense is a gated (three-matrix) MLP of width ffn, with or without biases.
 func dense(h, ffn int64, bias bool) func(int64) (int64, int64, int64) {
 	return func(int64) (int64, int64, int64) {
@@ -167,6 +181,9 @@ func (d decoder) moe(c hfConfig, family string) (oomsim.Model, error) {
 	if topK > E {
 		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
 	}
+	if err := tooMany(d.L, E, 3*d.h, max(expertFFN, denseFFN, shared)); err != nil {
+		return oomsim.Model{}, err
+	}
 	h := d.h
 	d.experts, d.topK = E, topK
 	d.activeFFN = topK*expertFFN + shared
@@ -219,6 +236,12 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	}
 	if f.err != nil {
 		return oomsim.Model{}, f.err
+	}
+	if topK > E {
+		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
+	}
+	if err := tooMany(d.L, E+nShared, 3*d.h, max(expertFFN, denseFFN, kvRank+qRank+d.heads*(nope+rope+vDim))); err != nil {
+		return oomsim.Model{}, err
 	}
 	d.maxPos, _ = opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
 	d.tied = flag(c.TieWordEmbeddings, false)
