@@ -13,6 +13,7 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/report"
 )
@@ -22,8 +23,9 @@ var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // Options are `devctl history`'s flags and dependencies.
 type Options struct {
-	Factory *cmdutil.Factory
-	Output  string
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Output    string
 	// Device lists that device's records instead of the summary.
 	Device string
 }
@@ -31,7 +33,7 @@ type Options struct {
 // NewCmdHistory builds `devctl history` and `devctl history clear`. runF,
 // when not nil, replaces the run step (tests stop after flag parsing).
 func NewCmdHistory(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{IO: f.IO, LookupEnv: f.LookupEnv}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Show how recent runs went on each device, or forget them",
@@ -91,12 +93,11 @@ type Shown struct {
 
 // Run loads the history and prints it.
 func Run(o *Options) error {
-	f := o.Factory
 	format, err := formats.Parse(o.Output)
 	if err != nil {
 		return err
 	}
-	p, err := history.Path(f.LookupEnv)
+	p, err := history.Path(o.LookupEnv)
 	if err != nil {
 		return cmdutil.Usagef("%w", err)
 	}
@@ -118,13 +119,13 @@ func Run(o *Options) error {
 			}
 		}
 	}
-	if ok, err := output.Export(f.IO.Out, format, s); ok {
+	if ok, err := output.Export(o.IO.Out, format, s); ok {
 		return err
 	}
 	if dev != "" {
-		return recordsTable(f.IO.Out, s.Records, dev)
+		return recordsTable(o.IO.Out, s.Records, dev)
 	}
-	return devicesTable(f.IO.Out, s)
+	return devicesTable(o.IO.Out, s)
 }
 
 func devicesTable(w io.Writer, s Shown) error {

@@ -9,19 +9,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/schemas"
 )
 
 // Options are the command's arguments and dependencies.
 type Options struct {
-	Factory *cmdutil.Factory
-	Name    string
+	IO   *iostreams.IOStreams
+	Name string
 }
 
 // NewCmdSchema builds `devctl schema [NAME]`. runF, when not nil, replaces
 // the run step (tests stop after argument parsing).
 func NewCmdSchema(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "schema [NAME]",
 		Short: "Print the JSON Schema of a JSON output (" + strings.Join(schemas.Names(), ", ") + ")",
@@ -47,7 +48,7 @@ schema_version changes are in docs/schemas.md.`,
 
 // Run prints the schema, or the list of names.
 func Run(opts *Options) error {
-	out := opts.Factory.IO.Out
+	out := opts.IO.Out
 	if opts.Name == "" {
 		for _, n := range schemas.Names() {
 			fmt.Fprintln(out, n)
