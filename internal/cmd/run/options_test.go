@@ -24,8 +24,16 @@ func parse(t *testing.T, env map[string]string, args ...string) (*Options, super
 	if err := cmd.Execute(); err != nil {
 		return nil, supervise.LadderConfig{}, err
 	}
-	cfg, err := got.validate(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	return got, cfg, err
+	got.Environ = func() []string {
+		var kv []string
+		for k, v := range env {
+			kv = append(kv, k+"="+v)
+		}
+		return kv
+	}
+	got.Complete()
+	err := got.Validate()
+	return got, got.ladder, err
 }
 
 func TestFlags(t *testing.T) {

@@ -61,6 +61,9 @@ type Options struct {
 	Environ func() []string
 	// Signals, when not nil, replaces the process's SIGINT/SIGTERM/SIGHUP.
 	Signals <-chan os.Signal
+
+	inherited []string               // set by Complete
+	ladder    supervise.LadderConfig // set by Validate, without the devices
 }
 
 // NewCmdRun builds `devctl run`. runF, when not nil, replaces the run step
@@ -167,7 +170,28 @@ func intKnob(flag, spec, def string, lookup func(string) (string, bool)) (*super
 	return &supervise.IntVar{Name: name, Value: n}, nil
 }
 
-// validate checks the flags that need no I/O and builds the knobs.
+// Complete reads the inherited environment, which --batch-env NAME and the
+// child start from.
+func (o *Options) Complete() {
+	o.inherited = o.Environ()
+}
+
+// lookup reads one inherited variable (the last assignment wins).
+func (o *Options) lookup(k string) (string, bool) {
+	for i := len(o.inherited) - 1; i >= 0; i-- {
+		if n, v, ok := strings.Cut(o.inherited[i], "="); ok && n == k {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Validate checks the flags that need no I/O and builds the knobs.
+func (o *Options) Validate() (err error) {
+	o.ladder, err = o.validate(o.lookup)
+	return err
+}
+
 func (o *Options) validate(lookup func(string) (string, bool)) (supervise.LadderConfig, error) {
 	var cfg supervise.LadderConfig
 	if o.Retries < 0 || o.Retries > 100 {
@@ -212,19 +236,11 @@ func (o *Options) validate(lookup func(string) (string, bool)) (supervise.Ladder
 // Run completes the options, validates, and supervises the command.
 func Run(ctx context.Context, o *Options) error {
 	f := o.Factory
-	inherited := o.Environ()
-	lookup := func(k string) (string, bool) {
-		for i := len(inherited) - 1; i >= 0; i-- {
-			if n, v, ok := strings.Cut(inherited[i], "="); ok && n == k {
-				return v, true
-			}
-		}
-		return "", false
-	}
-	cfg, err := o.validate(lookup)
-	if err != nil {
+	o.Complete()
+	if err := o.Validate(); err != nil {
 		return err
 	}
+	inherited, cfg := o.inherited, o.ladder
 	path, err := exec.LookPath(o.Command[0])
 	if err != nil {
 		code := 127
