@@ -18,7 +18,10 @@ import (
 
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
+	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/report"
 )
 
@@ -27,7 +30,7 @@ var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
 // Options are the command's flags and dependencies.
 type Options struct {
-	Factory          *cmdutil.Factory
+	*Deps
 	Suites           []string
 	Duration         time.Duration
 	Threads          int
@@ -40,10 +43,36 @@ type Options struct {
 	sampleLoad func(read func(string) ([]byte, error)) bench.LoadSample
 }
 
+// Deps are what bench uses from the invocation.
+type Deps struct {
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+	Version   string
+	// Elsewhere is set when --sysroot or --from describe another machine.
+	Elsewhere bool
+	Host      func() (*host.Host, error)
+	// Probe runs the drivers named by only.
+	Probe func(ctx context.Context, only []string) (*probe.Report, error)
+}
+
+// NewDeps takes what bench uses from the factory, once flags are parsed.
+func NewDeps(f *cmdutil.Factory) *Deps {
+	return &Deps{
+		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now, Version: f.Version,
+		Elsewhere: f.Global != nil && (f.Global.Sysroot != "" || f.Global.From != ""),
+		Host:      f.Host,
+		Probe: func(ctx context.Context, only []string) (*probe.Report, error) {
+			rep, _, err := cmdutil.RunProbe(ctx, f, only)
+			return rep, err
+		},
+	}
+}
+
 // NewCmdBench builds `devctl bench`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdBench(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure peak compute, memory bandwidth and accelerator links against their theoretical figures",
@@ -78,6 +107,7 @@ figures that fell by more than 10% plus both runs' measured spread
 			if err := Validate(opts); err != nil {
 				return err
 			}
+			opts.Deps = NewDeps(f)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -133,25 +163,25 @@ func Validate(opts *Options) error {
 
 // Run measures, records and prints.
 func Run(ctx context.Context, opts *Options) error {
-	f := opts.Factory
+	f := opts.Deps
 	format, _ := formats.Parse(opts.Output)
 	measuresHere := false
 	for _, s := range opts.Suites {
 		measuresHere = measuresHere || s == bench.SuiteCPU || s == bench.SuiteMemory
 	}
-	if measuresHere && (f.Global.Sysroot != "" || f.Global.From != "") {
+	if measuresHere && f.Elsewhere {
 		return cmdutil.Usagef("--sysroot and --from describe another machine: bench can only measure this one (use --suite link to read a recorded machine's links)")
 	}
 	h, err := f.Host()
 	if err != nil {
 		return err
 	}
-	rep, _, perr := cmdutil.RunProbe(ctx, f, probeDrivers(opts.Suites))
+	rep, perr := f.Probe(ctx, probeDrivers(opts.Suites))
 	if perr != nil && rep == nil {
 		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: probe failed, theoretical figures may be missing: %v\n", perr)
 	}
 	m := bench.Facts(h, rep)
-	if m.LogicalCPUs == 0 && f.Global.Sysroot == "" && f.Global.From == "" {
+	if m.LogicalCPUs == 0 && !f.Elsewhere {
 		// Only this machine's count: a replayed tree that does not say
 		// stays unknown rather than borrowing the runner's.
 		m.LogicalCPUs = runtime.NumCPU()

@@ -37,7 +37,7 @@ func TestFlags(t *testing.T) {
 		{"zero threads is a usage error", []string{"--threads", "0"}, nil, true},
 		{"negative threads is a usage error", []string{"--threads", "-2"}, nil, true},
 		{"more threads than the runtime can hold is a usage error, not a crash", []string{"--threads", "100000"}, nil, true},
-		{"yaml is not offered", []string{"-o", "yaml"}, nil, true},
+		{"env is not offered", []string{"-o", "env"}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.Factory = nil
+			got.Deps = nil
 			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Options{})); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}
@@ -88,7 +88,7 @@ func TestFailOnRegressionExitsThreeWhenAFigureFell(t *testing.T) {
 	opts := func() *Options {
 		// The machine's load is not sampled: on a busy test machine the
 		// fall would (rightly) not be judged.
-		return &Options{Factory: newFactory(), Suites: []string{"cpu"}, Duration: 50 * time.Millisecond, Threads: 1, ThreadsSet: true, Output: "json", FailOnRegression: true,
+		return &Options{Deps: NewDeps(newFactory()), Suites: []string{"cpu"}, Duration: 50 * time.Millisecond, Threads: 1, ThreadsSet: true, Output: "json", FailOnRegression: true,
 			sampleLoad: func(func(string) ([]byte, error)) bench.LoadSample { return bench.LoadSample{Load1: -1} }}
 	}
 	if err := Run(context.Background(), opts()); err != nil {
