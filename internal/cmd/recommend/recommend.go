@@ -412,7 +412,7 @@ func (o *Options) loadModel(ctx context.Context) (oomsim.Model, string, error) {
 		}
 		data, err := o.ReadFile(path)
 		if err != nil {
-			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", o.ModelConfig, err)
+			return oomsim.Model{}, "", cmdutil.Usagef("--model-config %s: %w", path, err)
 		}
 		return o.fromFiles(o.ModelConfig, "config.json", data, index, "--model-config "+o.ModelConfig)
 	}
