@@ -219,15 +219,7 @@ func runHistory(o *ModeOptions) error {
 }
 
 // Run completes, validates, diagnoses and prints.
-func Run(ctx context.Context, opts *Options) error {
-	if err := opts.Complete(); err != nil {
-		return err
-	}
-	if err := opts.Validate(); err != nil {
-		return err
-	}
-	return opts.Run(ctx)
-}
+func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx, opts) }
 
 // Complete parses -o and --lang (default from the locale variables).
 func (opts *Options) Complete() error {

@@ -87,15 +87,7 @@ driver that failed or timed out.`,
 }
 
 // Run completes, validates, probes and prints.
-func Run(ctx context.Context, opts *Options) error {
-	if err := opts.Complete(); err != nil {
-		return err
-	}
-	if err := opts.Validate(); err != nil {
-		return err
-	}
-	return opts.Run(ctx)
-}
+func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx, opts) }
 
 // Complete parses -o.
 func (o *Options) Complete() (err error) {
