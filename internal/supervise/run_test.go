@@ -131,6 +131,47 @@ func (st *started) wait(t *testing.T, limit time.Duration) Result {
 	}
 }
 
+// Output is passed on as it arrives, half a line included: nothing waits
+// for a newline or a full buffer while the child keeps running.
+func TestPassthroughIsTimely(t *testing.T) {
+	for _, kind := range []string{"an io.Writer (copied)", "an os pipe (tee)"} {
+		t.Run(kind, func(t *testing.T) {
+			var r io.Reader
+			var w io.WriteCloser
+			if strings.Contains(kind, "tee") {
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, w = pr, pw
+			} else {
+				r, w = io.Pipe()
+			}
+			s := childSpec(t, "prompt")
+			s.Stdout = w
+			sig := make(chan os.Signal, 1)
+			s.Signals = sig
+			done := make(chan Result, 1)
+			go func() { res, _ := Run(context.Background(), s); w.Close(); done <- res }()
+			got := make(chan string, 1)
+			go func() { b := make([]byte, len("half a line")); io.ReadFull(r, b); got <- string(b) }()
+			select {
+			case g := <-got:
+				if g != "half a line" {
+					t.Errorf("got %q", g)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("half a line was held back while the child ran")
+			}
+			sig <- syscall.SIGTERM
+			go io.Copy(io.Discard, r)
+			if res := <-done; res.ExitCode != 7 {
+				t.Errorf("exit %d, want 7", res.ExitCode)
+			}
+		})
+	}
+}
+
 func TestSignalsAreForwardedToTheGroup(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {

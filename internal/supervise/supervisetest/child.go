@@ -10,6 +10,7 @@
 //	stderr-exit TEXT N     write TEXT and a newline to stderr, exit N
 //	trap                   print "ready", then on SIGINT/SIGTERM/SIGHUP print
 //	                       the signal's name and exit 7
+//	prompt                 write "half a line" (no newline), then exit 7 on a signal
 //	ignore                 print "ready", ignore SIGINT/SIGTERM/SIGHUP, sleep 1 minute
 //	group                  start a grandchild that sleeps in the same process
 //	                       group, print "ready" and exit 0
@@ -61,6 +62,16 @@ func Main(args []string) int {
 		select {
 		case s := <-c:
 			fmt.Println("got", s.(syscall.Signal).String())
+			return 7
+		case <-time.After(time.Minute):
+			return 3
+		}
+	case "prompt":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		os.Stdout.WriteString("half a line")
+		select {
+		case <-c:
 			return 7
 		case <-time.After(time.Minute):
 			return 3
