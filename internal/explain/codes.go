@@ -197,7 +197,8 @@ func refineNeuron(line string, _ []string) (Category, Device, string) {
 }
 
 // acceleratorToken names the accelerator a "no device" line is about.
-var acceleratorToken = regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)s?\b`)
+// "GPUAccelerator" and "TPUAccelerator" (Lightning class names) count.
+var acceleratorToken = regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)(s|accelerator)?\b`)
 
 // refineNoDevice reads "No XPU devices are available", "Is XPU available:
 // False", "PyTorch is not linked with support for xpu devices": the
@@ -207,7 +208,7 @@ func refineNoDevice(line string, _ []string) (Category, Device, string) {
 	if m == "" {
 		return "", "", ""
 	}
-	switch f := family(strings.TrimSuffix(strings.ToLower(m), "s")); f {
+	switch f := family(acceleratorName(m)); f {
 	case DeviceAny:
 		return CategoryNoGPUFound, DeviceCUDA, ""
 	default:
@@ -218,6 +219,13 @@ func refineNoDevice(line string, _ []string) (Category, Device, string) {
 	}
 }
 
+// acceleratorName strips the plural and the "Accelerator" class suffix.
+func acceleratorName(m string) string {
+	m = strings.ToLower(m)
+	m = strings.TrimSuffix(m, "accelerator")
+	return strings.TrimSuffix(m, "s")
+}
+
 // refineMissingKernel reads "DispatchStub: missing kernel for xpu": an
 // operator the device's backend lacks; on MPS that is mps_unsupported_op.
 func refineMissingKernel(line string, _ []string) (Category, Device, string) {
@@ -225,7 +233,7 @@ func refineMissingKernel(line string, _ []string) (Category, Device, string) {
 	if m == "" {
 		return "", "", ""
 	}
-	f := family(strings.TrimSuffix(strings.ToLower(m), "s"))
+	f := family(acceleratorName(m))
 	if f == DeviceMPS {
 		return CategoryMPSUnsupportedOp, DeviceMPS, ""
 	}

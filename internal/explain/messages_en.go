@@ -172,6 +172,13 @@ var messagesEN = []i18n.Message{
 			"Load onto the CPU: torch.load(path, map_location=\"cpu\").",
 			"If a GPU should be present: nvidia-smi, then check torch.version.cuda is not None.",
 		}},
+	{ID: "no_gpu_found.tf_libraries", Title: "TensorFlow could not load the CUDA libraries",
+		Explanation: "TensorFlow saw the GPU but could not open some of its CUDA libraries (cudart, cuBLAS, cuDNN, cuSOLVER...), so it skipped registering the GPU and runs on the CPU. The libraries it names just above are missing or of the wrong version for this TensorFlow build.",
+		Fixes: []string{
+			"pip install 'tensorflow[and-cuda]'   # TF >= 2.14 on Linux brings matching CUDA libraries",
+			"Otherwise install the CUDA and cuDNN versions the TF release notes list and add them to LD_LIBRARY_PATH.",
+			"python -c 'import tensorflow as tf; print(tf.config.list_physical_devices(\"GPU\"))'   # must not print []",
+		}},
 	{ID: "no_gpu_found.mps", Title: "MPS is not available",
 		Explanation: "The MPS backend is not available: it needs Apple silicon, macOS 12.3 or newer, and an arm64 (not Rosetta) Python with a PyTorch built with MPS.",
 		Fixes: []string{

@@ -171,6 +171,13 @@ var messagesPL = []i18n.Message{
 			"Wczytaj na CPU: torch.load(path, map_location=\"cpu\").",
 			"Jeśli GPU powinno być dostępne: nvidia-smi, potem sprawdź, czy torch.version.cuda nie jest None.",
 		}},
+	{ID: "no_gpu_found.tf_libraries", Title: "TensorFlow nie wczytał bibliotek CUDA",
+		Explanation: "TensorFlow widzi GPU, ale nie mógł otworzyć części bibliotek CUDA (cudart, cuBLAS, cuDNN, cuSOLVER...), więc pominął rejestrację GPU i liczy na CPU. Biblioteki wymienione tuż wyżej są brakujące albo w wersji niepasującej do tej kompilacji TensorFlow.",
+		Fixes: []string{
+			"pip install 'tensorflow[and-cuda]'   # TF >= 2.14 na Linuksie instaluje pasujące biblioteki CUDA",
+			"W przeciwnym razie zainstaluj wersje CUDA i cuDNN z informacji o wydaniu TF i dodaj je do LD_LIBRARY_PATH.",
+			"python -c 'import tensorflow as tf; print(tf.config.list_physical_devices(\"GPU\"))'   # nie może wypisać []",
+		}},
 	{ID: "no_gpu_found.mps", Title: "MPS jest niedostępne",
 		Explanation: "Backend MPS jest niedostępny: wymaga Apple silicon, macOS 12.3 lub nowszego oraz Pythona arm64 (nie przez Rosettę) z PyTorch zbudowanym z MPS.",
 		Fixes: []string{

@@ -62,6 +62,9 @@ var rules = []rule{
 		needles: []string{"MPS backend out of memory"}},
 	{id: "oom.tensorflow", cat: CategoryOutOfMemory, msg: "out_of_memory.tensorflow", weight: wPrimary,
 		needles: []string{"OOM when allocating tensor"}},
+	{id: "oom.paddle", cat: CategoryOutOfMemory, weight: wStrong,
+		// PaddlePaddle's allocator check: "enforce allocating <= available failed".
+		needles: []string{"allocating <= available failed"}},
 	{id: "oom.cpu", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wPrimary,
 		needles: []string{"DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory"}},
 	{id: "oom.cuda.error", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
@@ -141,15 +144,25 @@ var rules = []rule{
 	{id: "nogpu.cpu-build", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.cpu_build", weight: wPrimary,
 		needles: []string{"Torch not compiled with CUDA enabled"}},
 	{id: "nogpu.cuda-unknown", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.cuda_unknown", weight: wPrimary,
-		needles: []string{"CUDA unknown error"}},
+		needles: []string{"CUDA unknown error", "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown"}},
 	{id: "nogpu.deserialize", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.deserialize", weight: wPrimary,
 		needles: []string{"Attempting to deserialize object on a CUDA device"}},
 	{id: "nogpu.hip", cat: CategoryNoGPUFound, dev: DeviceROCm, weight: wPrimary,
 		needles: []string{"No HIP GPUs are available"}},
 	{id: "nogpu.mps", cat: CategoryNoGPUFound, dev: DeviceMPS, msg: "no_gpu_found.mps", weight: wPrimary,
 		needles: []string{"The MPS backend is supported on MacOS", "MPS backend is not available", "PyTorch is not linked with support for mps devices"}},
+	// TensorFlow found the GPU but could not load its CUDA libraries, so it
+	// runs on the CPU: the device is unusable, which is what no_gpu_found
+	// tells the user.
+	{id: "nogpu.tf-dlopen", cat: CategoryNoGPUFound, dev: DeviceCUDA, msg: "no_gpu_found.tf_libraries", weight: wStrong,
+		needles: []string{"Cannot dlopen some GPU libraries", "Skipping registering GPU devices"}},
 	{id: "nogpu.jax", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wStrong,
 		needles: []string{"a CUDA-enabled jaxlib is not installed"}},
+	// JAX's summary of a failed CUDA backend: the cuInit line before it,
+	// when there is one, names the cause (SYSTEM_NOT_READY is the fabric
+	// manager, not a missing GPU).
+	{id: "nogpu.jax-backend", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wStrong, derived: true,
+		needles: []string{"Unable to initialize backend 'cuda'", "CUDA backend failed to initialize", "No visible GPU devices"}},
 	{id: "nogpu.fallback", cat: CategoryNoGPUFound, dev: DeviceAny, weight: wWeak,
 		needles: []string{"No GPU/TPU found, falling back to CPU"}},
 
@@ -181,7 +194,12 @@ var rules = []rule{
 		needles: []string{"unhandled cuda error", "ncclUnhandledCudaError"}},
 	{id: "nccl.error", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wPrimary,
 		needles: []string{"NCCL error", "NCCL Error", "ncclSystemError", "ncclInternalError", "ncclInvalidUsage",
-			"ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure", "DistBackendError", "unhandled system error"}},
+			"ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure", "DistBackendError", "unhandled system error",
+			// transport and topology failures NCCL reports in its own words
+			"Got completion from peer", "Duplicate GPU detected"}},
+	{id: "nccl.words", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wWeak, generic: true,
+		needles: []string{"NCCL", "nccl"},
+		re:      `(?i)\b(error|errors|fail|failed|failure|abort|aborted|timeout|timed out)\b`},
 	{id: "nccl.warn", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wWeak,
 		needles: []string{"NCCL WARN"}},
 
@@ -218,8 +236,10 @@ var rules = []rule{
 	{id: "code.hip", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
 		needles: []string{"hipError", "HIP_ERROR_"}, refine: refineHIP},
 	{id: "code.ur", cat: CategoryOther, dev: DeviceXPU, msg: "other.xpu", weight: wPrimary,
-		needles: []string{"UR_RESULT_ERROR_", "UR backend failed", "level_zero backend failed", "PI_ERROR_", "XPU out of memory", "ZE_RESULT_ERROR_"},
-		refine:  refineUR},
+		needles: []string{"UR_RESULT_ERROR_", "UR backend failed", "level_zero backend failed", "PI_ERROR_", "XPU out of memory", "ZE_RESULT_ERROR_",
+			// SYCL/OpenCL runtimes under IPEX: "Native API failed. Native API returns: -5 (CL_OUT_OF_RESOURCES)".
+			"Native API failed", "Native API returns", "Unknown PI error"},
+		refine: refineUR},
 	{id: "code.xid", cat: CategoryOther, dev: DeviceCUDA, msg: "other.xid", weight: wPrimary,
 		needles: []string{"Xid (", "Xid:", "XID "}, re: `(?i)xid\s*(?:\([^)]*\))?\s*:?\s*(\d{1,3})`, refine: refineXid},
 	{id: "gpu-lost.words", cat: CategoryOther, dev: DeviceCUDA, msg: "other.gpu_lost", weight: wPrimary,
@@ -248,8 +268,12 @@ var rules = []rule{
 			"device type tensor to numpy", "convert CUDA tensor to numpy", "convert cuda tensor to numpy", "is on CPU, but expected"},
 		refine: refineDevices},
 	{id: "mismatch.two-devices", cat: CategoryDeviceMismatch, weight: wStrong,
-		needles: []string{"different device", "same device", "devices must match", "device type for", "device mismatch", "but found 'c", "but found 'm"},
-		refine:  refineTwoDevices},
+		needles: []string{"different device", "same device", "devices must match", "device type for", "device mismatch", "but found 'c", "but found 'm",
+			// "CPU vs CUDA mismatch": two devices named next to the word.
+			"vs CUDA mismatch", "vs CPU mismatch",
+			// torch.cuda API handed a CPU device: "Expected a cuda device, but got: cpu".
+			"device, but got"},
+		refine: refineTwoDevices},
 	{id: "dtype.compute-capability", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.compute_capability", weight: wPrimary,
 		needles: []string{"only supports Ampere GPUs or newer", "compute capability below", "requires a GPU with compute capability",
 			"requires compute capability", "not supported on GPUs with compute capability", "requires .target sm_", "is not supported on this GPU"}},
@@ -289,6 +313,9 @@ var rules = []rule{
 		near:    []string{"GPU", "gpu", "CUDA", "cuda"}},
 	{id: "missing-kernel", cat: CategoryOther, weight: wStrong,
 		needles: []string{"missing kernel for", "no kernel for"}, refine: refineMissingKernel},
+	{id: "nogpu.requested", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wPrimary,
+		// Lightning: "You requested GPUs: [0] / But your machine only has: []".
+		needles: []string{"machine only has: []"}},
 	{id: "nogpu.infer", cat: CategoryNoGPUFound, dev: DeviceAny, weight: wPrimary,
 		needles: []string{"Failed to infer device type"}},
 	{id: "nogpu.words", cat: CategoryNoGPUFound, weight: wWeak, generic: true,
@@ -296,7 +323,7 @@ var rules = []rule{
 		// machine without that accelerator, which is a fact, not a failure.
 		needles: []string{"devices are available", "devices found", "device found", "is_available()",
 			"not linked with support for", "no GPU detected", "GPU not detected", "no devices", "Failed to initialize",
-			"not available", "device count is zero"},
+			"not available", "device count is zero", "supported gpu backend", "GPU detected"},
 		re:     `(?i)\b(no|not|false|fail|fails|failed|unable|cannot|can't|zero)\b`,
 		refine: refineNoDevice},
 	{id: "cuda.op-not-supported", cat: CategoryOther, dev: DeviceCUDA, weight: wSecondary,
