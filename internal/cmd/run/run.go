@@ -282,6 +282,11 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if sel := rep.Selection; sel != nil && (sel.FellBack || len(sel.PassedOver) > 0) {
 		s.say("device %s: %s", ladder.Device().ID, sel.Reason)
+	} else if recs, err := history.LoadRecent(f.LookupEnv); err == nil {
+		// An explicit --device wins over the rule, with a warning.
+		if v := recs.Judge(ladder.Device().Backend); v.PassOver {
+			s.say("warning: device %s is used as requested, although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
+		}
 	}
 	step := supervise.Step{}
 	for attempt := 1; ; attempt++ {
