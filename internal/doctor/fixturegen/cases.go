@@ -175,8 +175,27 @@ func Cases(testdata string) ([]Case, error) {
 	// 31 torch build: the real venv trees of testdata/software
 	g.add("software.torch_build", "pass", "pass", "pass", g.tree("software/venv-torch-cu124", "/"), "env", venv)
 	g.add("software.torch_build", "warn-cpu-only", "warn", "cpu_only", g.tree("software/venv-torch-cpu-on-gpu", "/"), "env", venv)
+	// 32 kernel log: real dmesg excerpts, verbatim (testdata/doctor/README.md)
+	const nvsentinel = "logs/other/176-nvsentinel-155.log"
+	dmesg := func(name, want, msg, text string) {
+		g.add("kernel.device_errors", name, want, msg, nil, "commands", map[string]any{"dmesg": "dmesg.txt"}).Beside = map[string]string{"dmesg.txt": text}
+	}
+	dmesg("pass", "pass", "pass", g.lines(nvsentinel, 6, 6))
+	dmesg("fail-fallen", "fail", "hardware", g.lines(nvsentinel, 2, 6))
+	dmesg("warn-driver", "warn", "driver", dxvk1027)
 	return g.cases, g.err
 }
+
+// dxvk1027 is the kernel log of https://github.com/doitsujin/dxvk/issues/1027
+// (pshe94, 2019-08-03): Xid 31, 13 and 32 on one GPU.
+const dxvk1027 = `[31543.449440] NVRM: GPU at PCI:0000:01:00: GPU-8a47641b-dff6-f09f-618c-c3eb58fb430d
+[31543.449443] NVRM: Xid (PCI:0000:01:00): 31, Ch 0000003a, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_3 faulted @ 0x17_00592000. Fault is of type FAULT_PDE ACCESS_TYPE_READ
+[31609.615230] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception: Class 0x0 Subchannel 0x0 Mismatch
+[31609.615231] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception: ESR 0x4041b0=0x0
+[31609.615232] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception: ESR 0x404000=0x80000002
+[31609.615374] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception: ChID 0052, Class 00000000, Offset 00001b0c, Data 1000f010
+[31609.615516] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000052 intr 02000000
+`
 
 const systemVersionPlist = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

@@ -29,6 +29,9 @@ type Case struct {
 	Meta map[string]any
 	// NVML, when set, is written as nvml.json beside case.json.
 	NVML any
+	// Beside are other files next to case.json (dmesg.txt: a program's
+	// output that case.json's "commands" names).
+	Beside map[string]string
 }
 
 // Write regenerates every case under out (testdata/doctor), reading the
@@ -78,6 +81,11 @@ func (c Case) write(out string) error {
 		}
 		meta["nvml"] = "nvml.json"
 	}
+	for name, content := range c.Beside {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
 	b, err := marshal(meta)
 	if err != nil {
 		return err
@@ -98,6 +106,19 @@ func (g *gen) read(rel string) string {
 		g.err = err
 	}
 	return string(b)
+}
+
+// lines returns lines from to to (1-based, inclusive) of a testdata file,
+// each with its newline.
+func (g *gen) lines(rel string, from, to int) string {
+	all := strings.SplitAfter(g.read(rel), "\n")
+	if from < 1 || to > len(all) || from > to {
+		if g.err == nil {
+			g.err = fmt.Errorf("%s has no lines %d-%d", rel, from, to)
+		}
+		return ""
+	}
+	return strings.Join(all[from-1:to], "")
 }
 
 func (g *gen) tree(rel, prefix string) fakehost.Files {
