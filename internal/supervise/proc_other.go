@@ -20,6 +20,7 @@ func (g *group) signal(os.Signal) { _ = g.proc.Kill() }
 func (g *group) terminate()       { _ = g.proc.Kill() }
 func (g *group) kill()            { _ = g.proc.Kill() }
 func (g *group) alive() bool      { return false }
+func (g *group) reap()            {}
 
 func isTermination(os.Signal) bool { return true }
 

@@ -30,8 +30,22 @@ func (g *group) signal(sig os.Signal) {
 func (g *group) terminate() { _ = syscall.Kill(-g.pid, syscall.SIGTERM) }
 func (g *group) kill()      { _ = syscall.Kill(-g.pid, syscall.SIGKILL) }
 
+// reap collects the exit status of the group's members that are devctl's
+// own children: with Spec.Subreaper, the orphans of the group are, and
+// they would stay zombies otherwise. It never waits.
+func (g *group) reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-g.pid, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
 // alive reports whether any process is left in the group.
 func (g *group) alive() bool {
+	g.reap()
 	err := syscall.Kill(-g.pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

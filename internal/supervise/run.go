@@ -48,6 +48,12 @@ type Spec struct {
 	// TailBytes bounds the output kept for diagnosis (0: DefaultTailBytes,
 	// negative: none).
 	TailBytes int
+	// Subreaper makes the calling process the reaper of the child's
+	// orphans (Linux; a process-wide setting, meant for a supervisor such
+	// as devctl run), so what the child leaves behind is reaped here, not
+	// left to init, and no zombie outlives the run even in a container
+	// whose init does not reap.
+	Subreaper bool
 }
 
 // Result is how one run ended.
@@ -92,6 +98,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	tl := newTail(max, copyBuf)
 
+	if s.Subreaper {
+		becomeSubreaper()
+	}
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Env = s.Env
 	cmd.Dir = s.Dir
@@ -203,6 +212,10 @@ loop:
 		}
 		if g.alive() {
 			g.kill()
+			// SIGKILL cannot be refused: wait (briefly) to reap what it ended.
+			for end := time.Now().Add(time.Second); g.alive() && time.Now().Before(end); {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 	}
 	drained := make(chan struct{})

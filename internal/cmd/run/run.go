@@ -294,7 +294,7 @@ func Run(ctx context.Context, o *Options) error {
 		res, err := supervise.Run(ctx, supervise.Spec{
 			Path: path, Args: o.Command[1:], Env: ladder.Env(inherited),
 			Stdin: f.IO.In, Stdout: f.IO.Out, Stderr: f.IO.ErrOut,
-			Signals: sigs, Grace: o.Grace,
+			Signals: sigs, Grace: o.Grace, Subreaper: true,
 		})
 		if err != nil {
 			return fmt.Errorf("run: %w", err)

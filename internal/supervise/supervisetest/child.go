@@ -22,6 +22,7 @@
 package supervisetest
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -82,12 +83,24 @@ func Main(args []string) int {
 		time.Sleep(time.Minute)
 		return 0
 	case "group":
-		exe, _ := os.Executable()
-		cmd := exec.Command(exe, "ignore")
+		// The grandchild ignores termination signals before the leader
+		// exits, and holds the leader's stdout (as its stderr).
+		// Started as this program was (argv[0] and the arguments before
+		// the mode), so it works under every harness that runs Main.
+		cmd := exec.Command(os.Args[0], append(os.Args[1:len(os.Args)-len(args)], "ignore")...)
 		cmd.Env = os.Environ()
-		cmd.Stdout = os.Stdout
-		if err := cmd.Start(); err != nil {
+		cmd.Stderr = os.Stdout
+		out, err := cmd.StdoutPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if line != "ready\n" {
+			fmt.Fprintf(os.Stderr, "grandchild said %q\n", line)
 			return 1
 		}
 		fmt.Printf("ready %d\n", cmd.Process.Pid)
