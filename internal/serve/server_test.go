@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/probe"
 )
 
@@ -108,5 +109,24 @@ func TestEncodedMetricsKeepNegotiation(t *testing.T) {
 	code, plain := body(t, h, "/metrics")
 	if code != 200 || !strings.Contains(plain, "devctl_probe_runs_total 1") {
 		t.Fatalf("plain answer %d:\n%s", code, plain)
+	}
+}
+
+func TestMetricsExportTheLastBenchRun(t *testing.T) {
+	eff := 0.82
+	run := &bench.Run{Time: time.Unix(1_700_000_000, 0), Results: []bench.Result{
+		{Suite: "memory", Name: "triad", Threads: 2, Value: 21.5, Unit: "GB/s", Efficiency: &eff},
+		{Suite: "memory", Name: "triad", Threads: 2, Value: 20.0, Unit: "GB/s"}, // a repeat must not break the scrape
+	}}
+	c := NewCache(func(ctx context.Context) *Snapshot { return &Snapshot{Probe: &probe.Report{}, Bench: run} }, time.Minute, time.Minute, nil)
+	code, m := body(t, Handler(c, Options{MaxInFlight: 4, Timeout: time.Second}), "/metrics")
+	for _, want := range []string{
+		`devctl_bench_result{name="triad",suite="memory",threads="2",unit="GB/s"} 21.5`,
+		`devctl_bench_efficiency_ratio{name="triad",suite="memory",threads="2"} 0.82`,
+		`devctl_bench_timestamp_seconds 1.7e+09`,
+	} {
+		if code != 200 || !strings.Contains(m, want+"\n") {
+			t.Errorf("/metrics (%d) lacks %s:\n%s", code, want, m)
+		}
 	}
 }
