@@ -43,7 +43,7 @@ unit:
 cross:
 	@for p in $(CROSS); do \
 	  echo "cross-build $$p (CGO_ENABLED=0)"; \
-	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/devctl || exit 1; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/... || exit 1; \
 	done
 
 fmt:
