@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/devctl/devctl/internal/bench"
+	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/probe"
 )
 
@@ -128,5 +131,28 @@ func TestMetricsExportTheLastBenchRun(t *testing.T) {
 		if code != 200 || !strings.Contains(m, want+"\n") {
 			t.Errorf("/metrics (%d) lacks %s:\n%s", code, want, m)
 		}
+	}
+}
+
+// TestMetricsPassPrometheusLint runs client_golang's metric linter (the
+// rules of promtool check metrics) over a full snapshot's metrics.
+func TestMetricsPassPrometheusLint(t *testing.T) {
+	eff := 0.5
+	snap := &Snapshot{
+		Probe: &probe.Report{
+			Devices: []probe.Device{{ID: "cuda:0", Backend: "cuda", Name: "NVIDIA H100", TotalMemoryMB: probe.Ptr(int64(81920)), FreeMemoryMB: probe.Ptr(int64(80000)),
+				Link: &probe.PCIeLink{WidthCurrent: probe.Ptr(8), WidthMax: probe.Ptr(16), GenCurrent: probe.Ptr(5), GenMax: probe.Ptr(5)}}},
+			Drivers: []probe.DriverStatus{{Name: "nvidia", Status: probe.StatusOK}},
+		},
+		Doctor: &doctor.Report{Checks: []doctor.Result{{ID: "pcie.link_width", Status: doctor.Warn}}, Summary: map[doctor.Status]int{doctor.Warn: 1}},
+		Bench:  &bench.Run{Results: []bench.Result{{Suite: "memory", Name: "triad", Value: 20, Unit: "GB/s", Efficiency: &eff}}},
+	}
+	c := NewCache(func(ctx context.Context) *Snapshot { return snap }, time.Minute, time.Minute, nil)
+	problems, err := testutil.CollectAndLint(&collector{cache: c, version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 }
