@@ -76,6 +76,12 @@ func Handler(c *Cache, opts Options) http.Handler {
 		}
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/metrics", "/v1/probe", "/v1/doctor", "/healthz", "/readyz":
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "devctl: "+r.Method+" is not allowed here; use GET", http.StatusMethodNotAllowed)
+			return
+		}
 		http.Error(w, "not found: devctl serves /metrics, /v1/probe, /v1/doctor, /healthz and /readyz", http.StatusNotFound)
 	})
 	return bound(mux, opts)

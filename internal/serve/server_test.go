@@ -156,3 +156,21 @@ func TestMetricsPassPrometheusLint(t *testing.T) {
 		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 }
+
+func TestOnlyGETIsServed(t *testing.T) {
+	c := NewCache(func(ctx context.Context) *Snapshot { return &Snapshot{Probe: &probe.Report{}} }, time.Minute, time.Minute, nil)
+	h := Handler(c, Options{MaxInFlight: 4, Timeout: time.Second})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/metrics", strings.NewReader("x")))
+	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST /metrics: %d, Allow %q; want 405 and GET, HEAD", rec.Code, rec.Header().Get("Allow"))
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("HEAD /healthz: %d", rec.Code)
+	}
+	if code, _ := body(t, h, "/v2/probe"); code != http.StatusNotFound {
+		t.Errorf("/v2/probe: %d, want 404", code)
+	}
+}
