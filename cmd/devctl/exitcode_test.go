@@ -35,16 +35,7 @@ func TestGateExitCodes(t *testing.T) {
 		{"a warning fails --fail-on warn with 3", []string{"doctor", "--sysroot", pcie, "--check", "pcie.link_width", "--fail-on", "warn"}, 3},
 		{"a bad --fail-on exits 2", []string{"doctor", "--fail-on", "never"}, 2},
 	}
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			io, _, _, errOut := iostreams.Test()
-			if got := root.Main(tc.args, io, lookup); got != tc.want {
-				t.Errorf("exit %d, want %d; stderr:\n%s", got, tc.want, errOut)
-			}
-		})
-	}
+	runExitCases(t, tests)
 }
 
 // TestRecommendRequireFit pins `recommend --require-fit`: 3 when the plan as
@@ -60,16 +51,7 @@ func TestRecommendRequireFit(t *testing.T) {
 		{"even when the ladder finds a plan that does", []string{"recommend", "--model", "llama-2-7b", "--mode", "training", "--device", "a100-80gb", "--require-fit", "-o", "json"}, 3},
 		{"without --require-fit it exits 0", []string{"recommend", "--model", "llama-3-70b", "--device", "t4", "-o", "env"}, 0},
 	}
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			io, _, _, errOut := iostreams.Test()
-			if got := root.Main(tc.args, io, lookup); got != tc.want {
-				t.Errorf("exit %d, want %d; stderr:\n%s", got, tc.want, errOut)
-			}
-		})
-	}
+	runExitCases(t, tests)
 }
 
 // TestRecommendHub runs `recommend --model ORG/NAME` against a local HTTP
@@ -147,5 +129,28 @@ func TestServeStubWithoutServeBinary(t *testing.T) {
 	want := "devctl: devctl serve needs the devctl-serve program next to devctl or on PATH: install it with 'go install github.com/devctl/devctl/cmd/devctl-serve@latest' (release archives include it)\n"
 	if code != 2 || errOut.String() != want || out.Len() != 0 {
 		t.Errorf("exit %d, stderr %q, stdout %q; want 2 and %q", code, errOut, out, want)
+	}
+}
+
+// exitCase is a command line and the exit code it must give.
+type exitCase = struct {
+	name string
+	args []string
+	want int
+}
+
+// runExitCases runs each case through root.Main with a clean config and
+// state directory.
+func runExitCases(t *testing.T, tests []exitCase) {
+	t.Helper()
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			io, _, _, errOut := iostreams.Test()
+			if got := root.Main(tc.args, io, lookup); got != tc.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", got, tc.want, errOut)
+			}
+		})
 	}
 }

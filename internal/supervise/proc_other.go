@@ -2,15 +2,10 @@
 
 package supervise
 
-import (
-	"os"
-	"syscall"
-)
+import "os"
 
 // Without process groups (Windows) signals reach the child alone and the
 // only one that can be delivered is Kill.
-func groupAttr() *syscall.SysProcAttr { return nil }
-
 type group struct {
 	pid  int
 	proc *os.Process

@@ -8,11 +8,6 @@ import (
 	"syscall"
 )
 
-// groupAttr starts the child as the leader of a new process group, so a
-// signal reaches every process it started (dumb-init, systemd's
-// control-group kill mode).
-func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 // group is the child's process group; its id is the leader's pid.
 type group struct {
 	pid  int

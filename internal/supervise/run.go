@@ -1,6 +1,8 @@
 package supervise
 
 import (
+	"github.com/devctl/devctl/internal/procgroup"
+
 	"context"
 	"errors"
 	"fmt"
@@ -105,7 +107,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Env = s.Env
 	cmd.Dir = s.Dir
 	cmd.Stdin = s.Stdin
-	cmd.SysProcAttr = groupAttr()
+	// The child leads a new process group, so a signal reaches every
+	// process it started (dumb-init, systemd's control-group kill mode).
+	cmd.SysProcAttr = procgroup.Attr()
 
 	var pipes []*os.File
 	var wg sync.WaitGroup
