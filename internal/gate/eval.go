@@ -314,6 +314,9 @@ func compareVersions(a, b []int) int {
 // results in order; a requirement that does not parse or does not fit the
 // report's type stops it with a *SyntaxError.
 func CheckAll(exprs []string, report any) ([]Result, error) {
+	if len(exprs) == 0 {
+		return nil, nil // nothing to check: do not encode the report for nothing
+	}
 	reqs := make([]*Requirement, len(exprs))
 	for i, e := range exprs {
 		r, err := Parse(e)
