@@ -77,21 +77,25 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Run executes checks concurrently, each under its own deadline. It returns
+// Run executes checks concurrently, under one deadline. It returns
 // the outcomes in the order of checks.
 func Run(ctx context.Context, checks []*Check, env *Env, opts Options) []Outcome {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
+	answers := guard.All(ctx, timeout, len(checks), func(ctx context.Context, i int) (Finding, error) {
+		return checks[i].Run(ctx, env), nil
+	})
 	out := make([]Outcome, len(checks))
-	guard.Each(len(checks), func(i int) { out[i] = runOne(ctx, checks[i], env, timeout) })
+	for i, a := range answers {
+		out[i] = outcome(checks[i], a, timeout)
+	}
 	return out
 }
 
-func runOne(ctx context.Context, c *Check, env *Env, timeout time.Duration) Outcome {
-	start := time.Now()
-	f, err := guard.Run(ctx, timeout, func(ctx context.Context) (Finding, error) { return c.Run(ctx, env), nil })
+func outcome(c *Check, a guard.Answer[Finding], timeout time.Duration) Outcome {
+	f, err := a.Value, a.Err
 	switch {
 	case errors.Is(err, guard.ErrPanic):
 		f = broken(Error, "check "+err.Error())
@@ -100,7 +104,7 @@ func runOne(ctx context.Context, c *Check, env *Env, timeout time.Duration) Outc
 	case err != nil:
 		f = broken(Error, err.Error())
 	}
-	return Outcome{Check: c, Finding: f, Duration: time.Since(start)}
+	return Outcome{Check: c, Finding: f, Duration: a.Took}
 }
 
 // msgBroken is the common message of a check that could not run.

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Error codes mapped to meaning. Frameworks print the same failure as a
@@ -198,13 +199,15 @@ func refineNeuron(line string, _ []string) (Category, Device, string) {
 
 // acceleratorToken names the accelerator a "no device" line is about.
 // "GPUAccelerator" and "TPUAccelerator" (Lightning class names) count.
-var acceleratorToken = regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)(s|accelerator)?\b`)
+var acceleratorToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)(s|accelerator)?\b`)
+}) // compiled on first use, not at every start
 
 // refineNoDevice reads "No XPU devices are available", "Is XPU available:
 // False", "PyTorch is not linked with support for xpu devices": the
 // accelerator named decides the device; a line naming none decides nothing.
 func refineNoDevice(line string, _ []string) (Category, Device, string) {
-	m := acceleratorToken.FindString(line)
+	m := acceleratorToken().FindString(line)
 	if m == "" {
 		return "", "", ""
 	}
@@ -229,7 +232,7 @@ func acceleratorName(m string) string {
 // refineMissingKernel reads "DispatchStub: missing kernel for xpu": an
 // operator the device's backend lacks; on MPS that is mps_unsupported_op.
 func refineMissingKernel(line string, _ []string) (Category, Device, string) {
-	m := acceleratorToken.FindString(line)
+	m := acceleratorToken().FindString(line)
 	if m == "" {
 		return "", "", ""
 	}

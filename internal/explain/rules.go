@@ -3,6 +3,7 @@ package explain
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // rule is one row of the classification table. A line matches when it
@@ -514,7 +515,7 @@ type compiledRule struct {
 }
 
 // deviceToken finds device names on a line: cpu, cuda:0, 'mps', xpu, xla.
-var deviceToken = regexp.MustCompile(`(?i)\b(cpu|cuda|mps|xpu|xla|hip)\b`)
+var deviceToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(cpu|cuda|mps|xpu|xla|hip)\b`) }) // compiled on first use, not at every start
 
 // refineTwoDevices decides a device mismatch phrased in any words ("a
 // storage on different device", "device type for generator but found
@@ -523,7 +524,7 @@ var deviceToken = regexp.MustCompile(`(?i)\b(cpu|cuda|mps|xpu|xla|hip)\b`)
 func refineTwoDevices(line string, _ []string) (Category, Device, string) {
 	seen := map[Device]bool{}
 	dev := DeviceAny
-	for _, m := range deviceToken.FindAllString(line, 8) {
+	for _, m := range deviceToken().FindAllString(line, 8) {
 		f := family(m)
 		seen[f] = true
 		if f != DeviceCPU && dev == DeviceAny {

@@ -259,16 +259,51 @@ func (d DirFS) ReadFile(name string) ([]byte, error) {
 	if !st.Mode().IsRegular() && !st.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
 	}
-	var buf bytes.Buffer
 	const limit = 16 << 20
-	n, err := buf.ReadFrom(io.LimitReader(f, limit+1))
+	b, err := readAll(f, limit)
 	if err != nil {
 		return nil, err
 	}
-	if n > limit {
+	if len(b) > limit {
 		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// readBufs holds ReadFile's scratch buffers. Nearly every file a probe
+// reads is a sysfs attribute or a procfs table of a few hundred bytes
+// (sysfs attributes are at most a page): reading each into a reused page
+// and copying it out at its exact size touches a fraction of the memory
+// that growing a new buffer for every file does, and fresh memory is most
+// of what a process as short as devctl probe pays for.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// readAll reads r to its end, or to just past limit bytes.
+func readAll(r io.Reader, limit int) ([]byte, error) {
+	bp := readBufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	var err error
+	for len(b) <= limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+		var n int
+		n, err = r.Read(b[len(b):min(cap(b), limit+1)])
+		b = b[:len(b)+n]
+		if err != nil {
+			break
+		}
+	}
+	out := make([]byte, len(b))
+	copy(out, b)
+	if cap(b) <= 64<<10 { // a big file's buffer is left to the collector
+		*bp = b[:0]
+		readBufs.Put(bp)
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return out, err
 }
 
 // ReadDir implements FS.

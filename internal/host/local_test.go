@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,4 +118,55 @@ func TestParseGroupFile(t *testing.T) {
 func FuzzParseGroupFile(f *testing.F) {
 	f.Add([]byte("video:x:44:alice\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { ParseGroupFile(data) })
+}
+
+// chunky reads at most n bytes per call, as pipes and some procfs files do,
+// and fails with err once its data is gone (nil: io.EOF).
+type chunky struct {
+	data []byte
+	n    int
+	err  error
+}
+
+func (c *chunky) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		return 0, io.EOF
+	}
+	k := min(len(p), c.n, len(c.data))
+	copy(p, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
+
+func TestReadAllReturnsExactlyWhatWasThere(t *testing.T) {
+	const limit = 10000
+	for _, size := range []int{0, 1, 200, 4095, 4096, 4097, 9000, limit, limit + 1, 3 * limit} {
+		for _, chunk := range []int{1, 7, 4096, 1 << 20} {
+			data := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+			got, err := readAll(&chunky{data: data, n: chunk}, limit)
+			if err != nil {
+				t.Fatalf("size %d chunk %d: %v", size, chunk, err)
+			}
+			want := data
+			if size > limit {
+				want = data[:limit+1] // just past the limit: the caller refuses it
+			}
+			if !bytes.Equal(got, want) || got == nil {
+				t.Fatalf("size %d chunk %d: got %d bytes (nil %v), want %d", size, chunk, len(got), got == nil, len(want))
+			}
+		}
+	}
+	// A reused buffer must never leak one file's bytes into the next.
+	a, _ := readAll(&chunky{data: []byte("first file, longer"), n: 4096}, limit)
+	b, _ := readAll(&chunky{data: []byte("second"), n: 4096}, limit)
+	if string(a) != "first file, longer" || string(b) != "second" {
+		t.Errorf("got %q then %q", a, b)
+	}
+	boom := errors.New("boom")
+	if _, err := readAll(&chunky{data: []byte("partial"), n: 3, err: boom}, limit); !errors.Is(err, boom) {
+		t.Errorf("read error: %v", err)
+	}
 }

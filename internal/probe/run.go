@@ -56,7 +56,7 @@ type Outcome struct {
 	Err    error
 }
 
-// Run executes the drivers concurrently, each under its own deadline, and
+// Run executes the drivers concurrently, under one deadline, and
 // builds the report. A driver that fails, panics or hangs becomes a
 // drivers[] entry and never blocks or crashes the report.
 func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Report, []Outcome, error) {
@@ -64,8 +64,13 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
+	answers := guard.All(ctx, timeout, len(drivers), func(ctx context.Context, i int) (Result, error) {
+		return drivers[i].Probe(ctx, h)
+	})
 	outcomes := make([]Outcome, len(drivers))
-	guard.Each(len(drivers), func(i int) { outcomes[i] = runOne(ctx, h, drivers[i], timeout) })
+	for i, a := range answers {
+		outcomes[i] = outcome(drivers[i].Name(), a, timeout)
+	}
 
 	rep := &Report{
 		SchemaVersion: SchemaVersion,
@@ -184,13 +189,13 @@ func stateCounts(devs []Device) string {
 	return strings.Join(parts, ", ")
 }
 
-func runOne(ctx context.Context, h *host.Host, d Driver, timeout time.Duration) Outcome {
-	start := time.Now()
-	res, err := guard.Run(ctx, timeout, func(ctx context.Context) (Result, error) { return d.Probe(ctx, h) })
+// outcome turns one driver's answer into its status.
+func outcome(name string, a guard.Answer[Result], timeout time.Duration) Outcome {
+	res, err := a.Value, a.Err
 	if errors.Is(err, guard.ErrPanic) {
 		err = fmt.Errorf("driver %w", err)
 	}
-	st := DriverStatus{Name: d.Name(), Source: res.Source, DurationMS: time.Since(start).Milliseconds()}
+	st := DriverStatus{Name: name, Source: res.Source, DurationMS: a.Took.Milliseconds()}
 	switch {
 	case err == nil:
 		st.Status = StatusOK
