@@ -83,9 +83,10 @@ bench-serve: build
 docs:
 	$(GO) run ./tools/gendocs -md docs/commands -man man
 
-## schemas: regenerate schemas/*.schema.json from the Go types (review the diff: docs/schemas.md).
+## schemas: regenerate schemas/*.schema.json and the probe report's JSON encoder from the Go types (review the diff: docs/schemas.md).
 schemas:
 	$(GO) test ./schemas -run TestSchemasUpToDate -update
+	$(GO) test ./internal/probe -run TestReportEncoderUpToDate -update
 
 ## fixtures: regenerate testdata/doctor from internal/doctor/fixturegen (review the diff).
 fixtures:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
@@ -305,5 +306,17 @@ func TestLoadReadsEveryLayerOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantSources, cfg.Sources); diff != "" {
 		t.Errorf("sources (-want +got)\n%s", diff)
+	}
+}
+
+// The built-in defaults are a Go value (Load does not parse YAML at every
+// start); configs/default.yaml documents them and must say the same.
+func TestDefaultsAreDefaultYAML(t *testing.T) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(configs.DefaultYAML, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doc, Defaults()); diff != "" {
+		t.Errorf("configs/default.yaml (-) and Defaults() (+) differ:\n%s", diff)
 	}
 }

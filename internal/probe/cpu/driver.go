@@ -76,7 +76,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	}
 	dev := device(f)
 	res := probe.Result{Devices: []probe.Device{dev}, Source: f.Source, Raw: f}
-	if mem, err := memory.ReadRAM(h, cg); err == nil {
+	if mem, err := memory.Read(h); err == nil {
 		eff := mem.Effective()
 		dev.TotalMemoryMB = memory.ToMB(eff)
 		if mem.Available != nil {

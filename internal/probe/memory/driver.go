@@ -60,15 +60,14 @@ func (f Facts) Effective() *int64 {
 }
 
 // Read gathers memory facts from a host. A missing /proc/meminfo (or
-// hw.memsize on macOS) is probe.ErrAbsent.
-func Read(h *host.Host) (Facts, error) { return read(h, nil, true) }
+// hw.memsize on macOS) is probe.ErrAbsent. The facts are read once per
+// Host (the cpu and memory drivers both need them, concurrently); callers
+// share them and must not modify what the pointers point to.
+func Read(h *host.Host) (Facts, error) {
+	return host.Once(h, "memory.facts", func() (Facts, error) { return read(h) })
+}
 
-// ReadRAM is Read without /dev/shm, reusing cgroups the caller already
-// loaded (nil loads them): the cpu driver needs the effective RAM and
-// should not parse the mount table a second time.
-func ReadRAM(h *host.Host, cg *kernfs.Cgroups) (Facts, error) { return read(h, cg, false) }
-
-func read(h *host.Host, cg *kernfs.Cgroups, withShm bool) (Facts, error) {
+func read(h *host.Host) (Facts, error) {
 	if h.OS == "darwin" {
 		return readDarwin(h)
 	}
@@ -92,16 +91,12 @@ func read(h *host.Host, cg *kernfs.Cgroups, withShm bool) (Facts, error) {
 		SwapTotal: probe.Ptr(mi.SwapTotal),
 		Source:    "procfs",
 	}
-	if cg == nil {
-		cg = kernfs.Shared(h)
-	}
+	cg := kernfs.Shared(h)
 	if lim, ok := cg.MemoryLimit(); ok {
 		f.Limit = probe.Ptr(int64(lim.Value))
 		f.LimitFile = lim.Path
 	}
-	if withShm {
-		f.Shm, f.ShmDefaulted, f.ShmUnlimited = shmSize(cg.Mounts, mi.Total)
-	}
+	f.Shm, f.ShmDefaulted, f.ShmUnlimited = shmSize(cg.Mounts, mi.Total)
 	return f, nil
 }
 

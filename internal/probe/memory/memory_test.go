@@ -186,7 +186,7 @@ func TestProbeDarwin(t *testing.T) {
 	if diff := cmp.Diff(&probe.HostInfo{MemoryTotalMB: mb(65536)}, r.Host); diff != "" {
 		t.Errorf("host (-want +got):\n%s", diff)
 	}
-	h.Sysctl = fakeSysctl{}
+	h = &host.Host{OS: "darwin", Sysctl: fakeSysctl{}} // a Host remembers what it read: a new one
 	if _, err := New().Probe(context.Background(), h); !errors.Is(err, probe.ErrAbsent) {
 		t.Errorf("without hw.memsize: err = %v, want ErrAbsent", err)
 	}
