@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/history"
@@ -18,11 +19,16 @@ func RunProbe(ctx context.Context, f *Factory, only []string) (*probe.Report, []
 	if err != nil {
 		return nil, nil, &FlagError{Err: err}
 	}
+	passOver := f.passOverLater() // read while the host and configuration are set up
 	h, err := f.Host()
 	if err != nil {
 		return nil, nil, err
 	}
-	return ProbeHost(ctx, f, h, ds)
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	return runProbe(ctx, f, h, cfg, ds, passOver)
 }
 
 // ProbeHost runs drivers against h with the effective configuration.
@@ -33,7 +39,7 @@ func ProbeHost(ctx context.Context, f *Factory, h *host.Host, ds []probe.Driver)
 	if err != nil {
 		return nil, nil, err
 	}
-	return runProbe(ctx, f, h, cfg, ds)
+	return runProbe(ctx, f, h, cfg, ds, f.passOverLater())
 }
 
 // RunProbeOn is RunProbe on a host and configuration the command built
@@ -44,17 +50,27 @@ func RunProbeOn(ctx context.Context, f *Factory, h *host.Host, cfg *config.Confi
 	if err != nil {
 		return nil, nil, &FlagError{Err: err}
 	}
-	return runProbe(ctx, f, h, cfg, ds)
+	return runProbe(ctx, f, h, cfg, ds, f.passOverLater())
 }
 
-func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config, ds []probe.Driver) (*probe.Report, []probe.Outcome, error) {
+func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config, ds []probe.Driver, passOver func() map[string]string) (*probe.Report, []probe.Outcome, error) {
 	o := f.ProbeOptions(cfg)
-	o.PassOver = f.passOver()
+	o.PassOverLater = passOver
 	rep, outcomes, err := probe.Run(ctx, h, ds, o)
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
 		return rep, outcomes, Usagef("%w", err)
 	}
 	return rep, outcomes, err
+}
+
+// passOverLater starts reading the run history and returns the function
+// that waits for the verdict: selection needs it only once the drivers
+// have answered, and decoding a long history (history.RecentBytes) costs
+// up to half a millisecond, which can overlap them.
+func (f *Factory) passOverLater() func() map[string]string {
+	ch := make(chan map[string]string, 1)
+	go func() { ch <- f.passOver() }()
+	return sync.OnceValue(func() map[string]string { return <-ch })
 }
 
 // passOver is the history rule's verdict: the devices automatic selection

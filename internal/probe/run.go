@@ -31,6 +31,9 @@ type Options struct {
 	// with the reason to show; automatic selection passes them over for
 	// the next backend in priority. An explicit Preferred device wins.
 	PassOver map[string]string
+	// PassOverLater, when set, gives PassOver once the drivers have
+	// answered, so that reading the run history can overlap them.
+	PassOverLater func() map[string]string
 }
 
 // Unanswered is an accelerator on the bus that the named driver did not
@@ -103,6 +106,9 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 		if o.Result.Platform != nil {
 			platforms = append(platforms, o.Result.Platform)
 		}
+	}
+	if opts.PassOverLater != nil {
+		opts.PassOver = opts.PassOverLater()
 	}
 	if opts.Sweep != nil {
 		addUnanswered(rep, opts.Sweep(ctx, h, rep.Devices, rep.Drivers))
