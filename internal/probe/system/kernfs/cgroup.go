@@ -1,6 +1,7 @@
 package kernfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -221,8 +222,9 @@ func clip(b []byte) string {
 // the path from the process's cgroup up to the hierarchy root.
 type Cgroups struct {
 	fs host.FS
-	// Mounts is the mount table LoadCgroups read (mountinfo, else
-	// /proc/mounts), kept so callers need not read it again.
+	// Mounts are the cgroup and /dev/shm entries of the mount table
+	// LoadCgroups read (mountinfo, else /proc/mounts), kept so callers
+	// need not read it again; other mounts are left out (usefulMounts).
 	Mounts []Mount
 	// v2 is the unified hierarchy (leaf dir and mount point), if mounted.
 	v2 *hierarchy
@@ -243,6 +245,29 @@ func Shared(h *host.Host) *Cgroups {
 	return c
 }
 
+// usefulMounts keeps the lines of a mount table (mountinfo or mounts
+// format) that can be a cgroup hierarchy or /dev/shm, the only mounts
+// devctl reads: a Kubernetes node lists thousands of container mounts,
+// and parsing each would cost every probe there a millisecond. A kept
+// line has " cgroup" (its file system type) or " /dev/shm " (its mount
+// point; spaces inside paths are escaped as \040, so the match is exact
+// enough); a false match only costs its parse.
+func usefulMounts(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i+1], b[i+1:]
+		} else {
+			b = nil
+		}
+		if bytes.Contains(line, []byte(" cgroup")) || bytes.Contains(line, []byte(" /dev/shm ")) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
 type hierarchy struct{ leaf, mount string }
 
 // maxDepth bounds the walk up a cgroup path; real trees are a few levels.
@@ -256,9 +281,9 @@ func LoadCgroups(fsys host.FS) *Cgroups {
 	c := &Cgroups{fs: fsys, v1: map[string]*hierarchy{}}
 	var mounts []Mount
 	if b, err := fsys.ReadFile("/proc/self/mountinfo"); err == nil {
-		mounts = ParseMountInfo(b)
+		mounts = ParseMountInfo(usefulMounts(b))
 	} else if b, err := fsys.ReadFile("/proc/mounts"); err == nil {
-		mounts = ParseMounts(b)
+		mounts = ParseMounts(usefulMounts(b))
 	}
 	c.Mounts = mounts
 	var self []ProcCgroup

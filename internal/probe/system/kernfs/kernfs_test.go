@@ -362,3 +362,43 @@ func FuzzParseCPUList(f *testing.F) {
 		}
 	})
 }
+
+// usefulMounts drops lines before they are parsed; it must never drop a
+// cgroup hierarchy or /dev/shm. Every mount table in testdata, plus lines
+// built to trip a substring match.
+func TestUsefulMountsKeepsEveryCgroupAndShmMount(t *testing.T) {
+	var tables [][]byte
+	for _, glob := range []string{"*/proc/self/mountinfo", "*/proc/*/mountinfo", "*/proc/mounts"} {
+		m, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "testdata", "*", glob))
+		for _, p := range m {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tables = append(tables, b)
+		}
+	}
+	if len(tables) < 5 {
+		t.Fatalf("found %d mount tables in testdata", len(tables))
+	}
+	tables = append(tables, []byte("1 0 0:1 / /dev/shm\\040x rw - tmpfs shm rw\n"+
+		"2 0 0:2 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"+
+		"3 0 0:3 / /x rw - ext4 /dev/sda1 rw\n"+
+		"4 0 0:4 / /dev/shm rw - tmpfs shm rw,size=64m"))
+	wanted := func(ms []Mount) []Mount {
+		var out []Mount
+		for _, m := range ms {
+			if m.FSType == "cgroup" || m.FSType == "cgroup2" || m.MountPoint == "/dev/shm" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for i, b := range tables {
+		for _, parse := range []func([]byte) []Mount{ParseMountInfo, ParseMounts} {
+			if diff := cmp.Diff(wanted(parse(b)), wanted(parse(usefulMounts(b)))); diff != "" {
+				t.Errorf("table %d: (-all +filtered):\n%s", i, diff)
+			}
+		}
+	}
+}
