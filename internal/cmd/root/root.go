@@ -158,7 +158,8 @@ func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) 
 	return f
 }
 
-// NewCmdRoot builds the command tree.
+// NewCmdRoot builds the command tree. Main adds the flag values'
+// completion functions (registerCompletions) when the shell asks for them.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	g := f.Global
 	cmd := &cobra.Command{
@@ -231,7 +232,6 @@ wrong when things break.`,
 	DeviceFlag(run)
 	cmd.AddCommand(run)
 	strictHelpAndCompletion(cmd)
-	registerCompletions(cmd)
 	return cmd
 }
 
@@ -285,6 +285,11 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 	f := NewFactory(io, lookupEnv)
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// Only the shell's completion requests need the flag values' completion
+		// functions; registering them walks every flag of the tree.
+		registerCompletions(cmd)
+	}
 	cmd.SetArgs(args)
 	started := false
 	prev := cmd.PersistentPreRunE
