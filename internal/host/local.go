@@ -247,18 +247,11 @@ func (d DirFS) ReadFile(name string) ([]byte, error) {
 	if d.confined() {
 		flag |= oNofollow
 	}
-	f, err := os.OpenFile(p, flag, 0)
+	f, err := openRegular(p, flag, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() && !st.IsDir() {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
-	}
 	const limit = 16 << 20
 	b, err := readAll(f, limit)
 	if err != nil {
