@@ -17,32 +17,8 @@ var ErrPanic = errors.New("panicked")
 // ErrPanic error when fn panics. A call that ignores ctx is abandoned, not
 // waited for: a wedged driver cannot block the rest of a report.
 func Run[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	type answer struct {
-		v   T
-		err error
-	}
-	ch := make(chan answer, 1) // buffered: an abandoned call can still finish
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- answer{err: fmt.Errorf("%w: %v", ErrPanic, r)}
-			}
-		}()
-		v, err := fn(ctx)
-		ch <- answer{v, err}
-	}()
-	select {
-	case a := <-ch:
-		return a.v, a.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
+	a := All(ctx, timeout, 1, func(ctx context.Context, _ int) (T, error) { return fn(ctx) })[0]
+	return a.Value, a.Err
 }
 
 // Answer is one call's result in All, with the time it took.
