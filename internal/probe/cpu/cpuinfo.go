@@ -54,9 +54,14 @@ func ParseCPUInfo(b []byte) CPUInfo {
 	s := newCPUInfoScan()
 	for line := range bytes.Lines(b) {
 		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(":"))
-		if ok {
-			s.add(strings.TrimSpace(string(k)), strings.TrimSpace(string(v)))
+		if !ok {
+			continue
 		}
+		key := strings.TrimSpace(string(k))
+		if s.flagsSeen && (strings.EqualFold(key, "flags") || strings.EqualFold(key, "features")) {
+			continue // the first processor's list stands for all: do not copy the others' (1.5 KB each)
+		}
+		s.add(key, strings.TrimSpace(string(v)))
 	}
 	info := s.info
 	s.countCPUs(&info)
