@@ -133,7 +133,7 @@ func ParseCondaMeta(file string) (name, version, build string, ok bool) {
 var (
 	cudaTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cu(\d{2,3})$`) })
 	rocmTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rocm(\d+(?:\.\d+){0,2})$`) })
-	condaCUDA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)cuda(\d+)\.(\d+)(?:_|$)`) })
+	condaCUDA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[^A-Za-z])cuda_?(\d+)(?:\.(\d+))?`) })
 	reqName   = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*)\s*\(?\s*(?:===?|~=|>=)\s*([0-9][0-9.]*)`)
 	})
@@ -165,11 +165,28 @@ func ParseLocalTag(version string) (accel, accelVersion string, ok bool) {
 	return "", "", false
 }
 
-// ParseCondaBuild reads a CUDA version from a conda build string
-// ("py3.11_cuda12.1_cudnn8.9.2_0" is 12.1); "cpu" builds say cpu.
+// ParseCondaBuild reads a CUDA version from a conda build string. The
+// channels spell it several ways: the pytorch channel "py3.11_cuda12.1_cudnn8.9.2_0"
+// (12.1), before 1.5 "py3.7_cuda10.1.243_cudnn7.6.3_0" (10.1) and before
+// 1.2 "py3.7_cuda90_cudnn7_1" (9.0); conda-forge "cuda129_mkl_py311_hb55e5d5_301"
+// (12.9) and "cuda118py39h196c800_0" (11.8). Without a dot the last digit
+// is the minor version, as in the wheels' cu118 tags, except that two
+// digits starting with 1 are a bare major ("cuda12_0" is CUDA 12): no
+// CUDA 1.x was ever packaged. "cpu" builds say cpu.
 func ParseCondaBuild(build string) (accel, accelVersion string, ok bool) {
 	if m := condaCUDA().FindStringSubmatch(build); m != nil {
-		return "cuda", m[1] + "." + m[2], true
+		major, minor := m[1], m[2]
+		if minor == "" {
+			switch n := len(major); {
+			case n == 2 && major[0] == '1', n == 1:
+				return "cuda", major, true
+			case n > 3:
+				return "", "", false
+			default:
+				major, minor = major[:n-1], major[n-1:]
+			}
+		}
+		return "cuda", major + "." + minor, true
 	}
 	if strings.HasPrefix(build, "cpu") || strings.Contains(build, "_cpu") {
 		return "cpu", "", true

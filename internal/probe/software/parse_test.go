@@ -88,6 +88,9 @@ func TestParseCondaMeta(t *testing.T) {
 		// Names, versions and builds from `conda list` in zju3dv/LiDAR-RT#10.
 		{"pytorch-cuda-11.8-h7e8668a_6.json", "pytorch-cuda", "11.8", "h7e8668a_6", true},
 		{"pytorch-mutex-1.0-cuda.json", "pytorch-mutex", "1.0", "cuda", true},
+		// From `conda list | grep pytorch` in meta-pytorch/data#315.
+		{"pytorch-1.11.0-py3.8_cuda11.3_cudnn8.2.0_0.json", "pytorch", "1.11.0", "py3.8_cuda11.3_cudnn8.2.0_0", true},
+		{"cpuonly-2.0-0.json", "cpuonly", "2.0", "0", true},
 		{"history", "", "", "", false},
 		{"x-1.json", "", "", "", false},
 	}
@@ -149,15 +152,32 @@ func TestRequiredCUDARuntime(t *testing.T) {
 }
 
 func TestParseCondaBuild(t *testing.T) {
-	for in, want := range map[string]string{
-		"py3.11_cuda12.1_cudnn8.9.2_0": "cuda 12.1",
-		"py3.8_cuda10.2_cudnn7.6.5_0":  "cuda 10.2",
-		"cpu_py311h6d93b4c_0":          "cpu ",
-		"h7e8668a_6":                   " ",
-	} {
-		a, v, _ := ParseCondaBuild(in)
-		if a+" "+v != want {
-			t.Errorf("ParseCondaBuild(%q) = %q %q, want %q", in, a, v, want)
+	// Real build strings, each from the public thread named.
+	tests := []struct{ in, want, source string }{
+		{"py3.11_cuda12.1_cudnn8.9.2_0", "cuda 12.1", "the earlier table"},
+		{"py3.8_cuda10.2_cudnn7.6.5_0", "cuda 10.2", "the earlier table"},
+		{"py3.8_cuda11.3_cudnn8.2.0_0", "cuda 11.3", "conda list in meta-pytorch/data#315"},
+		{"py3.9_cuda11.6_cudnn8_0", "cuda 11.6", "package plan in pytorch/pytorch.github.io#1030"},
+		{"py3.7_cuda10.1.243_cudnn7.6.3_0", "cuda 10.1", "collect_env [conda] in pytorch/pytorch#28321"},
+		{"py3.7_cuda90_cudnn7_1", "cuda 9.0", "collect_env [conda] in pytorch/pytorch#27745"},
+		{"cuda129_mkl_py311_hb55e5d5_301", "cuda 12.9", "conda-forge pytorch in conda-forge/pytorch-cpu-feedstock#390"},
+		{"cuda130_mkl_h6edde62_300", "cuda 13.0", "conda-forge libtorch in conda-forge/pytorch-cpu-feedstock#521"},
+		{"cuda118py39h196c800_0", "cuda 11.8", "conda list torchvision in verm/freebsd-stable-diffusion#7"},
+		{"cuda100py37h72fc40a_0", "cuda 10.0", "conda search torchvision in verm/freebsd-stable-diffusion#7"},
+		{"cuda90py27h6edc907_0", "cuda 9.0", "conda search torchvision in verm/freebsd-stable-diffusion#7"},
+		{"cuda_11.3_0", "cuda 11.3", "conda list libastra in astra-toolbox/astra-toolbox#378"},
+		{"py3.8_cpu_0", "cpu ", "conda list in meta-pytorch/data#315"},
+		{"cpu_py311h6d93b4c_0", "cpu ", "the earlier table"},
+		{"h7e8668a_6", " ", "pytorch-cuda's build names no CUDA"},
+		{"cuda", " ", "pytorch-mutex's build"},
+		// Synthetic edge cases.
+		{"cuda12_0", "cuda 12", "a bare major, as cudnn and nccl builds write it"},
+		{"cuda12345_0", " ", "no CUDA version has five digits"},
+	}
+	for _, tt := range tests {
+		a, v, _ := ParseCondaBuild(tt.in)
+		if a+" "+v != tt.want {
+			t.Errorf("ParseCondaBuild(%q) (%s) = %q %q, want %q", tt.in, tt.source, a, v, tt.want)
 		}
 	}
 }
@@ -202,6 +222,8 @@ func FuzzParseNames(f *testing.F) {
 	f.Add("torch-2.6.0+cu124.dist-info")
 	f.Add("pytorch-cuda-11.8-h7e8668a_6.json")
 	f.Add("py3.11_cuda12.1_cudnn8.9.2_0")
+	f.Add("py3.7_cuda10.1.243_cudnn7.6.3_0")
+	f.Add("cuda129_mkl_py311_hb55e5d5_301")
 	f.Fuzz(func(t *testing.T, s string) {
 		ParseDistDir(s)
 		ParseCondaMeta(s)
