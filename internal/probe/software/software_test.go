@@ -23,21 +23,44 @@ func TestCollectOnRealEnvironments(t *testing.T) {
 		wantTorch *probe.FrameworkBuild
 		wantCUDA  []string
 		wantPkgs  int
+		// wantList, when set, is every reported package as "name version installer build".
+		wantList []string
 	}{
 		{"a venv with the torch 2.6.0+cu124 wheel and its nvidia-* wheels",
 			"venv-torch-cu124", map[string]string{"VIRTUAL_ENV": "/home/u/venv"}, "venv",
 			&probe.FrameworkBuild{Version: "2.6.0+cu124", Accelerator: "cuda", AcceleratorVersion: "12.4", Source: "version tag 2.6.0+cu124"},
-			[]string{"12.4", "12.4"}, 11},
+			[]string{"12.4", "12.4"}, 11, nil},
 		{"a venv with the CPU-only 2.7.0+cpu wheel",
 			"venv-torch-cpu-on-gpu", map[string]string{"VIRTUAL_ENV": "/home/u/venv"}, "venv",
 			&probe.FrameworkBuild{Version: "2.7.0+cpu", Accelerator: "cpu", Source: "version tag 2.7.0+cpu"},
-			nil, 1},
+			nil, 1, nil},
 		{"a conda env with pytorch-cuda 11.8 found through CONDA_PREFIX",
 			"conda-pytorch-cuda118", map[string]string{"CONDA_PREFIX": "/home/u/miniconda3/envs/lidar"}, "conda",
-			nil, []string{"11.8"}, 3},
+			nil, []string{"11.8"}, 3, nil},
 		{"the same conda env found through PATH alone is not active",
 			"conda-pytorch-cuda118", map[string]string{"PATH": "/home/u/miniconda3/envs/lidar/bin:/usr/bin"}, "conda",
-			nil, []string{"11.8"}, 3},
+			nil, []string{"11.8"}, 3, nil},
+		{"a conda env whose pytorch build string names CUDA 11.3 (meta-pytorch/data#315)",
+			"conda-pytorch111-cuda113", map[string]string{"CONDA_PREFIX": "/home/u/miniconda3/envs/torchdata"}, "conda",
+			&probe.FrameworkBuild{Version: "1.11.0", Accelerator: "cuda", AcceleratorVersion: "11.3", Source: "conda build py3.8_cuda11.3_cudnn8.2.0_0"},
+			[]string{"11.3"}, 3, []string{
+				"pytorch 1.11.0 conda py3.8_cuda11.3_cudnn8.2.0_0",
+				"pytorch-mutex 1.0 conda cuda",
+				"torchaudio 0.11.0 conda py38_cu113",
+			}},
+		{"the CUDA conda env found through PATH alone",
+			"conda-pytorch111-cuda113", map[string]string{"PATH": "/home/u/miniconda3/envs/torchdata/bin:/usr/bin"}, "conda",
+			&probe.FrameworkBuild{Version: "1.11.0", Accelerator: "cuda", AcceleratorVersion: "11.3", Source: "conda build py3.8_cuda11.3_cudnn8.2.0_0"},
+			[]string{"11.3"}, 3, nil},
+		{"the same environment file solved to the CPU build (meta-pytorch/data#315)",
+			"conda-pytorch111-cpu", map[string]string{"CONDA_PREFIX": "/home/u/miniconda3/envs/torchdata"}, "conda",
+			&probe.FrameworkBuild{Version: "1.11.0", Accelerator: "cpu", Source: "conda build py3.8_cpu_0"},
+			nil, 4, []string{
+				"pytorch 1.11.0 conda py3.8_cpu_0",
+				"pytorch-mutex 1.0 conda cpu",
+				"torchaudio 0.11.0 conda py38_cpu",
+				"torchvision 0.12.0 conda py38_cpu",
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +88,15 @@ func TestCollectOnRealEnvironments(t *testing.T) {
 			}
 			if len(e.Packages) != tt.wantPkgs {
 				t.Errorf("got %d packages, want %d: %+v", len(e.Packages), tt.wantPkgs, e.Packages)
+			}
+			if tt.wantList != nil {
+				var list []string
+				for _, p := range e.Packages {
+					list = append(list, p.Name+" "+p.Version+" "+p.Installer+" "+p.Build)
+				}
+				if diff := cmp.Diff(tt.wantList, list); diff != "" {
+					t.Errorf("packages (-want +got)\n%s", diff)
+				}
 			}
 		})
 	}
