@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/devctl/devctl/internal/host"
@@ -71,7 +72,7 @@ func sameAsEncodingJSON(t *testing.T, name string, rep *probe.Report) {
 // would: the generated encoder writes encoding/json's bytes.
 func TestAppendJSONOnRealTrees(t *testing.T) {
 	var dirs []string
-	for _, glob := range []string{"../../testdata/hosts/*", "../../testdata/accel/*"} {
+	for _, glob := range []string{"../../testdata/hosts/*", "../../testdata/accel/*", "../../testdata/software/*"} {
 		m, _ := filepath.Glob(glob)
 		for _, d := range m {
 			if st, err := os.Stat(d); err == nil && st.IsDir() {
@@ -87,9 +88,21 @@ func TestAppendJSONOnRealTrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The software trees' environments, as a user would have them
+		// active, so that their reports carry a software section.
+		env := host.MapEnv{"PATH": "/usr/bin:/bin"}
+		if envs, _ := filepath.Glob(filepath.Join(d, "home/u/*/envs/*")); len(envs) > 0 {
+			env["CONDA_PREFIX"] = "/" + filepath.ToSlash(must(filepath.Rel(d, envs[0])))
+		} else if _, err := os.Stat(filepath.Join(d, "home/u/venv")); err == nil {
+			env["VIRTUAL_ENV"] = "/home/u/venv"
+		}
+		h.Env = env
 		rep, _, err := probe.Run(context.Background(), h, drivers.All(), probe.Options{Sweep: drivers.Unanswered, FallbackEnabled: true, DevctlVersion: "test"})
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
+		}
+		if strings.Contains(d, "software") && (rep.Software == nil || len(rep.Software.Environments) == 0) {
+			t.Errorf("%s: no Python environment found: the tree no longer exercises the software section", d)
 		}
 		sameAsEncodingJSON(t, d, rep)
 		// What -o json prints: the generated encoder, indented.
@@ -175,4 +188,11 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 			}
 		}
 	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
