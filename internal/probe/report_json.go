@@ -15,7 +15,6 @@ func (v *Report) AppendJSON(b []byte) ([]byte, error) { return v.appendJSON(b) }
 
 func (v *Report) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"schema_version\":"...)
@@ -72,25 +71,17 @@ func (v *Report) appendJSON(b []byte) ([]byte, error) {
 	if v.Software != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"software\":"...)
-		if v.Software == nil {
-			b = append(b, "null"...)
-		} else {
-			b, err = v.Software.appendJSON(b)
-			if err != nil {
-				return nil, err
-			}
+		b, err = v.Software.appendJSON(b)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if v.Selection != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"selection\":"...)
-		if v.Selection == nil {
-			b = append(b, "null"...)
-		} else {
-			b, err = v.Selection.appendJSON(b)
-			if err != nil {
-				return nil, err
-			}
+		b, err = v.Selection.appendJSON(b)
+		if err != nil {
+			return nil, err
 		}
 	}
 	return append(b, '}'), nil
@@ -98,7 +89,6 @@ func (v *Report) appendJSON(b []byte) ([]byte, error) {
 
 func (v *HostInfo) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"os\":"...)
@@ -143,45 +133,28 @@ func (v *HostInfo) appendJSON(b []byte) ([]byte, error) {
 	if v.SwapTotalMB != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"swap_total_mb\":"...)
-		if v.SwapTotalMB == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.SwapTotalMB)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.SwapTotalMB)), 10)
 	}
 	if v.MemoryAvailMB != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"memory_available_mb\":"...)
-		if v.MemoryAvailMB == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.MemoryAvailMB)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.MemoryAvailMB)), 10)
 	}
 	if v.ShmTotalMB != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"shm_total_mb\":"...)
-		if v.ShmTotalMB == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.ShmTotalMB)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.ShmTotalMB)), 10)
 	}
 	if v.NvidiaKernelMod != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"nvidia_kernel_module\":"...)
-		if v.NvidiaKernelMod == nil {
-			b = append(b, "null"...)
-		} else {
-			b = jsonenc.AppendString(b, (*v.NvidiaKernelMod))
-		}
+		b = jsonenc.AppendString(b, (*v.NvidiaKernelMod))
 	}
 	return append(b, '}'), nil
 }
 
 func (v *Summary) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"backend\":"...)
@@ -276,25 +249,20 @@ func (v *Summary) appendJSON(b []byte) ([]byte, error) {
 	if len(v.Notes) != 0 {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"notes\":"...)
-		if v.Notes == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i3 := range v.Notes {
-				if i3 > 0 {
-					b = append(b, ',')
-				}
-				b = jsonenc.AppendString(b, v.Notes[i3])
+		b = append(b, '[')
+		for i3 := range v.Notes {
+			if i3 > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ']')
+			b = jsonenc.AppendString(b, v.Notes[i3])
 		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }
 
 func (v *Device) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"id\":"...)
@@ -391,57 +359,37 @@ func (v *Device) appendJSON(b []byte) ([]byte, error) {
 	if v.LogicalCPUs != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"logical_cpus\":"...)
-		if v.LogicalCPUs == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.LogicalCPUs)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.LogicalCPUs)), 10)
 	}
 	if v.Cores != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"cores\":"...)
-		if v.Cores == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.Cores)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.Cores)), 10)
 	}
 	if v.Sockets != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"sockets\":"...)
-		if v.Sockets == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64((*v.Sockets)), 10)
-		}
+		b = strconv.AppendInt(b, int64((*v.Sockets)), 10)
 	}
 	if v.MaxFreqMHz != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"max_frequency_mhz\":"...)
-		if v.MaxFreqMHz == nil {
-			b = append(b, "null"...)
-		} else {
-			b, err = jsonenc.AppendFloat(b, float64((*v.MaxFreqMHz)), 64)
-			if err != nil {
-				return nil, err
-			}
+		b, err = jsonenc.AppendFloat(b, float64((*v.MaxFreqMHz)), 64)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(v.Features) != 0 {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"features\":"...)
-		if v.Features == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i4 := range v.Features {
-				if i4 > 0 {
-					b = append(b, ',')
-				}
-				b = jsonenc.AppendString(b, v.Features[i4])
+		b = append(b, '[')
+		for i4 := range v.Features {
+			if i4 > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ']')
+			b = jsonenc.AppendString(b, v.Features[i4])
 		}
+		b = append(b, ']')
 	}
 	if v.State != "" {
 		b = jsonenc.Comma(b)
@@ -461,13 +409,9 @@ func (v *Device) appendJSON(b []byte) ([]byte, error) {
 	if v.Link != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"pcie_link\":"...)
-		if v.Link == nil {
-			b = append(b, "null"...)
-		} else {
-			b, err = v.Link.appendJSON(b)
-			if err != nil {
-				return nil, err
-			}
+		b, err = v.Link.appendJSON(b)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(v.Extra) != 0 {
@@ -482,8 +426,6 @@ func (v *Device) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (v *DriverStatus) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"name\":"...)
@@ -505,7 +447,6 @@ func (v *DriverStatus) appendJSON(b []byte) ([]byte, error) {
 
 func (v *Software) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"python_environments\":"...)
@@ -538,8 +479,6 @@ func (v *Software) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (v *Selection) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"requested\":"...)
@@ -556,25 +495,19 @@ func (v *Selection) appendJSON(b []byte) ([]byte, error) {
 	if len(v.PassedOver) != 0 {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"passed_over\":"...)
-		if v.PassedOver == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i6 := range v.PassedOver {
-				if i6 > 0 {
-					b = append(b, ',')
-				}
-				b = jsonenc.AppendString(b, v.PassedOver[i6])
+		b = append(b, '[')
+		for i6 := range v.PassedOver {
+			if i6 > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ']')
+			b = jsonenc.AppendString(b, v.PassedOver[i6])
 		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }
 
 func (v *PCIeLink) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"gen_current\":"...)
@@ -609,7 +542,6 @@ func (v *PCIeLink) appendJSON(b []byte) ([]byte, error) {
 
 func (v *PythonEnv) appendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"kind\":"...)
@@ -659,40 +591,30 @@ func (v *PythonEnv) appendJSON(b []byte) ([]byte, error) {
 	if v.Torch != nil {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"torch\":"...)
-		if v.Torch == nil {
-			b = append(b, "null"...)
-		} else {
-			b, err = v.Torch.appendJSON(b)
-			if err != nil {
-				return nil, err
-			}
+		b, err = v.Torch.appendJSON(b)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(v.CUDARuntimes) != 0 {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"cuda_runtimes\":"...)
-		if v.CUDARuntimes == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i9 := range v.CUDARuntimes {
-				if i9 > 0 {
-					b = append(b, ',')
-				}
-				b, err = v.CUDARuntimes[i9].appendJSON(b)
-				if err != nil {
-					return nil, err
-				}
+		b = append(b, '[')
+		for i9 := range v.CUDARuntimes {
+			if i9 > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ']')
+			b, err = v.CUDARuntimes[i9].appendJSON(b)
+			if err != nil {
+				return nil, err
+			}
 		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }
 
 func (v *CUDAToolkit) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"version\":"...)
@@ -707,8 +629,6 @@ func (v *CUDAToolkit) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (v *Package) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"name\":"...)
@@ -728,8 +648,6 @@ func (v *Package) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (v *FrameworkBuild) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"version\":"...)
@@ -749,8 +667,6 @@ func (v *FrameworkBuild) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (v *CUDARuntime) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
 	b = append(b, '{')
 	b = jsonenc.Comma(b)
 	b = append(b, "\"package\":"...)

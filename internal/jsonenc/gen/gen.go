@@ -86,8 +86,7 @@ func (g *generator) structType(t reflect.Type) error {
 		return err
 	}
 	g.done[t] = true
-	var b strings.Builder
-	fmt.Fprintf(&b, "\nfunc (v *%s) appendJSON(b []byte) ([]byte, error) {\n\tvar err error\n\t_ = err\n\tb = append(b, '{')\n", t.Name())
+	var b strings.Builder // the members' code
 	seen := map[string]string{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -133,7 +132,7 @@ func (g *generator) structType(t reflect.Type) error {
 		}
 		key := string(appendKey(nil, name))
 		fmt.Fprintf(&b, "%sb = jsonenc.Comma(b)\n%sb = append(b, %s...)\n", indent, indent, strconv.Quote(key))
-		code, err := g.value(x, f.Type, indent)
+		code, err := g.value(x, f.Type, indent, omitempty) // an omitempty member is written only when set
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
@@ -142,8 +141,11 @@ func (g *generator) structType(t reflect.Type) error {
 			b.WriteString("\t}\n")
 		}
 	}
-	b.WriteString("\treturn append(b, '}'), nil\n}\n")
-	g.body.WriteString(b.String())
+	fmt.Fprintf(&g.body, "\nfunc (v *%s) appendJSON(b []byte) ([]byte, error) {\n", t.Name())
+	if strings.Contains(b.String(), "err = ") {
+		g.body.WriteString("\tvar err error\n")
+	}
+	fmt.Fprintf(&g.body, "\tb = append(b, '{')\n%s\treturn append(b, '}'), nil\n}\n", b.String())
 	return nil
 }
 
@@ -175,8 +177,10 @@ func nonEmpty(x string, t reflect.Type) (string, error) {
 	return "", fmt.Errorf("omitempty on a %s is not supported", t.Kind())
 }
 
-// value is the code that appends the value of Go expression x of type t.
-func (g *generator) value(x string, t reflect.Type, in string) (string, error) {
+// value is the code that appends the value of Go expression x of type t,
+// indented by in. nonNil says the caller has tested x (a pointer, slice or
+// interface) for nil already.
+func (g *generator) value(x string, t reflect.Type, in string, nonNil bool) (string, error) {
 	if err := ownMarshaler(t); err != nil {
 		return "", err
 	}
@@ -199,8 +203,9 @@ func (g *generator) value(x string, t reflect.Type, in string) (string, error) {
 	case reflect.Float32, reflect.Float64:
 		return in + fmt.Sprintf("b, err = jsonenc.AppendFloat(b, float64(%s), %d)\n", x, t.Bits()) + check, nil
 	case reflect.Interface:
-		return in + "if " + x + " == nil {\n" + in + "\tb = append(b, \"null\"...)\n" + in + "} else {\n" +
-			in + "\tb, err = jsonenc.AppendValue(b, " + x + ")\n" + in + "\tif err != nil {\n" + in + "\t\treturn nil, err\n" + in + "\t}\n" + in + "}\n", nil
+		return nullable(x, in, nonNil, func(in string) (string, error) {
+			return in + "b, err = jsonenc.AppendValue(b, " + x + ")\n" + in + "if err != nil {\n" + in + "\treturn nil, err\n" + in + "}\n", nil
+		})
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || t.Elem().Kind() != reflect.Interface || t.Elem().NumMethod() != 0 {
 			return "", fmt.Errorf("map type %s is not supported (only map[string]any)", t)
@@ -212,32 +217,44 @@ func (g *generator) value(x string, t reflect.Type, in string) (string, error) {
 		}
 		return in + "b, err = " + x + ".appendJSON(b)\n" + check, nil
 	case reflect.Pointer:
-		inner, err := g.value("(*"+x+")", t.Elem(), in+"\t")
+		elem := "(*" + x + ")"
 		if t.Elem().Kind() == reflect.Struct {
-			inner, err = g.value(x, t.Elem(), in+"\t") // the method takes the pointer
+			elem = x // the method takes the pointer
 		}
-		if err != nil {
-			return "", err
-		}
-		return in + "if " + x + " == nil {\n" + in + "\tb = append(b, \"null\"...)\n" + in + "} else {\n" + inner + in + "}\n", nil
+		return nullable(x, in, nonNil, func(in string) (string, error) { return g.value(elem, t.Elem(), in, false) })
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return "", fmt.Errorf("%s encodes as base64: not supported", t)
 		}
 		g.loops++
 		i := fmt.Sprintf("i%d", g.loops)
-		inner, err := g.value(x+"["+i+"]", t.Elem(), in+"\t\t")
-		if err != nil {
-			return "", err
-		}
-		return in + "if " + x + " == nil {\n" + in + "\tb = append(b, \"null\"...)\n" + in + "} else {\n" +
-			in + "\tb = append(b, '[')\n" +
-			in + "\tfor " + i + " := range " + x + " {\n" +
-			in + "\t\tif " + i + " > 0 {\n" + in + "\t\t\tb = append(b, ',')\n" + in + "\t\t}\n" +
-			inner +
-			in + "\t}\n" + in + "\tb = append(b, ']')\n" + in + "}\n", nil
+		return nullable(x, in, nonNil, func(in string) (string, error) {
+			inner, err := g.value(x+"["+i+"]", t.Elem(), in+"\t\t", false)
+			if err != nil {
+				return "", err
+			}
+			return in + "b = append(b, '[')\n" +
+				in + "for " + i + " := range " + x + " {\n" +
+				in + "\tif " + i + " > 0 {\n" + in + "\t\tb = append(b, ',')\n" + in + "\t}\n" +
+				inner +
+				in + "}\n" + in + "b = append(b, ']')\n", nil
+		})
 	}
 	return "", fmt.Errorf("type %s is not supported", t)
+}
+
+// nullable is the code that appends null when x (a pointer, slice or
+// interface) is nil and the code body writes at the given indent
+// otherwise; when the caller knows x is not nil, only the latter.
+func nullable(x, in string, nonNil bool, body func(in string) (string, error)) (string, error) {
+	if nonNil {
+		return body(in)
+	}
+	code, err := body(in + "\t")
+	if err != nil {
+		return "", err
+	}
+	return in + "if " + x + " == nil {\n" + in + "\tb = append(b, \"null\"...)\n" + in + "} else {\n" + code + in + "}\n", nil
 }
 
 // ownMarshaler refuses a type that encodes itself: encoding/json would
