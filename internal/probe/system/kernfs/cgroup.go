@@ -254,13 +254,7 @@ func Shared(h *host.Host) *Cgroups {
 // enough); a false match only costs its parse.
 func usefulMounts(b []byte) []byte {
 	var out []byte
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i+1], b[i+1:]
-		} else {
-			b = nil
-		}
+	for line := range bytes.Lines(b) {
 		if bytes.Contains(line, []byte(" cgroup")) || bytes.Contains(line, []byte(" /dev/shm ")) {
 			out = append(out, line...)
 		}
