@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/cpuinfo"
+	"github.com/devctl/devctl/internal/hw/kernfs"
+	"github.com/devctl/devctl/internal/hw/meminfo"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/cpu"
-	"github.com/devctl/devctl/internal/probe/memory"
-	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 // Machine is what bench needs to know about the machine it measures. The
@@ -52,8 +52,7 @@ type DeviceLink struct {
 // host's files. Every fact is optional: a missing file leaves it unknown.
 func Facts(h *host.Host, rep *probe.Report) Machine {
 	m := Machine{OS: h.OS, Arch: h.Arch}
-	if b, err := h.FS.ReadFile("/proc/cpuinfo"); err == nil {
-		ci := cpu.ParseCPUInfo(b)
+	if ci, err := cpuinfo.Read(h); err == nil {
 		m.CPU = CPUID{Family: ci.Family, Model: ci.ModelNumber, Implementer: ci.Implementer, Part: ci.Part}
 		if !strings.HasPrefix(ci.VendorID, "0x") { // arm's is the implementer code, kept in Implementer
 			m.CPU.Vendor = ci.VendorID // GenuineIntel, AuthenticAMD: the peak table keys on it
@@ -114,14 +113,12 @@ func Facts(h *host.Host, rep *probe.Report) Machine {
 		}
 	}
 	if m.MemTotalBytes == 0 || m.MemAvailBytes == 0 {
-		if b, err := h.FS.ReadFile("/proc/meminfo"); err == nil {
-			if mi, err := memory.ParseMeminfo(b); err == nil {
-				if m.MemTotalBytes == 0 {
-					m.MemTotalBytes = mi.Total
-				}
-				if m.MemAvailBytes == 0 {
-					m.MemAvailBytes = mi.Available
-				}
+		if mi, err := meminfo.Read(h); err == nil {
+			if m.MemTotalBytes == 0 && mi.Total != nil {
+				m.MemTotalBytes = *mi.Total
+			}
+			if m.MemAvailBytes == 0 && mi.Available != nil {
+				m.MemAvailBytes = *mi.Available
 			}
 		}
 	}

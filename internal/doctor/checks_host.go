@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/probe/cpu"
-	"github.com/devctl/devctl/internal/probe/memory"
-	"github.com/devctl/devctl/internal/probe/system/kernfs"
+	"github.com/devctl/devctl/internal/hw"
+	"github.com/devctl/devctl/internal/hw/cpuinfo"
+	"github.com/devctl/devctl/internal/hw/kernfs"
+	"github.com/devctl/devctl/internal/hw/meminfo"
 	"github.com/devctl/devctl/internal/units"
 )
 
@@ -31,12 +31,11 @@ func (e *Env) gpuCount() int {
 }
 
 func memTotal(e *Env) (int64, bool) {
-	b, err := e.Host.FS.ReadFile("/proc/meminfo")
-	if err != nil {
+	mi, err := meminfo.Read(e.Host)
+	if err != nil || mi.Total == nil {
 		return 0, false
 	}
-	mi, err := memory.ParseMeminfo(b)
-	return mi.Total, err == nil
+	return *mi.Total, true
 }
 
 var checkShm = &Check{
@@ -50,7 +49,7 @@ var checkShm = &Check{
 		} else {
 			// No probe report: the memory driver's own reading, so a
 			// size=25% or a missing size= is understood the same way.
-			f, err := memory.Read(e.Host)
+			f, err := meminfo.Read(e.Host)
 			if err != nil || f.Shm == nil {
 				return skip("skip_no_shm", nil)
 			}
@@ -159,19 +158,18 @@ var checkAVX2 = &Check{
 			}
 			return Finding{Status: Warn, Msg: "no_avx2", Evidence: []Evidence{{"sysctl machdep.cpu.leaf7_features", s}}}
 		}
-		b, err := h.FS.ReadFile("/proc/cpuinfo")
+		info, err := cpuinfo.Read(h)
 		if err != nil {
 			if h.Arch != "amd64" && h.Arch != "386" {
 				return skip("skip_not_x86", Args{"arch": h.Arch})
 			}
-			if !errors.Is(err, fs.ErrNotExist) {
+			if !errors.Is(err, hw.ErrAbsent) {
 				// Present but unreadable (over the 16 MiB bound, no
 				// permission): say so rather than "no /proc/cpuinfo".
 				return skip("skip_unreadable_cpuinfo", Args{"error": err.Error()})
 			}
 			return skip("skip_no_cpuinfo", nil)
 		}
-		info := cpu.ParseCPUInfo(b)
 		if info.Arch != "amd64" && info.Arch != "386" {
 			arch := h.Arch
 			if info.Arch == "arm" || info.Arch == "arm64" {
@@ -298,8 +296,8 @@ func hostCPUs(e *Env) int {
 			return *d.LogicalCPUs
 		}
 	}
-	if b, err := e.Host.FS.ReadFile("/proc/cpuinfo"); err == nil {
-		return cpu.ParseCPUInfo(b).Processors
+	if ci, err := cpuinfo.Read(e.Host); err == nil {
+		return ci.Processors
 	}
 	return 0
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/probe/kernlog"
+	"github.com/devctl/devctl/internal/hw/kernlog"
 )
 
 // kernelLog reads this boot's kernel log once per doctor run.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/probe/pci"
+	"github.com/devctl/devctl/internal/hw/pci"
 )
 
 const kfdTopology = "/sys/class/kfd/kfd/topology/nodes"

@@ -7,9 +7,9 @@ import (
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/kernlog"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/kernlog"
-	"github.com/devctl/devctl/internal/probe/pci"
 	"github.com/devctl/devctl/internal/probe/software"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/devctl/devctl/internal/probe/memory"
-	"github.com/devctl/devctl/internal/probe/system/kernfs"
+	"github.com/devctl/devctl/internal/hw/kernfs"
+	"github.com/devctl/devctl/internal/hw/meminfo"
 )
 
 func TestParseNvidiaVersion(t *testing.T) {
@@ -103,10 +103,10 @@ func TestCUDAForDriver(t *testing.T) {
 // The shm and cgroup checks use the probe's parsers; these are the values
 // they rely on.
 func TestParseSizesAndMounts(t *testing.T) {
-	if n, err := memory.ParseSize("65536k", 0); err != nil || n != 64<<20 {
+	if n, err := meminfo.ParseSize("65536k", 0); err != nil || n != 64<<20 {
 		t.Errorf("ParseSize(65536k) = %d %v", n, err)
 	}
-	if _, err := memory.ParseSize("12x", 0); err == nil {
+	if _, err := meminfo.ParseSize("12x", 0); err == nil {
 		t.Error("ParseSize accepted 12x")
 	}
 	mi := "618 614 0:54 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k,inode64\n"

@@ -2,21 +2,19 @@ package probe
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw"
 )
 
 // ErrAbsent marks a driver outcome where the hardware or its software is
 // simply not there. Wrap it with the reason: fmt.Errorf("no /proc/driver/nvidia: %w", ErrAbsent).
-var ErrAbsent = errors.New("absent")
+// It is hw.ErrAbsent, so the shared readers' "absent" passes through.
+var ErrAbsent = hw.ErrAbsent
 
 // Absent returns an ErrAbsent error carrying a reason.
-func Absent(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrAbsent)
-}
+func Absent(format string, args ...any) error { return hw.Absent(format, args...) }
 
 // Driver discovers one family of devices (or host facts) on a Host.
 type Driver interface {

@@ -181,6 +181,15 @@ type Selection struct {
 // Ptr returns a pointer to v; report fields use pointers for "unknown".
 func Ptr[T any](v T) *T { return &v }
 
+// MB converts a byte count to the report's whole MiB, keeping nil as
+// unknown.
+func MB(b *int64) *int64 {
+	if b == nil {
+		return nil
+	}
+	return Ptr(*b >> 20)
+}
+
 // CPUExtra are the CPU device's facts beyond the common fields. Zero
 // values are unknown and left out of the report.
 type CPUExtra struct {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
-	"github.com/devctl/devctl/internal/cmd/historycmd"
+	historycmd "github.com/devctl/devctl/internal/cmd/history"
 	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"

@@ -21,9 +21,9 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/cmd/bench"
-	"github.com/devctl/devctl/internal/cmd/configcmd"
+	configcmd "github.com/devctl/devctl/internal/cmd/config"
 	"github.com/devctl/devctl/internal/cmd/doctor"
-	"github.com/devctl/devctl/internal/cmd/historycmd"
+	historycmd "github.com/devctl/devctl/internal/cmd/history"
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
 	runcmd "github.com/devctl/devctl/internal/cmd/run"

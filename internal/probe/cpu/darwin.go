@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/cpuinfo"
 	"github.com/devctl/devctl/internal/probe"
 )
 
@@ -133,7 +134,7 @@ func readDarwin(h *host.Host) (Facts, error) {
 		}
 	} else {
 		f.Arch = "amd64"
-		f.Vendor = x86Vendor(get("machdep.cpu.vendor"))
+		f.Vendor = cpuinfo.X86Vendor(get("machdep.cpu.vendor"))
 		for _, k := range []string{"machdep.cpu.features", "machdep.cpu.leaf7_features", "machdep.cpu.extfeatures"} {
 			for _, w := range strings.Fields(get(k)) {
 				if n, ok := darwinX86Words[w]; ok {

@@ -8,9 +8,7 @@ package cpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"sort"
 	"strconv"
@@ -18,9 +16,10 @@ import (
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/cpuinfo"
+	"github.com/devctl/devctl/internal/hw/kernfs"
+	"github.com/devctl/devctl/internal/hw/meminfo"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/memory"
-	"github.com/devctl/devctl/internal/probe/system/kernfs"
 )
 
 // Driver probes the CPU.
@@ -76,15 +75,15 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	}
 	dev := device(f)
 	res := probe.Result{Devices: []probe.Device{dev}, Source: f.Source, Raw: f}
-	if mem, err := memory.Read(h); err == nil {
+	if mem, err := meminfo.Read(h); err == nil {
 		eff := mem.Effective()
-		dev.TotalMemoryMB = memory.ToMB(eff)
+		dev.TotalMemoryMB = probe.MB(eff)
 		if mem.Available != nil {
 			free := *mem.Available
 			if eff != nil && free > *eff {
 				free = *eff
 			}
-			dev.FreeMemoryMB = memory.ToMB(&free)
+			dev.FreeMemoryMB = probe.MB(&free)
 		}
 		res.Devices[0] = dev
 	}
@@ -150,14 +149,10 @@ func detail(f Facts) string {
 // leaves out (topology on non-x86, the maximum clock), then the cgroup
 // quota and cpuset.
 func readLinux(ctx context.Context, h *host.Host, cg *kernfs.Cgroups) (Facts, error) {
-	b, err := h.FS.ReadFile("/proc/cpuinfo")
-	if errors.Is(err, fs.ErrNotExist) {
-		return Facts{}, probe.Absent("no /proc/cpuinfo")
-	}
+	info, err := cpuinfo.Read(h)
 	if err != nil {
-		return Facts{}, fmt.Errorf("reading /proc/cpuinfo: %w", err)
+		return Facts{}, err
 	}
-	info := ParseCPUInfo(b)
 	f := Facts{
 		Arch:     info.Arch,
 		Vendor:   info.Vendor,

@@ -14,7 +14,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/rocm"
 	"github.com/devctl/devctl/internal/probe/software"
 	"github.com/devctl/devctl/internal/probe/system"
-	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/tpu"
 	"github.com/devctl/devctl/internal/probe/xpu"
 )
 
@@ -28,7 +28,7 @@ func All() []probe.Driver {
 		nvidia.New(),
 		rocm.New(),
 		xpu.New(),
-		xla.New(),
+		tpu.New(),
 		neuron.New(),
 		mps.New(),
 		software.New(),

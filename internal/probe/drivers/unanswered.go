@@ -8,10 +8,10 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/neuron"
-	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/tpu"
 	"github.com/devctl/devctl/internal/probe/xpu"
 )
 
@@ -47,7 +47,7 @@ var families = []family{
 		},
 		kernelDrivers: []string{"i915", "xe"}, need: "oneAPI needs the i915 or xe kernel driver", asked: "sysfs"},
 	{driver: "xla", backend: backend.XLA, deviceType: "tpu", vendor: "Google",
-		is: func(d pci.Device) bool { _, ok := xla.Identify(d); return ok },
+		is: func(d pci.Device) bool { _, ok := tpu.Identify(d); return ok },
 		// TPU v5e and later are driven from user space through vfio-pci;
 		// older chips through the accel (gasket) driver. Any bound driver counts.
 		kernelDrivers: nil, need: "", asked: "sysfs"},

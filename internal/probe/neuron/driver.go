@@ -15,8 +15,8 @@ import (
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // Driver probes AWS Neuron devices.

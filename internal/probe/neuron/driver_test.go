@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/neuron"
-	"github.com/devctl/devctl/internal/probe/pci"
 	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 

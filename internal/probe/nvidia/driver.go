@@ -8,8 +8,8 @@ import (
 
 	"github.com/devctl/devctl/internal/guard"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // Driver probes NVIDIA GPUs: NVML first, nvidia-smi when NVML cannot load,

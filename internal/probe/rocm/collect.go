@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // Collect reads what the driver needs from the host: the AMD functions on

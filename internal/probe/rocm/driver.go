@@ -13,8 +13,8 @@ import (
 	"strconv"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // NodesDir is the KFD topology.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/devctl/devctl/internal/probe/pci"
+	"github.com/devctl/devctl/internal/hw/pci"
 )
 
 // These cases are synthetic: each sets only the facts one rule reads.

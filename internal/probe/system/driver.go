@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/cpuinfo"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/cpu"
 )
 
 // Driver probes the system.
@@ -50,10 +50,8 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		// "cpu MHz" lines, so it is not read when not needed).
 		if m, err := h.ReadString("/proc/sys/kernel/arch"); err == nil && GoArch(m) != "" {
 			f.Arch = GoArch(m)
-		} else if b, err := h.FS.ReadFile("/proc/cpuinfo"); err == nil {
-			if a := cpu.ParseCPUInfo(b).Arch; a != "" {
-				f.Arch = a
-			}
+		} else if ci, err := cpuinfo.Read(h); err == nil && ci.Arch != "" {
+			f.Arch = ci.Arch
 		}
 		f.Container, f.Evidence = DetectContainer(gather(h, f.Kernel))
 	case "darwin":

@@ -1,4 +1,4 @@
-package cpu
+package cpuinfo
 
 import (
 	"bytes"
@@ -8,14 +8,14 @@ import (
 	"strings"
 )
 
-// CPUInfo is what a Linux /proc/cpuinfo says, whichever architecture wrote
+// Info is what a Linux /proc/cpuinfo says, whichever architecture wrote
 // it. The kernel prints a different set of keys per architecture (x86
 // "flags", arm64 "Features" and "CPU part", ppc64 "cpu" and "clock", s390x
-// "processor N: version=..."), so ParseCPUInfo recognises them all rather
+// "processor N: version=..."), so Parse recognises them all rather
 // than choosing by the architecture devctl was built for: a tree from an
 // s390x mainframe must parse the same on an amd64 laptop. Zero values mean
 // the file did not say.
-type CPUInfo struct {
+type Info struct {
 	// Arch is the Go name of the architecture the file describes
 	// (amd64, 386, arm64, arm, ppc64le, ppc64, s390x, riscv64, loong64).
 	Arch string
@@ -47,10 +47,10 @@ type CPUInfo struct {
 	Implementer, Part   int
 }
 
-// ParseCPUInfo parses /proc/cpuinfo from any architecture. It never fails
+// Parse parses /proc/cpuinfo from any architecture. It never fails
 // on odd contents: unknown keys are ignored and an empty or garbled file
-// gives an empty CPUInfo.
-func ParseCPUInfo(b []byte) CPUInfo {
+// gives an empty Info.
+func Parse(b []byte) Info {
 	s := newCPUInfoScan()
 	for line := range bytes.Lines(b) {
 		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(":"))
@@ -74,7 +74,7 @@ func ParseCPUInfo(b []byte) CPUInfo {
 // cpuinfoScan keeps what the lines said until the whole file is read: the
 // meaning of most keys depends on which architecture wrote the file.
 type cpuinfoScan struct {
-	info      CPUInfo // VendorID, Family, ModelNumber, Processors as read
+	info      Info // VendorID, Family, ModelNumber, Processors as read
 	features  map[string]bool
 	flagsSeen bool
 	cpuKey    string // ppc64 "cpu"
@@ -190,7 +190,7 @@ func (s *cpuinfoScan) add(key, val string) {
 // countCPUs sets Processors, Sockets and Cores: the entries listed, or
 // what the file declares when it was cut short (s390x "# processors", x86
 // "siblings" per package).
-func (s *cpuinfoScan) countCPUs(info *CPUInfo) {
+func (s *cpuinfoScan) countCPUs(info *Info) {
 	if s.s390Procs > 0 {
 		info.Processors = max(s.s390Procs, s.declared)
 	} else if s.declared > info.Processors {
@@ -213,7 +213,7 @@ func (s *cpuinfoScan) countCPUs(info *CPUInfo) {
 
 // clock picks the most meaningful clock the file states: a maximum before
 // a static clock before the current one.
-func (s *cpuinfoScan) clock(info *CPUInfo) {
+func (s *cpuinfoScan) clock(info *Info) {
 	for _, k := range [][2]string{{"max mhz", "max MHz"}, {"cpu mhz static", "cpu MHz static"}, {"clock", "clock"}, {"cpu mhz", "cpu MHz"}} {
 		if f := s.mhz[k[0]]; f > 0 {
 			info.MaxMHz, info.MHzKey = f, k[1]
@@ -236,7 +236,7 @@ func (s *cpuinfoScan) featureList() []string {
 
 // identify tells the architecture from the keys only it prints, and names
 // the vendor and model the way that architecture encodes them.
-func (s *cpuinfoScan) identify(info *CPUInfo) {
+func (s *cpuinfoScan) identify(info *Info) {
 	info.Model = s.modelName
 	if info.Model == "" {
 		info.Model = s.legacy
@@ -265,12 +265,12 @@ func (s *cpuinfoScan) identify(info *CPUInfo) {
 		if s.features["lm"] {
 			info.Arch = "amd64"
 		}
-		info.Vendor = x86Vendor(info.VendorID)
+		info.Vendor = X86Vendor(info.VendorID)
 	}
 }
 
 // identifyARM reads the MIDR fields: implementer and part.
-func (s *cpuinfoScan) identifyARM(info *CPUInfo) {
+func (s *cpuinfoScan) identifyARM(info *Info) {
 	info.Arch = "arm"
 	if s.archKey == "8" || strings.EqualFold(s.archKey, "AArch64") || s.features["asimd"] {
 		info.Arch = "arm64"
@@ -321,7 +321,7 @@ func ppcArch(cpu string) string {
 	return "ppc64"
 }
 
-func x86Vendor(id string) string {
+func X86Vendor(id string) string {
 	switch id {
 	case "GenuineIntel":
 		return "Intel"

@@ -19,13 +19,13 @@ import (
 	"github.com/devctl/devctl/internal/probe/mps"
 	"github.com/devctl/devctl/internal/probe/neuron"
 	"github.com/devctl/devctl/internal/probe/rocm"
-	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/tpu"
 	"github.com/devctl/devctl/internal/probe/xpu"
 	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
 func accelDrivers() []probe.Driver {
-	return []probe.Driver{rocm.New(), xpu.New(), xla.New(), neuron.New(), mps.New()}
+	return []probe.Driver{rocm.New(), xpu.New(), tpu.New(), neuron.New(), mps.New()}
 }
 
 // recordingFS logs every path read, listed or linked.

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe/neuron"
-	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/tpu"
 )
 
 // Args ask dmesg for the kernel facility at warning level and above:
@@ -85,10 +85,10 @@ func accelerators(h *host.Host) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, d := range devs {
-		_, tpu := xla.Identify(d)
+		_, isTPU := tpu.Identify(d)
 		_, neu := neuron.Identify(d)
 		gpu := (d.Vendor == pci.VendorNVIDIA || d.Vendor == pci.VendorAMD || d.Vendor == pci.VendorIntel) && d.IsGPULike()
-		if tpu || neu || gpu {
+		if isTPU || neu || gpu {
 			out[d.Address] = true
 		}
 	}

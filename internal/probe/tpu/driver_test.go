@@ -1,4 +1,4 @@
-package xla_test
+package tpu_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
-	"github.com/devctl/devctl/internal/probe/xla"
+	"github.com/devctl/devctl/internal/probe/tpu"
 	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 
@@ -36,7 +36,7 @@ func TestIdentify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ok := xla.Identify(pci.Device{Vendor: tt.vendor, Device: tt.device, SubsystemDevice: tt.subsystem})
+			c, ok := tpu.Identify(pci.Device{Vendor: tt.vendor, Device: tt.device, SubsystemDevice: tt.subsystem})
 			if ok != tt.wantOK || c.Generation != tt.wantGen || c.HBMGiB != tt.wantHBM || c.TensorCores != tt.wantTC {
 				t.Errorf("Identify = %+v, %v", c, ok)
 			}
@@ -55,7 +55,7 @@ func TestParseVisibleChips(t *testing.T) {
 		{" 2 , x, -1 ,5", map[int]bool{2: true, 5: true}, true},
 	}
 	for _, tt := range tests {
-		got, set := xla.ParseVisibleChips(tt.in)
+		got, set := tpu.ParseVisibleChips(tt.in)
 		if set != tt.set || !cmp.Equal(tt.want, got, cmp.AllowUnexported()) && !(len(tt.want) == 0 && len(got) == 0) {
 			t.Errorf("ParseVisibleChips(%q) = %v, %v", tt.in, got, set)
 		}
@@ -66,7 +66,7 @@ func FuzzParseVisibleChips(f *testing.F) {
 	f.Add("0,1,2,3")
 	f.Add(",,,-")
 	f.Fuzz(func(t *testing.T, s string) {
-		m, _ := xla.ParseVisibleChips(s)
+		m, _ := tpu.ParseVisibleChips(s)
 		for k := range m {
 			if k < 0 {
 				t.Errorf("negative chip %d", k)
@@ -80,7 +80,7 @@ func fixture(name string) string { return filepath.Join("..", "..", "..", "testd
 func TestProbeV6eHost(t *testing.T) {
 	env := map[string]string{"TPU_ACCELERATOR_TYPE": "v6e-8", "TPU_VISIBLE_CHIPS": "0,1", "PJRT_DEVICE": "TPU", "TPU_WORKER_ID": "0"}
 	h := fakehost.RootHost(t, fixture("tpu-v6e-8"), env)
-	res, err := xla.New().Probe(context.Background(), h)
+	res, err := tpu.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestProbeV6eHost(t *testing.T) {
 	if res.Devices[0].Extra["visible"] != true {
 		t.Error("chip 0 is in TPU_VISIBLE_CHIPS")
 	}
-	raw := res.Raw.(xla.Raw)
+	raw := res.Raw.(tpu.Raw)
 	if raw.OtherGoogle != 1 || raw.Env.PJRTDevice != "TPU" || raw.Holders["/dev/vfio/3"] != 4242 {
 		t.Errorf("raw = %+v", raw)
 	}
@@ -114,7 +114,7 @@ func TestProbeV6eHost(t *testing.T) {
 
 func TestProbeV4HostWithNIC(t *testing.T) {
 	h := fakehost.RootHost(t, fixture("tpu-v4-nic"), nil)
-	res, err := xla.New().Probe(context.Background(), h)
+	res, err := tpu.New().Probe(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestProbeV4HostWithNIC(t *testing.T) {
 
 func TestProbeOnlyTheNICIsAbsent(t *testing.T) {
 	h := fakehost.Host(t, fakehost.PCIFunction("0000:00:04.0", 0x1ae0, 0x0042, 0x1ae0, 0x0058, 0x020000, "gve", "Unknown", 0), nil)
-	_, err := xla.New().Probe(context.Background(), h)
+	_, err := tpu.New().Probe(context.Background(), h)
 	if !errors.Is(err, probe.ErrAbsent) || err.Error() != "no TPU on the PCI bus (1 other Google function(s)): absent" {
 		t.Errorf("err = %v", err)
 	}
@@ -142,17 +142,17 @@ func TestScanHoldersIsBounded(t *testing.T) {
 	}
 	files["/proc/30/fd/9"] = fakehost.Link("/dev/accel0")
 	h := fakehost.Host(t, files, nil)
-	got, partial := xla.ScanHolders(context.Background(), h, []string{"/dev/accel0"}, xla.ScanLimits{Processes: 2, FDs: 100})
+	got, partial := tpu.ScanHolders(context.Background(), h, []string{"/dev/accel0"}, tpu.ScanLimits{Processes: 2, FDs: 100})
 	if len(got) != 0 || !partial {
 		t.Errorf("with a 2-process bound: %v, partial=%v; want nothing and partial", got, partial)
 	}
-	got, partial = xla.ScanHolders(context.Background(), h, []string{"/dev/accel0"}, xla.DefaultScanLimits)
+	got, partial = tpu.ScanHolders(context.Background(), h, []string{"/dev/accel0"}, tpu.DefaultScanLimits)
 	if got["/dev/accel0"] != 30 || partial {
 		t.Errorf("unbounded: %v, partial=%v", got, partial)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, partial := xla.ScanHolders(ctx, h, []string{"/dev/accel0"}, xla.DefaultScanLimits); !partial {
+	if _, partial := tpu.ScanHolders(ctx, h, []string{"/dev/accel0"}, tpu.DefaultScanLimits); !partial {
 		t.Error("a cancelled scan must say it is partial")
 	}
 }

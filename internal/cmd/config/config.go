@@ -1,5 +1,5 @@
-// Package configcmd is `devctl config`: inspect the effective settings.
-package configcmd
+// Package config is `devctl config`: inspect the effective settings.
+package config
 
 import (
 	"fmt"

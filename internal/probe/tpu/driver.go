@@ -6,7 +6,7 @@
 // PCI functions (the gVNIC, 0x1ae0:0x0042), so the vendor alone is never
 // enough. No network call is made: the GCE metadata server and libtpu's
 // metrics port describe a running workload, not the host.
-package xla
+package tpu
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 )
 
 // Driver probes Google TPUs.

@@ -1,7 +1,7 @@
-// Package historycmd is `devctl history`: the per-device record of runs
+// Package history is `devctl history`: the per-device record of runs
 // that `devctl run` and `devctl doctor` keep, the rule that steers device
 // selection by it, and `history clear`.
-package historycmd
+package history
 
 import (
 	"fmt"

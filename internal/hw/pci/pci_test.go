@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
-	"github.com/devctl/devctl/internal/probe/pci"
 	"github.com/devctl/devctl/internal/testutil/fakehost"
 )
 

@@ -12,7 +12,7 @@ import (
 )
 
 func fixture(name string) host.FS {
-	return host.DirFS(filepath.Join("..", "..", "..", "..", "testdata", "hosts", name))
+	return host.DirFS(filepath.Join("..", "..", "..", "testdata", "hosts", name))
 }
 
 func TestParseMountInfo(t *testing.T) {
@@ -300,7 +300,7 @@ func TestLoadCgroupsWithoutMountTable(t *testing.T) {
 
 func seeds(f *testing.F, paths ...string) {
 	for _, p := range paths {
-		if b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "hosts", p)); err == nil {
+		if b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "hosts", p)); err == nil {
 			f.Add(b)
 		}
 	}
@@ -369,7 +369,7 @@ func FuzzParseCPUList(f *testing.F) {
 func TestUsefulMountsKeepsEveryCgroupAndShmMount(t *testing.T) {
 	var tables [][]byte
 	for _, glob := range []string{"*/proc/self/mountinfo", "*/proc/*/mountinfo", "*/proc/mounts"} {
-		m, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "testdata", "*", glob))
+		m, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "*", glob))
 		for _, p := range m {
 			b, err := os.ReadFile(p)
 			if err != nil {

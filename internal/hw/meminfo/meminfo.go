@@ -1,4 +1,4 @@
-package memory
+package meminfo
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// Meminfo holds the /proc/meminfo lines devctl uses, in bytes.
-type Meminfo struct {
+// Values holds the /proc/meminfo lines devctl uses, in bytes.
+type Values struct {
 	Total int64
 	// Available is MemAvailable, the kernel's estimate of memory a new
 	// workload can take without swapping. Kernels before 3.14 lack it;
@@ -26,11 +26,11 @@ type Meminfo struct {
 // ErrNoMemTotal is returned when /proc/meminfo has no usable MemTotal line.
 var ErrNoMemTotal = errors.New("no MemTotal line")
 
-// ParseMeminfo parses /proc/meminfo ("MemTotal:  24684092 kB"). Unknown and
+// Parse parses /proc/meminfo ("MemTotal:  24684092 kB"). Unknown and
 // malformed lines are ignored; only a missing MemTotal is an error.
-func ParseMeminfo(b []byte) (Meminfo, error) {
+func Parse(b []byte) (Values, error) {
 	var (
-		m                    Meminfo
+		m                    Values
 		haveTotal, haveAvail bool
 		buffers, cached      int64
 	)
@@ -61,7 +61,7 @@ func ParseMeminfo(b []byte) (Meminfo, error) {
 		}
 	}
 	if !haveTotal {
-		return Meminfo{}, fmt.Errorf("/proc/meminfo: %w", ErrNoMemTotal)
+		return Values{}, fmt.Errorf("/proc/meminfo: %w", ErrNoMemTotal)
 	}
 	if !haveAvail {
 		m.Available = sat(sat(m.Free, buffers), cached)
