@@ -10,16 +10,6 @@ import (
 	"github.com/devctl/devctl/internal/backend"
 )
 
-// Precision names, as used in config (device.precision) and the report.
-const (
-	FP32 = "fp32"
-	FP16 = "fp16"
-	BF16 = "bf16"
-	Int8 = "8bit"
-	Int4 = "4bit"
-	FP8  = "fp8"
-)
-
 // Facts are what the rules look at. Drivers fill what they know.
 type Facts struct {
 	Backend backend.Backend
@@ -40,7 +30,7 @@ type Facts struct {
 // Rule says a device supports a precision when Holds returns true.
 type Rule struct {
 	Backend   backend.Backend
-	Precision string
+	Precision Precision
 	// Why is the condition in words, shown by recommend and doctor.
 	Why   string
 	Holds func(Facts) bool
@@ -50,11 +40,11 @@ type Rule struct {
 type Support struct {
 	FP16, BF16, Int8, FP8, Int4 bool
 	// Reasons maps a precision to the rule that granted it.
-	Reasons map[string]string
+	Reasons map[Precision]string
 }
 
-// Has reports whether a precision name is supported. fp32 always is.
-func (s Support) Has(precision string) bool {
+// Has reports whether a precision is supported. fp32 always is.
+func (s Support) Has(precision Precision) bool {
 	switch precision {
 	case FP32:
 		return true
@@ -125,7 +115,7 @@ var Rules = []Rule{
 
 // Evaluate applies the table to one device.
 func Evaluate(f Facts) Support {
-	s := Support{Reasons: map[string]string{}}
+	s := Support{Reasons: map[Precision]string{}}
 	for _, r := range Rules {
 		if r.Backend != f.Backend || !r.Holds(f) {
 			continue
@@ -152,7 +142,7 @@ func Evaluate(f Facts) Support {
 
 // Requirement returns the rule text for a precision on a backend, so a
 // refusal can say what would have been needed ("" when no rule exists).
-func Requirement(b backend.Backend, precision string) string {
+func Requirement(b backend.Backend, precision Precision) string {
 	for _, r := range Rules {
 		if r.Backend == b && r.Precision == precision {
 			return r.Why

@@ -96,7 +96,7 @@ func TestEvaluate(t *testing.T) {
 
 func TestEvaluateGivesAReasonForEveryGrant(t *testing.T) {
 	s := capability.Evaluate(capability.Facts{Backend: "rocm", Generation: "gfx942"})
-	for _, p := range []string{capability.FP16, capability.BF16, capability.Int8, capability.FP8} {
+	for _, p := range []capability.Precision{capability.FP16, capability.BF16, capability.Int8, capability.FP8} {
 		if !s.Has(p) || s.Reasons[p] == "" {
 			t.Errorf("%s: has=%v reason=%q", p, s.Has(p), s.Reasons[p])
 		}
@@ -107,7 +107,7 @@ func TestEvaluateGivesAReasonForEveryGrant(t *testing.T) {
 }
 
 func TestRulesNameKnownBackendsAndPrecisions(t *testing.T) {
-	precisions := map[string]bool{capability.FP16: true, capability.BF16: true, capability.Int8: true, capability.Int4: true, capability.FP8: true}
+	precisions := map[capability.Precision]bool{capability.FP16: true, capability.BF16: true, capability.Int8: true, capability.Int4: true, capability.FP8: true}
 	for _, r := range capability.Rules {
 		if !r.Backend.Known() || !precisions[r.Precision] || r.Why == "" || r.Holds == nil {
 			t.Errorf("malformed rule %+v", r)

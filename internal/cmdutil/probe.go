@@ -6,10 +6,13 @@ import (
 	"sync"
 
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/hfhub"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
+	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/userfile"
 )
 
 // RunProbe runs the selected drivers against the factory's host with the
@@ -93,4 +96,35 @@ func (f *Factory) ProbeOptions(cfg *config.Config) probe.Options {
 	o := probe.OptionsFrom(cfg)
 	o.Timeout, o.DevctlVersion, o.Sweep = f.Global.Timeout, f.Version, drivers.Unanswered
 	return o
+}
+
+// PlanDeps are the planner's dependencies in production: the run history
+// of this machine (none for a replayed one), --model-config files read
+// with userfile's bounds, and the Hugging Face settings of the
+// environment. recommend and run both plan with them.
+func PlanDeps(f *Factory) recommend.Deps {
+	return recommend.Deps{
+		History: func() (history.Records, error) {
+			if f.Global.From != "" {
+				return nil, nil
+			}
+			return history.LoadRecent(f.LookupEnv)
+		},
+		ReadFile: func(path string, limit int64) ([]byte, error) {
+			return userfile.ReadAs(path, limit, "a config.json")
+		},
+		Hub: hfhub.OptionsFromEnv(f.LookupEnv),
+	}
+}
+
+// PlanSettings are the configured device settings the planner honours,
+// with their sources.
+func PlanSettings(cfg *config.Config) recommend.Settings {
+	d := cfg.Device
+	return recommend.Settings{
+		Precision: d.Precision, PrecisionSource: cfg.Sources["device.precision"].String(),
+		Strategy: d.MemoryStrategy, StrategySource: cfg.Sources["device.memory_strategy"].String(),
+		Fraction: d.MemoryFraction, FractionSource: cfg.Sources["device.memory_fraction"].String(),
+		Fallback: d.FallbackEnabled,
+	}
 }

@@ -24,12 +24,12 @@ var ErrInvalid = errors.New("invalid configuration")
 
 // Device is the device section of the configuration.
 type Device struct {
-	Preferred        string            `json:"preferred" yaml:"preferred"`
-	Precision        string            `json:"precision" yaml:"precision"`
-	FallbackEnabled  bool              `json:"fallback_enabled" yaml:"fallback_enabled"`
-	MemoryStrategy   string            `json:"memory_strategy" yaml:"memory_strategy"`
-	MemoryFraction   float64           `json:"memory_fraction" yaml:"memory_fraction"`
-	PlatformPriority []backend.Backend `json:"platform_priority" yaml:"platform_priority"`
+	Preferred        string               `json:"preferred" yaml:"preferred"`
+	Precision        capability.Precision `json:"precision" yaml:"precision"`
+	FallbackEnabled  bool                 `json:"fallback_enabled" yaml:"fallback_enabled"`
+	MemoryStrategy   oomsim.Strategy      `json:"memory_strategy" yaml:"memory_strategy"`
+	MemoryFraction   float64              `json:"memory_fraction" yaml:"memory_fraction"`
+	PlatformPriority []backend.Backend    `json:"platform_priority" yaml:"platform_priority"`
 }
 
 // Config is the effective configuration.
@@ -98,7 +98,7 @@ var EnvVars = map[string]string{
 
 // Accepted values.
 var (
-	Precisions = []string{"auto", capability.FP32, capability.FP16, capability.BF16, capability.Int8, capability.Int4}
+	Precisions = append([]capability.Precision{capability.Auto}, capability.Precisions...)
 	Strategies = oomsim.Strategies
 )
 
@@ -232,14 +232,14 @@ func readFile(name string) ([]byte, error) {
 // higher layer wins over a fraction. Both set at the same layer and
 // disagreeing is an error.
 func resolveStrategy(d *Device, sources map[string]Source) error {
-	if d.MemoryStrategy == "custom" {
+	if d.MemoryStrategy == oomsim.Custom {
 		return nil
 	}
-	want := oomsim.StrategyFraction[d.MemoryStrategy]
+	want, _ := d.MemoryStrategy.Fraction()
 	fracRank, stratRank := sources["device.memory_fraction"].Layer, sources["device.memory_strategy"].Layer
 	switch {
 	case fracRank > stratRank:
-		d.MemoryStrategy = "custom"
+		d.MemoryStrategy = oomsim.Custom
 	case fracRank == stratRank && fracRank > LayerDefault && d.MemoryFraction != want:
 		return fmt.Errorf("%w: device.memory_fraction %g conflicts with device.memory_strategy %s (%g), both from %s: set memory_strategy to custom to use your own fraction",
 			ErrInvalid, d.MemoryFraction, d.MemoryStrategy, want, sources["device.memory_strategy"])
@@ -268,11 +268,11 @@ func (c *Config) Value(key string) string {
 	case "device.preferred":
 		return d.Preferred
 	case "device.precision":
-		return d.Precision
+		return string(d.Precision)
 	case "device.fallback_enabled":
 		return strconv.FormatBool(d.FallbackEnabled)
 	case "device.memory_strategy":
-		return d.MemoryStrategy
+		return string(d.MemoryStrategy)
 	case "device.memory_fraction":
 		return strconv.FormatFloat(d.MemoryFraction, 'g', -1, 64)
 	case "device.platform_priority":

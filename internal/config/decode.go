@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/oomsim"
 )
 
 // settings is the configuration file's shape, which viper unmarshals the
@@ -53,9 +55,9 @@ var keyOf = map[reflect.Type]string{
 func (d deviceSettings) public() Device {
 	return Device{
 		Preferred:        string(d.Preferred),
-		Precision:        string(d.Precision),
+		Precision:        capability.Precision(d.Precision),
 		FallbackEnabled:  bool(d.FallbackEnabled),
-		MemoryStrategy:   string(d.MemoryStrategy),
+		MemoryStrategy:   oomsim.Strategy(d.MemoryStrategy),
 		MemoryFraction:   float64(d.MemoryFraction),
 		PlatformPriority: []backend.Backend(d.PlatformPriority),
 	}
@@ -225,15 +227,20 @@ func hook(m mode, from, to reflect.Value) (any, error) {
 		}
 		return preference(p), nil
 	case reflect.TypeFor[precision]():
-		if !slices.Contains(Precisions, word) {
-			return nil, bad(word, "want one of "+strings.Join(Precisions, ", "))
+		if word == string(capability.Auto) {
+			return precision(word), nil
 		}
-		return precision(word), nil
+		p, err := capability.ParsePrecision(word)
+		if err != nil || !slices.Contains(Precisions, p) {
+			return nil, bad(word, "want one of "+strings.Join(capability.Names(Precisions), ", "))
+		}
+		return precision(p), nil
 	case reflect.TypeFor[strategy]():
-		if !slices.Contains(Strategies, word) {
-			return nil, bad(word, "want one of "+strings.Join(Strategies, ", "))
+		s, ok := oomsim.Parse(word, Strategies)
+		if !ok {
+			return nil, bad(word, "want one of "+oomsim.List(Strategies))
 		}
-		return strategy(word), nil
+		return strategy(s), nil
 	case reflect.TypeFor[boolean]():
 		b, err := parseBool(from.Interface())
 		if err != nil {

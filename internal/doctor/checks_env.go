@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/oomsim"
 )
 
 // VisibleProblem is one finding about a *_VISIBLE_DEVICES value.
@@ -208,12 +210,12 @@ func ValidateDevctlEnv(name, value string) string {
 			return err.Error()
 		}
 	case "DEVCTL_PRECISION":
-		if !slices.Contains(config.Precisions, v) {
-			return "want one of " + strings.Join(config.Precisions, ", ")
+		if p, err := capability.ParsePrecision(v); v != string(capability.Auto) && (err != nil || !slices.Contains(config.Precisions, p)) {
+			return "want one of " + strings.Join(capability.Names(config.Precisions), ", ")
 		}
 	case "DEVCTL_MEMORY_STRATEGY":
-		if !slices.Contains(config.Strategies, v) {
-			return "want one of " + strings.Join(config.Strategies, ", ")
+		if _, ok := oomsim.Parse(v, config.Strategies); !ok {
+			return "want one of " + oomsim.List(config.Strategies)
 		}
 	case "DEVCTL_MEMORY_FRACTION":
 		if _, err := config.ParseFraction(v); err != nil {

@@ -192,8 +192,8 @@ func deviceFor(env *Env, be backend.Backend, index *int) []probe.Device {
 // OOMOptions are the inputs of the ladder for an out-of-memory log.
 type OOMOptions struct {
 	Params    int64
-	Mode      string // oomsim mode; "" means training
-	Precision string // "" means the config's or bf16/fp16 by support
+	Mode      oomsim.Mode          // "" means training
+	Precision capability.Precision // "" means the config's or bf16/fp16 by support
 	Fraction  float64
 	Fallback  bool
 }
@@ -236,8 +236,8 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 		mode = oomsim.Training
 	}
 	prec := o.Precision
-	if prec == "" || prec == "auto" {
-		prec = oomsim.FP32
+	if prec == "" || prec == capability.Auto {
+		prec = capability.FP32
 	}
 	plan := oomsim.Plan{
 		Model:     oomsim.Model{Name: "model", Params: o.Params, Arch: oomsim.AssumeArch(o.Params)},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
@@ -27,11 +28,11 @@ func TestOOMPlanAgreesWithRecommend(t *testing.T) {
 	}
 	a100, _ := recommend.FindDevice(devs, "a100-80gb")
 	for _, params := range []int64{7_000_000_000, 13_000_000_000, 30_000_000_000} {
-		plan, err := PlanOOM(e, &Env{}, OOMOptions{Params: params, Mode: oomsim.Training, Precision: oomsim.BF16, Fraction: 1})
+		plan, err := PlanOOM(e, &Env{}, OOMOptions{Params: params, Mode: oomsim.Training, Precision: capability.BF16, Fraction: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := recommend.Recommend(recommend.Input{Model: oomsim.Model{Params: params}, Mode: oomsim.Training, Precision: oomsim.BF16,
+		r, err := recommend.Recommend(recommend.Input{Model: oomsim.Model{Params: params}, Mode: oomsim.Training, Precision: capability.BF16,
 			PrecisionSource: "test", Target: recommend.TargetFromCatalogue(a100, 1), Strategy: "auto"})
 		if err != nil {
 			t.Fatal(err)

@@ -364,3 +364,42 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// OptionsFromEnv reads the Hugging Face settings from an environment, as
+// huggingface_hub does: HF_HUB_CACHE, else HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub or ~/.cache/huggingface/hub; HF_TOKEN;
+// HF_ENDPOINT; HF_HUB_OFFLINE. Downloads are kept under devctl's own cache
+// directory ($XDG_CACHE_HOME/devctl/hf), never in Hugging Face's.
+func OptionsFromEnv(lookupEnv func(string) (string, bool)) Options {
+	getenv := func(k string) string {
+		if lookupEnv == nil {
+			return ""
+		}
+		v, _ := lookupEnv(k)
+		return v
+	}
+	cacheHome := getenv("XDG_CACHE_HOME")
+	if cacheHome == "" {
+		if home := getenv("HOME"); home != "" {
+			cacheHome = filepath.Join(home, ".cache")
+		}
+	}
+	var hubCaches []string
+	switch {
+	case getenv("HF_HUB_CACHE") != "":
+		hubCaches = append(hubCaches, getenv("HF_HUB_CACHE"))
+	case getenv("HF_HOME") != "":
+		hubCaches = append(hubCaches, filepath.Join(getenv("HF_HOME"), "hub"))
+	case cacheHome != "":
+		hubCaches = append(hubCaches, filepath.Join(cacheHome, "huggingface", "hub"))
+	}
+	o := Options{HubCaches: hubCaches, Token: getenv("HF_TOKEN"), Endpoint: getenv("HF_ENDPOINT")}
+	if cacheHome != "" {
+		o.Cache = filepath.Join(cacheHome, "devctl", "hf")
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv("HF_HUB_OFFLINE"))) {
+	case "1", "true", "yes", "on":
+		o.Offline = true
+	}
+	return o
+}

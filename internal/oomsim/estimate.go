@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/units"
 )
 
@@ -34,15 +35,15 @@ var Overheads = map[backend.Backend]Overhead{
 }
 
 // BytesPerElement is the storage of one value in a dense dtype.
-func BytesPerElement(precision string) float64 {
+func BytesPerElement(precision capability.Precision) float64 {
 	switch precision {
-	case FP32:
+	case capability.FP32:
 		return 4
-	case FP16, BF16:
+	case capability.FP16, capability.BF16:
 		return 2
-	case Int8:
+	case capability.Int8:
 		return 1
-	case Int4:
+	case capability.Int4:
 		return 0.5
 	}
 	return 4
@@ -51,8 +52,8 @@ func BytesPerElement(precision string) float64 {
 // computeBytes is the dtype activations and the KV cache use: fp32 plans
 // compute in fp32, everything else (16-bit, and 8/4-bit weights, which
 // bitsandbytes dequantises to a 16-bit compute dtype) in 16 bits.
-func computeBytes(precision string) float64 {
-	if precision == FP32 || precision == "" {
+func computeBytes(precision capability.Precision) float64 {
+	if precision == capability.FP32 || precision == "" {
 		return 4
 	}
 	return 2
@@ -70,20 +71,20 @@ func computeBytes(precision string) float64 {
 //
 // Only nn.Linear weights are quantised; the rest (embeddings, norms, the LM
 // head) stays 16-bit, which is why small models compress poorly.
-func WeightBytes(m Model, n int64, precision string) int64 {
+func WeightBytes(m Model, n int64, precision capability.Precision) int64 {
 	switch precision {
-	case FP32:
+	case capability.FP32:
 		return sat(4 * float64(n))
-	case FP16, BF16:
+	case capability.FP16, capability.BF16:
 		return sat(2 * float64(n))
-	case Int8, Int4:
+	case capability.Int8, capability.Int4:
 	default:
 		return sat(4 * float64(n))
 	}
 	keep := unquantized(m, n)
 	q := float64(n - keep)
 	var qb float64
-	if precision == Int8 {
+	if precision == capability.Int8 {
 		in := 4096.0
 		if m.Arch != nil && m.Arch.Hidden > 0 {
 			in = float64(m.Arch.Hidden)
@@ -136,7 +137,7 @@ func LoRAParams(m Model, rank int) int64 {
 // variance (8), bitsandbytes 8-bit AdamW 2, SGD with momentum 4, Adafactor
 // factored second moments plus momentum ≈ 4 (HF perf docs: "slightly more
 // than 4 bytes"). Mixed precision adds an fp32 master copy (4).
-func optimizerBytesPerParam(opt string, mixed bool) float64 {
+func optimizerBytesPerParam(opt Optimizer, mixed bool) float64 {
 	var b float64
 	switch opt {
 	case AdamW8bit:
@@ -176,11 +177,11 @@ func optimizerBytesPerParam(opt string, mixed bool) float64 {
 // prefill. SDPA/flash attention keeps none. Training defaults to eager
 // (the published formula; conservative), inference to SDPA (transformers'
 // default since 4.36).
-func Activations(a *Arch, mode string, precision string, recompute string, batch, seq int) int64 {
+func Activations(a *Arch, mode Mode, precision capability.Precision, recompute Recompute, batch, seq int) int64 {
 	return activations(a, mode, precision, recompute, "", batch, seq)
 }
 
-func activations(a *Arch, mode string, precision string, recompute string, attention string, batch, seq int) int64 {
+func activations(a *Arch, mode Mode, precision capability.Precision, recompute Recompute, attention Attention, batch, seq int) int64 {
 	if a == nil || a.Hidden == 0 || a.Layers == 0 {
 		return 0
 	}
@@ -219,7 +220,7 @@ func activations(a *Arch, mode string, precision string, recompute string, atten
 }
 
 // KVCache is 2 × layers × kv_heads × head_dim × tokens × batch × bytes.
-func KVCache(a *Arch, precision string, batch, seq int) int64 {
+func KVCache(a *Arch, precision capability.Precision, batch, seq int) int64 {
 	if a == nil || a.KVLayers == 0 {
 		return 0
 	}
@@ -295,10 +296,10 @@ func withDefaults(p Plan) Plan {
 		p.Mode = Inference
 	}
 	if p.Precision == "" {
-		p.Precision = FP32
+		p.Precision = capability.FP32
 	}
 	if p.Mode == QLoRA {
-		p.Precision = Int4
+		p.Precision = capability.Int4
 	}
 	if p.Mode == Inference {
 		// Serving has no optimizer, adapters or backward pass: a plan
@@ -347,7 +348,7 @@ func eleutherai(p Plan) (Breakdown, error) {
 	m := p.Model
 	var b Breakdown
 	n := float64(p.devices())
-	mixed := p.Precision != FP32
+	mixed := p.Precision != capability.FP32
 	switch p.Mode {
 	case Inference:
 		b.WeightsBytes = WeightBytes(m, m.Params, p.Precision)
@@ -361,7 +362,7 @@ func eleutherai(p Plan) (Breakdown, error) {
 		}
 		return b, nil
 	case Training:
-		if p.Precision == Int8 || p.Precision == Int4 {
+		if p.Precision == capability.Int8 || p.Precision == capability.Int4 {
 			return b, fmt.Errorf("%w: full training needs fp32, fp16 or bf16 weights; use --mode lora or qlora for 8-bit/4-bit", ErrNotApplicable)
 		}
 		wb := BytesPerElement(p.Precision)
@@ -402,7 +403,7 @@ func eleutherai(p Plan) (Breakdown, error) {
 }
 
 // largestLayerBytes is one block's weights, what offloading keeps resident.
-func largestLayerBytes(m Model, precision string) int64 {
+func largestLayerBytes(m Model, precision capability.Precision) int64 {
 	ll := m.LargestLayerParams
 	if ll == 0 {
 		ll = LargestLayer(m)
@@ -443,11 +444,11 @@ func accelerate(p Plan) (Breakdown, error) {
 	fp32 := 4*base + m.BufferBytes
 	div := int64(1)
 	switch p.Precision {
-	case FP16, BF16:
+	case capability.FP16, capability.BF16:
 		div = 2
-	case Int8:
+	case capability.Int8:
 		div = 4
-	case Int4:
+	case capability.Int4:
 		div = 8
 	}
 	size := fp32 / div
@@ -460,9 +461,9 @@ func accelerate(p Plan) (Breakdown, error) {
 		b.Notes = append(b.Notes, "accelerate counts the base model (no untied LM head) and its buffers; it adds no activations (its docs suggest up to 20% more for inference)")
 	case Training:
 		switch p.Precision {
-		case FP32:
+		case capability.FP32:
 			b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes = size, size, 2*size
-		case FP16, BF16:
+		case capability.FP16, capability.BF16:
 			b.WeightsBytes, b.OptimizerBytes = size, 2*fp32-size
 			b.Notes = append(b.Notes, "accelerate prints the per-stage peak (2× the fp32 size for mixed precision); everything above the 16-bit weights is shown as optimizer")
 		default:

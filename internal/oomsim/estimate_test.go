@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -26,15 +27,15 @@ var bertBaseCased = Model{Name: "bert-base-cased", Params: 108_310_272, BufferBy
 func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 	cases := []struct {
 		name               string
-		precision          string
+		precision          capability.Precision
 		totalMiB, trainMiB float64
 		trainNA            bool
 		largestMiB         float64
 	}{
-		{"float32 total 413.18 MB and training 1.61 GB", FP32, 413.18, 1.61 * 1024, false, 86.47},
-		{"float16 total 206.59 MB and training 826.36 MB", FP16, 206.59, 826.36, false, 43.23},
-		{"int8 total 103.29 MB and training N/A in the current code", Int8, 103.29, 0, true, 21.62},
-		{"int4 total 51.65 MB and training N/A in the current code", Int4, 51.65, 0, true, 10.81},
+		{"float32 total 413.18 MB and training 1.61 GB", capability.FP32, 413.18, 1.61 * 1024, false, 86.47},
+		{"float16 total 206.59 MB and training 826.36 MB", capability.FP16, 206.59, 826.36, false, 43.23},
+		{"int8 total 103.29 MB and training N/A in the current code", capability.Int8, 103.29, 0, true, 21.62},
+		{"int4 total 51.65 MB and training N/A in the current code", capability.Int4, 51.65, 0, true, 10.81},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +62,7 @@ func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := mib(b.ModelStatesBytes)
-			if c.precision == FP32 {
+			if c.precision == capability.FP32 {
 				got = gib(b.ModelStatesBytes) * 1024
 			}
 			if got != c.trainMiB {
@@ -72,7 +73,7 @@ func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 }
 
 func TestAccelerateExactBytes(t *testing.T) {
-	b, err := Estimate(Plan{Model: bertBaseCased, Precision: FP32, Convention: Accelerate})
+	b, err := Estimate(Plan{Model: bertBaseCased, Precision: capability.FP32, Convention: Accelerate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestAccelerateExactBytes(t *testing.T) {
 		t.Errorf("bert-base-cased fp32 total and largest layer (-want +got):\n%s", diff)
 	}
 	// timm/resnet50.a1_in1k: 25,557,032 params + 212,904 B of BatchNorm buffers.
-	r, err := Estimate(Plan{Model: Model{Name: "resnet50", Params: 25_557_032, BufferBytes: 212_904}, Precision: FP32, Convention: Accelerate})
+	r, err := Estimate(Plan{Model: Model{Name: "resnet50", Params: 25_557_032, BufferBytes: 212_904}, Precision: capability.FP32, Convention: Accelerate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestDeepSpeedZeRO3ReproducesT0_3B(t *testing.T) {
 	t0 := Model{Name: "T0_3B", Params: 2_783_959_040, LargestLayerParams: 65_798_144}
 	cases := []struct {
 		name          string
-		offload       string
+		offload       Offload
 		offloadParams bool
 		gpus          int
 		cpu, gpu      float64
@@ -110,7 +111,7 @@ func TestDeepSpeedZeRO3ReproducesT0_3B(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := Estimate(Plan{Model: t0, Mode: Training, Precision: BF16, Convention: DeepSpeed, ZeROStage: 3,
+			b, err := Estimate(Plan{Model: t0, Mode: Training, Precision: capability.BF16, Convention: DeepSpeed, ZeROStage: 3,
 				Devices: c.gpus, Offload: c.offload, OffloadParams: c.offloadParams})
 			if err != nil {
 				t.Fatal(err)
@@ -129,7 +130,7 @@ func TestDeepSpeedZeRO2ReproducesT5_3B(t *testing.T) {
 	t5 := Model{Name: "t5-3b", Params: 2_851_598_336}
 	cases := []struct {
 		name     string
-		offload  string
+		offload  Offload
 		legacy   bool
 		cpu, gpu float64
 	}{
@@ -139,7 +140,7 @@ func TestDeepSpeedZeRO2ReproducesT5_3B(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := Estimate(Plan{Model: t5, Mode: Training, Precision: FP16, Convention: DeepSpeed, ZeROStage: 2,
+			b, err := Estimate(Plan{Model: t5, Mode: Training, Precision: capability.FP16, Convention: DeepSpeed, ZeROStage: 2,
 				Devices: 8, Offload: c.offload, ZeRO2Legacy: c.legacy})
 			if err != nil {
 				t.Fatal(err)
@@ -151,7 +152,7 @@ func TestDeepSpeedZeRO2ReproducesT5_3B(t *testing.T) {
 	}
 }
 
-// Source: huggingface/blog llama31.md KV-cache table (FP16, "GB" = GiB,
+// Source: huggingface/blog llama31.md KV-cache table (capability.FP16, "GB" = GiB,
 // 1k = 1024, 16k = 16,000, 128k = 128,000 tokens); llama.cpp measured
 // allocations at ctx 2048 (HF discussion dranger003/c4ai-command-r-v01-iMat.GGUF/6).
 func TestKVCacheMatchesPublishedFigures(t *testing.T) {
@@ -177,17 +178,17 @@ func TestKVCacheMatchesPublishedFigures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := float64(KVCache(c.arch, FP16, 1, c.tokens)) / float64(GiB)
+			got := float64(KVCache(c.arch, capability.FP16, 1, c.tokens)) / float64(GiB)
 			if math.Abs(got-c.want) > c.tol {
 				t.Errorf("KV cache = %.4f GiB, want %.3f", got, c.want)
 			}
 		})
 	}
-	if got := KVCache(llama2_7b, BF16, 1, 1); got != 524_288 {
+	if got := KVCache(llama2_7b, capability.BF16, 1, 1); got != 524_288 {
 		t.Errorf("Llama-2-7B KV per token = %d, want 524,288 B", got)
 	}
 	// vLLM log (vllm-project/vllm#12330): 5691 blocks of 16 tokens = 11.12 GiB.
-	if got := gib(KVCache(llama3_8b, BF16, 1, 5691*16)); got != 11.12 {
+	if got := gib(KVCache(llama3_8b, capability.BF16, 1, 5691*16)); got != 11.12 {
 		t.Errorf("vLLM Llama-3-8B 5691 blocks = %.2f GiB, want 11.12", got)
 	}
 }
@@ -200,9 +201,9 @@ func TestQuantisedWeightsMatchBitsandbytesFootprints(t *testing.T) {
 	const q = int64(1_207_959_552) // 24 layers × 12·2048² Linear weights
 	bloom := Model{Name: "bloom-1b7", Params: 1_722_408_960, UnquantizedParams: 1_722_408_960 - q,
 		Arch: &Arch{Layers: 24, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 250880}}
-	fp16 := WeightBytes(bloom, bloom.Params, FP16)
-	int8 := WeightBytes(bloom, bloom.Params, Int8) - 4*(q/2048)
-	int4 := WeightBytes(bloom, bloom.Params, Int4) - 4*(q/64)
+	fp16 := WeightBytes(bloom, bloom.Params, capability.FP16)
+	int8 := WeightBytes(bloom, bloom.Params, capability.Int8) - 4*(q/2048)
+	int4 := WeightBytes(bloom, bloom.Params, capability.Int4) - 4*(q/64)
 	if diff := cmp.Diff([]int64{3_444_817_920, 2_236_858_368, 1_632_878_592}, []int64{fp16, int8, int4}); diff != "" {
 		t.Errorf("bloom-1b7 fp16/int8/int4 footprints (-want +got):\n%s", diff)
 	}
@@ -215,7 +216,7 @@ func TestQuantisedWeightsMatchBitsandbytesFootprints(t *testing.T) {
 	// load_in_4bit's default (no double quantisation): 4 bits and an fp32
 	// absmax per 64 weights = 0.5625 B/param (QLoRA §3).
 	bare := Model{Params: 1_000_000_000}
-	if got := float64(WeightBytes(bare, bare.Params, Int4)) / 1e9; got != 0.5625 {
+	if got := float64(WeightBytes(bare, bare.Params, capability.Int4)) / 1e9; got != 0.5625 {
 		t.Errorf("NF4 = %.5f B/param, want 0.5625", got)
 	}
 }
@@ -235,15 +236,15 @@ func TestKnownVerdicts(t *testing.T) {
 		fits   bool
 	}{
 		{"Llama-2-7B full fine-tune with AdamW on one A100-80GB does not fit (llama-cookbook#413)",
-			Plan{Model: llama2_7b, Mode: Training, Precision: BF16, SeqLen: 512, Backend: "cuda"}, a100, false},
+			Plan{Model: llama2_7b, Mode: Training, Precision: capability.BF16, SeqLen: 512, Backend: "cuda"}, a100, false},
 		{"Meta-Llama-3-8B bf16 inference on a T4 does not fit (llama3#95)",
-			Plan{Model: llama3_8b, Mode: Inference, Precision: BF16, SeqLen: 512, Backend: "cuda"}, t4, false},
+			Plan{Model: llama3_8b, Mode: Inference, Precision: capability.BF16, SeqLen: 512, Backend: "cuda"}, t4, false},
 		{"Llama-2-7B fp16 inference on a T4 fits at a short context",
-			Plan{Model: llama2_7b, Mode: Inference, Precision: FP16, SeqLen: 512, Backend: "cuda"}, t4, true},
+			Plan{Model: llama2_7b, Mode: Inference, Precision: capability.FP16, SeqLen: 512, Backend: "cuda"}, t4, true},
 		{"Llama-2-7B fp16 inference on a T4 does not fit at 4096 tokens",
-			Plan{Model: llama2_7b, Mode: Inference, Precision: FP16, SeqLen: 4096, Backend: "cuda"}, t4, false},
+			Plan{Model: llama2_7b, Mode: Inference, Precision: capability.FP16, SeqLen: 4096, Backend: "cuda"}, t4, false},
 		{"Meta-Llama-3-8B 4-bit inference on a T4 fits (llama3#95)",
-			Plan{Model: llama3_8b, Mode: Inference, Precision: Int4, SeqLen: 2048, Backend: "cuda"}, t4, true},
+			Plan{Model: llama3_8b, Mode: Inference, Precision: capability.Int4, SeqLen: 2048, Backend: "cuda"}, t4, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -265,12 +266,12 @@ func TestEleutherAIModelStates(t *testing.T) {
 		plan Plan
 		want int64
 	}{
-		{"fp16 weights are 2 bytes per parameter", Plan{Mode: Inference, Precision: FP16}, 300_000_000},
-		{"mixed-precision AdamW is 16 bytes per parameter", Plan{Mode: Training, Precision: BF16}, 2_400_000_000},
-		{"fp32 AdamW is 16 bytes per parameter", Plan{Mode: Training, Precision: FP32}, 2_400_000_000},
-		{"mixed-precision 8-bit AdamW is 10 bytes per parameter", Plan{Mode: Training, Precision: BF16, Optimizer: AdamW8bit}, 1_500_000_000},
-		{"ZeRO-2 over 4 devices shards gradients and optimizer", Plan{Mode: Training, Precision: BF16, Sharding: ShardZeRO2, Devices: 4}, 300_000_000 + 300_000_000/4 + 1_800_000_000/4},
-		{"ZeRO-3 over 4 devices shards everything", Plan{Mode: Training, Precision: BF16, Sharding: ShardZeRO3, Devices: 4}, 600_000_000},
+		{"fp16 weights are 2 bytes per parameter", Plan{Mode: Inference, Precision: capability.FP16}, 300_000_000},
+		{"mixed-precision AdamW is 16 bytes per parameter", Plan{Mode: Training, Precision: capability.BF16}, 2_400_000_000},
+		{"fp32 AdamW is 16 bytes per parameter", Plan{Mode: Training, Precision: capability.FP32}, 2_400_000_000},
+		{"mixed-precision 8-bit AdamW is 10 bytes per parameter", Plan{Mode: Training, Precision: capability.BF16, Optimizer: AdamW8bit}, 1_500_000_000},
+		{"ZeRO-2 over 4 devices shards gradients and optimizer", Plan{Mode: Training, Precision: capability.BF16, Sharding: ShardZeRO2, Devices: 4}, 300_000_000 + 300_000_000/4 + 1_800_000_000/4},
+		{"ZeRO-3 over 4 devices shards everything", Plan{Mode: Training, Precision: capability.BF16, Sharding: ShardZeRO3, Devices: 4}, 600_000_000},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -290,11 +291,11 @@ func TestEleutherAIModelStates(t *testing.T) {
 // recomputation ≈ 21.4 GiB (memory.md §8).
 func TestActivationsKorthikanti(t *testing.T) {
 	a := &Arch{Layers: 24, Hidden: 1024, Heads: 16}
-	if got := gib(Activations(a, Training, BF16, RecomputeNone, 8, 1024)); got != 21.38 {
+	if got := gib(Activations(a, Training, capability.BF16, RecomputeNone, 8, 1024)); got != 21.38 {
 		t.Errorf("activations = %.2f GiB, want 21.38", got)
 	}
-	sel := Activations(a, Training, BF16, RecomputeSelective, 8, 1024)
-	full := Activations(a, Training, BF16, RecomputeFull, 8, 1024)
+	sel := Activations(a, Training, capability.BF16, RecomputeSelective, 8, 1024)
+	full := Activations(a, Training, capability.BF16, RecomputeFull, 8, 1024)
 	if want := int64(24 * 34 * 1024 * 8 * 1024); sel != want {
 		t.Errorf("selective = %d, want %d", sel, want)
 	}

@@ -3,6 +3,7 @@ package oomsim
 import (
 	"testing"
 
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,22 +29,22 @@ func TestEstimateFormulas(t *testing.T) {
 	}{
 		{
 			name: "SGD with momentum keeps 4 bytes of state per parameter, plus the fp32 master copy in mixed precision",
-			plan: Plan{Model: bare, Mode: Training, Precision: BF16, Optimizer: SGD},
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Optimizer: SGD},
 			want: parts{Weights: 2_000_000, Gradients: 2_000_000, Optimizer: 8_000_000},
 		},
 		{
 			name: "Adafactor in fp32 keeps about 4 bytes of state per parameter",
-			plan: Plan{Model: bare, Mode: Training, Precision: FP32, Optimizer: Adafactor},
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.FP32, Optimizer: Adafactor},
 			want: parts{Weights: 4_000_000, Gradients: 4_000_000, Optimizer: 4_000_000},
 		},
 		{
 			name: "inference without a shape takes activations as 20% of the weights",
-			plan: Plan{Model: bare, Mode: Inference, Precision: FP16},
+			plan: Plan{Model: bare, Mode: Inference, Precision: capability.FP16},
 			want: parts{Weights: 2_000_000, Activations: 400_000},
 		},
 		{
 			name: "ZeRO-3 inference shards the weights and the KV cache over the devices",
-			plan: Plan{Model: tiny, Mode: Inference, Precision: FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
+			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
 			want: parts{
 				Weights: 2_000_000 / 4,
 				// prefill: one layer's projections and MLP intermediates (4h + 3·ffn,
@@ -55,23 +56,23 @@ func TestEstimateFormulas(t *testing.T) {
 		},
 		{
 			name: "LoRA adapters without a shape are 0.5% of the model, trained in fp32 with AdamW",
-			plan: Plan{Model: bare, Mode: LoRA, Precision: FP16},
+			plan: Plan{Model: bare, Mode: LoRA, Precision: capability.FP16},
 			want: parts{Weights: 2_000_000 + 4*5_000, Gradients: 4 * 5_000, Optimizer: 8 * 5_000},
 		},
 		{
 			name: "DeepSpeed ZeRO-2 with CPU offload keeps at least 16 bytes per parameter on the host",
-			plan: Plan{Model: bare, Mode: Training, Precision: FP16, Convention: DeepSpeed, Devices: 2, Offload: "cpu"},
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.FP16, Convention: DeepSpeed, Devices: 2, Offload: "cpu"},
 			// estimate_zero2_model_states_mem_needs: cpu = P · max(4·G, 16) · 1.5
 			want: parts{Weights: 2_000_000, Host: 1_000_000 * 16 * 3 / 2},
 		},
 		{
 			name: "a plan run on the CPU is charged the CPU's overhead, not the accelerator's",
-			plan: Plan{Model: bare, Mode: Inference, Precision: FP32, Backend: "cuda", OnCPU: true},
+			plan: Plan{Model: bare, Mode: Inference, Precision: capability.FP32, Backend: "cuda", OnCPU: true},
 			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 512 * MiB},
 		},
 		{
 			name: "a plan on a CUDA device is charged the CUDA context",
-			plan: Plan{Model: bare, Mode: Inference, Precision: FP32, Backend: "cuda"},
+			plan: Plan{Model: bare, Mode: Inference, Precision: capability.FP32, Backend: "cuda"},
 			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 512 * MiB},
 		},
 	}
@@ -95,14 +96,14 @@ func TestActivationsByRecompute(t *testing.T) {
 	const layer = 1024*8*1024*34 + 5*16*1024*1024*8 // s·b·h·34 + 5·a·s²·b
 	tests := []struct {
 		name      string
-		precision string
-		recompute string
+		precision capability.Precision
+		recompute Recompute
 		want      int64
 	}{
-		{"no recomputation keeps every layer's activations", BF16, RecomputeNone, 24 * layer},
-		{"fp32 doubles the 16-bit figure", FP32, RecomputeNone, 2 * 24 * layer},
-		{"full recomputation keeps 2·s·b·h per layer plus one layer being recomputed", BF16, RecomputeFull, 24*2*1024*8*1024 + layer},
-		{"fp32 full recomputation doubles too", FP32, RecomputeFull, 2 * (24*2*1024*8*1024 + layer)},
+		{"no recomputation keeps every layer's activations", capability.BF16, RecomputeNone, 24 * layer},
+		{"fp32 doubles the 16-bit figure", capability.FP32, RecomputeNone, 2 * 24 * layer},
+		{"full recomputation keeps 2·s·b·h per layer plus one layer being recomputed", capability.BF16, RecomputeFull, 24*2*1024*8*1024 + layer},
+		{"fp32 full recomputation doubles too", capability.FP32, RecomputeFull, 2 * (24*2*1024*8*1024 + layer)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

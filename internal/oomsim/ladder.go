@@ -2,6 +2,7 @@ package oomsim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -185,15 +186,15 @@ func set(action string, edit func(n *Plan), what func(cur, n Plan) string) move 
 // 1. Lower precision: fp32 → the device's 16-bit type.
 func lowerPrecision(l ladder, cur Plan) []move {
 	const action = "lower precision"
-	if cur.Precision != FP32 {
-		return skipped(action, "already "+cur.Precision)
+	if cur.Precision != capability.FP32 {
+		return skipped(action, "already "+string(cur.Precision))
 	}
 	half := Half(l.d.Support)
 	if half == "" {
 		return skipped(action, "the device runs neither bf16 nor fp16 fast")
 	}
 	return []move{set(action, func(n *Plan) { n.Precision = half },
-		func(Plan, Plan) string { return "fp32 → " + half })}
+		func(Plan, Plan) string { return "fp32 → " + string(half) })}
 }
 
 // 2-3. Activation recomputation, selective then full.
@@ -203,14 +204,14 @@ func recompute(l ladder, _ Plan) []move {
 		return skipped(action, "inference keeps no activations for a backward pass")
 	}
 	var ms []move
-	for _, r := range []string{RecomputeSelective, RecomputeFull} {
+	for _, r := range []Recompute{RecomputeSelective, RecomputeFull} {
 		ms = append(ms, func(cur Plan) (change, bool) {
-			if rank(cur.Recompute) >= rank(r) {
+			if slices.Index(Recomputes, cur.Recompute) >= slices.Index(Recomputes, r) {
 				return change{}, false
 			}
 			n := cur
 			n.Recompute = r
-			return change{action: action, change: cur.Recompute + " → " + r, plan: n}, true
+			return change{action: action, change: string(cur.Recompute) + " → " + string(r), plan: n}, true
 		})
 	}
 	return ms
@@ -242,7 +243,7 @@ func optimizer8bit(l ladder, cur Plan) []move {
 	case !l.training:
 		return skipped(action, "inference has no optimizer")
 	case cur.Optimizer != AdamW:
-		return skipped(action, "optimizer is already "+cur.Optimizer)
+		return skipped(action, "optimizer is already "+string(cur.Optimizer))
 	}
 	return []move{set(action, func(n *Plan) { n.Optimizer = AdamW8bit },
 		func(Plan, Plan) string { return "adamw → adamw-8bit" })}
@@ -254,18 +255,18 @@ func quantiseWeights(l ladder, _ Plan) []move {
 		return nil
 	}
 	var ms []move
-	for _, q := range []string{Int8, Int4} {
+	for _, q := range []capability.Precision{capability.Int8, capability.Int4} {
 		ms = append(ms, func(cur Plan) (change, bool) {
-			if rank(cur.Precision) >= rank(q) {
+			if cur.Precision.Level() >= q.Level() {
 				return change{}, false
 			}
 			if !l.d.Support.Has(q) {
-				return change{action: "quantise weights to " + q,
+				return change{action: "quantise weights to " + string(q),
 					skip: "the device does not support it (" + reasonFor(l.d.Backend, q) + ")"}, true
 			}
 			n := cur
 			n.Precision = q
-			return change{action: "quantise weights", change: cur.Precision + " → " + q, plan: n}, true
+			return change{action: "quantise weights", change: string(cur.Precision) + " → " + string(q), plan: n}, true
 		})
 	}
 	return ms
@@ -287,18 +288,18 @@ func trainAdapters(l ladder, _ Plan) []move {
 		n := cur
 		n.Mode = LoRA
 		return change{action: action, plan: n,
-			change: "full training → LoRA (rank 16, base weights frozen at " + cur.Precision + ")"}, true
+			change: "full training → LoRA (rank 16, base weights frozen at " + string(cur.Precision) + ")"}, true
 	}
 	qlora := func(cur Plan) (change, bool) {
 		switch {
-		case !l.d.Support.Has(Int4):
+		case !l.d.Support.Has(capability.Int4):
 			return change{action: "QLoRA", skip: "the device does not support 4-bit weights"}, true
 		case cur.Mode == QLoRA:
 			return change{}, false
 		}
 		n := cur
-		n.Mode, n.Precision = QLoRA, Int4
-		return change{action: action, change: cur.Mode + " → QLoRA (NF4 base weights, double quantisation)", plan: n}, true
+		n.Mode, n.Precision = QLoRA, capability.Int4
+		return change{action: action, change: string(cur.Mode) + " → QLoRA (NF4 base weights, double quantisation)", plan: n}, true
 	}
 	return []move{lora, qlora}
 }
@@ -311,7 +312,7 @@ func shard(l ladder, _ Plan) []move {
 		return skipped(action, "only one device available (use --devices N to plan for more)")
 	}
 	stages := []struct {
-		sharding string
+		sharding Sharding
 		zero     int
 		label    string
 	}{
@@ -325,7 +326,7 @@ func shard(l ladder, _ Plan) []move {
 	var ms []move
 	for _, s := range stages {
 		ms = append(ms, func(cur Plan) (change, bool) {
-			if rank(cur.Sharding) >= rank(s.sharding) {
+			if slices.Index(Shardings, cur.Sharding) >= slices.Index(Shardings, s.sharding) {
 				return change{}, false
 			}
 			n := cur
@@ -338,14 +339,14 @@ func shard(l ladder, _ Plan) []move {
 
 // 8. CPU offload.
 func offloadToCPU(l ladder, cur Plan) []move {
-	if cur.Offload == "cpu" {
+	if cur.Offload == OffloadCPU {
 		return nil
 	}
 	what := "optimizer states → host memory (ZeRO-Offload)"
 	if !l.training {
 		what = "weights → host memory, one layer resident at a time"
 	}
-	return []move{set("offload to CPU", func(n *Plan) { n.Offload = "cpu" },
+	return []move{set("offload to CPU", func(n *Plan) { n.Offload = OffloadCPU },
 		func(Plan, Plan) string { return what })}
 }
 
@@ -360,51 +361,38 @@ func cpuFallback(l ladder, _ Plan) []move {
 	}
 	n := l.start
 	n.OnCPU, n.Backend = true, "cpu"
-	if n.Precision != FP32 && n.Precision != BF16 {
-		n.Precision = FP32
+	if n.Precision != capability.FP32 && n.Precision != capability.BF16 {
+		n.Precision = capability.FP32
 	}
 	host := Device{Name: "cpu", Backend: "cpu", BudgetBytes: l.d.HostBudgetBytes, Available: 1}
 	return []move{func(Plan) (change, bool) {
-		return change{action: action, change: "run on the host CPU (" + n.Precision + ")", plan: n, on: &host}, true
+		return change{action: action, change: "run on the host CPU (" + string(n.Precision) + ")", plan: n, on: &host}, true
 	}}
 }
 
 // Half returns the 16-bit type a device runs best: bf16 where native,
 // else fp16, else "".
-func Half(s capability.Support) string {
+func Half(s capability.Support) capability.Precision {
 	switch {
 	case s.BF16:
-		return BF16
+		return capability.BF16
 	case s.FP16:
-		return FP16
+		return capability.FP16
 	}
 	return ""
 }
 
-func reasonFor(b backend.Backend, precision string) string {
+func reasonFor(b backend.Backend, precision capability.Precision) string {
 	if r := capability.Requirement(b, precision); r != "" {
 		return "needs " + r
 	}
-	return "no " + string(b) + " rule grants " + precision
-}
-
-// rank orders values within one ladder dimension.
-func rank(v string) int {
-	switch v {
-	case RecomputeSelective, ShardZeRO2, FP16, BF16:
-		return 1
-	case RecomputeFull, ShardZeRO3, Int8:
-		return 2
-	case Int4:
-		return 3
-	}
-	return 0
+	return "no " + string(b) + " rule grants " + string(precision)
 }
 
 func describe(p Plan) string {
 	s := fmt.Sprintf("%s, %s, batch %d, seq %d", p.Mode, p.Precision, p.batch(), p.SeqLen)
 	if p.Mode != Inference {
-		s += ", " + p.Optimizer + ", recompute " + p.Recompute
+		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
 	}
 	return s
 }

@@ -9,70 +9,6 @@ import (
 	"github.com/devctl/devctl/internal/capability"
 )
 
-// Modes of use.
-const (
-	Inference = "inference"
-	Training  = "training"
-	LoRA      = "lora"
-	QLoRA     = "qlora"
-)
-
-// Precisions: the capability rules' names, which config
-// (device.precision) accepts too.
-const (
-	FP32 = capability.FP32
-	FP16 = capability.FP16
-	BF16 = capability.BF16
-	Int8 = capability.Int8
-	Int4 = capability.Int4
-)
-
-// Optimizers.
-const (
-	AdamW     = "adamw"
-	AdamW8bit = "adamw-8bit"
-	SGD       = "sgd"
-	Adafactor = "adafactor"
-)
-
-// Recomputation (activation checkpointing) levels.
-const (
-	RecomputeNone      = "none"
-	RecomputeSelective = "selective"
-	RecomputeFull      = "full"
-)
-
-// Attention implementations: what decides whether s×s scores are kept.
-const (
-	AttentionEager = "eager"
-	AttentionSDPA  = "sdpa" // also flash attention: no s×s scores in memory
-)
-
-// Sharding of model states over data-parallel devices.
-const (
-	ShardNone  = "none"
-	ShardZeRO2 = "zero2" // gradients and optimizer states sharded
-	ShardZeRO3 = "zero3" // parameters too (FSDP FULL_SHARD)
-)
-
-// Conventions name the accounting a Breakdown follows.
-const (
-	EleutherAI = "eleutherai"
-	Accelerate = "accelerate"
-	DeepSpeed  = "deepspeed"
-)
-
-// Accepted values, for validation messages.
-var (
-	Modes       = []string{Inference, Training, LoRA, QLoRA}
-	Precisions  = []string{FP32, FP16, BF16, Int8, Int4}
-	Optimizers  = []string{AdamW, AdamW8bit, SGD, Adafactor}
-	Recomputes  = []string{RecomputeNone, RecomputeSelective, RecomputeFull}
-	Attentions  = []string{"auto", AttentionEager, AttentionSDPA}
-	Conventions = []string{EleutherAI, Accelerate, DeepSpeed}
-	Offloads    = []string{"none", "cpu"}
-)
-
 // ErrNotApplicable marks a plan a convention has no figure for (accelerate's
 // "N/A" for 8-bit training, DeepSpeed's estimators for inference). Callers
 // turn it into a usage error.
@@ -133,32 +69,32 @@ type Model struct {
 
 // Plan is one way to run a model. Zero values take documented defaults.
 type Plan struct {
-	Model     Model  `json:"-"`
-	Mode      string `json:"mode"`
-	Precision string `json:"precision"`
+	Model     Model                `json:"-"`
+	Mode      Mode                 `json:"mode"`
+	Precision capability.Precision `json:"precision"`
 	// BatchSize is the batch per device step the user wants (the global
 	// batch divided by data-parallel devices). The ladder keeps it.
 	BatchSize int `json:"batch_size"`
 	// MicroBatch is what runs at once; BatchSize/MicroBatch steps are
 	// accumulated. 0 means BatchSize.
-	MicroBatch int    `json:"micro_batch_size"`
-	SeqLen     int    `json:"seq_len"`
-	Optimizer  string `json:"optimizer,omitempty"`
-	Recompute  string `json:"recompute,omitempty"`
+	MicroBatch int       `json:"micro_batch_size"`
+	SeqLen     int       `json:"seq_len"`
+	Optimizer  Optimizer `json:"optimizer,omitempty"`
+	Recompute  Recompute `json:"recompute,omitempty"`
 	// Attention is the attention implementation: eager keeps s×s scores,
 	// sdpa (and flash) does not. "" or "auto": eager for training (the
 	// published formula), SDPA for inference (transformers' default).
-	Attention string `json:"attention,omitempty"`
+	Attention Attention `json:"attention,omitempty"`
 	// Sharding of model states over Devices (eleutherai convention).
-	Sharding string `json:"sharding"`
+	Sharding Sharding `json:"sharding"`
 	// ZeROStage selects the DeepSpeed estimator (2 or 3).
 	ZeROStage int `json:"zero_stage,omitempty"`
 	Devices   int `json:"devices"`
 	// Offload "cpu" moves optimizer states to host memory (ZeRO-Offload).
-	Offload string `json:"offload"`
+	Offload Offload `json:"offload"`
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
-	OffloadParams bool   `json:"offload_params,omitempty"`
-	Convention    string `json:"convention"`
+	OffloadParams bool       `json:"offload_params,omitempty"`
+	Convention    Convention `json:"convention"`
 	// LoRARank is the adapter rank for lora/qlora (default 16).
 	LoRARank int `json:"lora_rank,omitempty"`
 	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
@@ -216,10 +152,10 @@ type Breakdown struct {
 	// HostBytes is host (CPU) memory the plan needs for offloaded state.
 	HostBytes int64 `json:"host_bytes,omitempty"`
 	// LargestLayerBytes is accelerate's "Largest Layer" when known.
-	LargestLayerBytes int64    `json:"largest_layer_bytes,omitempty"`
-	Convention        string   `json:"convention"`
-	OverheadSource    string   `json:"overhead_source,omitempty"`
-	Notes             []string `json:"notes,omitempty"`
+	LargestLayerBytes int64      `json:"largest_layer_bytes,omitempty"`
+	Convention        Convention `json:"convention"`
+	OverheadSource    string     `json:"overhead_source,omitempty"`
+	Notes             []string   `json:"notes,omitempty"`
 }
 
 // Validate checks a plan's enumerations and ranges. It is pure, so the CLI
@@ -228,36 +164,20 @@ func (p Plan) Validate() error {
 	if p.Model.Params <= 0 {
 		return fmt.Errorf("model %q has no parameter count", p.Model.Name)
 	}
-	for _, c := range []struct {
-		name, v string
-		ok      []string
-	}{
-		{"mode", p.Mode, Modes},
-		{"precision", p.Precision, Precisions},
-		{"optimizer", p.Optimizer, Optimizers},
-		{"recompute", p.Recompute, Recomputes},
-		{"attention", p.Attention, Attentions},
-		{"convention", p.Convention, Conventions},
-		{"offload", p.Offload, Offloads},
-		{"sharding", p.Sharding, []string{ShardNone, ShardZeRO2, ShardZeRO3}},
+	for _, err := range []error{
+		check("mode", p.Mode, Modes), check("precision", p.Precision, capability.Precisions),
+		check("optimizer", p.Optimizer, Optimizers), check("recompute", p.Recompute, Recomputes),
+		check("attention", p.Attention, Attentions), check("convention", p.Convention, Conventions),
+		check("offload", p.Offload, Offloads), check("sharding", p.Sharding, Shardings),
 	} {
-		if c.v != "" && !in(c.ok, c.v) {
-			return fmt.Errorf("%s %q: want one of %v", c.name, c.v, c.ok)
+		if err != nil {
+			return err
 		}
 	}
 	if p.BatchSize < 0 || p.BatchSize > 1<<20 || p.MicroBatch < 0 || p.SeqLen < 0 || p.SeqLen > 1<<24 || p.Devices < 0 || p.Devices > 1<<16 {
 		return errors.New("batch size, sequence length or device count out of range")
 	}
 	return nil
-}
-
-func in(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sat converts a float byte count to int64, saturating instead of

@@ -16,7 +16,7 @@ func total(t *testing.T, p Plan) int64 {
 	return b.TotalBytes
 }
 
-var propModes = []string{Inference, Training, LoRA}
+var propModes = []Mode{Inference, Training, LoRA}
 
 // More parameters, a bigger batch or a longer sequence never needs less
 // memory, for every mode, precision and recomputation level.
@@ -25,9 +25,9 @@ func TestMemoryIsMonotone(t *testing.T) {
 	arch := &Arch{Layers: 24, KVLayers: 24, Hidden: 1024, Heads: 16, KVHeads: 16, HeadDim: 64, FFN: 4096, Vocab: 50257}
 	for i := 0; i < 2000; i++ {
 		mode := propModes[r.IntN(len(propModes))]
-		prec := []string{FP32, FP16, BF16}[r.IntN(3)]
+		prec := []capability.Precision{capability.FP32, capability.FP16, capability.BF16}[r.IntN(3)]
 		if mode != Training && r.IntN(2) == 0 {
-			prec = []string{Int8, Int4}[r.IntN(2)]
+			prec = []capability.Precision{capability.Int8, capability.Int4}[r.IntN(2)]
 		}
 		rc := Recomputes[r.IntN(len(Recomputes))]
 		params := int64(r.IntN(1e11)) + 1000
@@ -64,7 +64,7 @@ func TestMemoryIsMonotoneInBareParams(t *testing.T) {
 	for _, mode := range propModes {
 		prev := int64(0)
 		for p := int64(100_000); p < 2e12; p = p*21/20 + 1 {
-			got := total(t, Plan{Model: Model{Params: p, Arch: AssumeArch(p)}, Mode: mode, Precision: BF16, SeqLen: 2048, Backend: "cuda"})
+			got := total(t, Plan{Model: Model{Params: p, Arch: AssumeArch(p)}, Mode: mode, Precision: capability.BF16, SeqLen: 2048, Backend: "cuda"})
 			if float64(got) < 0.85*float64(prev) {
 				t.Fatalf("%s: %d params need %d bytes, much fewer than a smaller count's %d", mode, p, got, prev)
 			}
@@ -76,7 +76,7 @@ func TestMemoryIsMonotoneInBareParams(t *testing.T) {
 // A lower precision never needs more memory than a higher one.
 func TestLowerPrecisionNeverNeedsMore(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	order := []string{FP32, BF16, Int8, Int4}
+	order := []capability.Precision{capability.FP32, capability.BF16, capability.Int8, capability.Int4}
 	for i := 0; i < 2000; i++ {
 		params := int64(r.IntN(1e11)) + 1000
 		m := Model{Params: params, Arch: AssumeArch(params)}
@@ -88,7 +88,7 @@ func TestLowerPrecisionNeverNeedsMore(t *testing.T) {
 		batch, seq := r.IntN(16)+1, r.IntN(4096)+1
 		prev := int64(-1)
 		for _, prec := range order {
-			if mode == Training && (prec == Int8 || prec == Int4) {
+			if mode == Training && (prec == capability.Int8 || prec == capability.Int4) {
 				continue
 			}
 			got := total(t, Plan{Model: m, Mode: mode, Precision: prec, BatchSize: batch, SeqLen: seq, Backend: "cuda"})
@@ -105,7 +105,7 @@ func TestLadderFindsAFittingPlanForLlama2FullFineTune(t *testing.T) {
 		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000}}
 	a100 := Device{Name: "a100-80gb", Backend: "cuda", BudgetBytes: GiB * 7915 / 100 * 9 / 10, Available: 1,
 		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "8.0"})}
-	tr, err := Ladder(Plan{Model: m, Mode: Training, Precision: BF16, BatchSize: 8, SeqLen: 2048}, a100, LadderOptions{})
+	tr, err := Ladder(Plan{Model: m, Mode: Training, Precision: capability.BF16, BatchSize: 8, SeqLen: 2048}, a100, LadderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,20 +141,20 @@ func TestLadderQuantisesInferenceOnlyWhenTheDeviceCan(t *testing.T) {
 		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256}}
 	t4 := Device{Name: "t4", Backend: "cuda", BudgetBytes: GiB * 1475 / 100, Available: 1,
 		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "7.5"})}
-	tr, err := Ladder(Plan{Model: m, Mode: Inference, Precision: FP16, SeqLen: 2048}, t4, LadderOptions{})
+	tr, err := Ladder(Plan{Model: m, Mode: Inference, Precision: capability.FP16, SeqLen: 2048}, t4, LadderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !tr.Fits || tr.Final.Precision != Int8 {
+	if !tr.Fits || tr.Final.Precision != capability.Int8 {
 		t.Errorf("final precision %s fits %v, want 8bit that fits", tr.Final.Precision, tr.Fits)
 	}
 	tpu := Device{Name: "tpu-v4", Backend: "xla", BudgetBytes: 2 * GiB, Available: 1,
 		Support: capability.Evaluate(capability.Facts{Backend: "xla", Generation: "v4"})}
-	tr, err = Ladder(Plan{Model: m, Mode: Inference, Precision: BF16, SeqLen: 2048}, tpu, LadderOptions{})
+	tr, err = Ladder(Plan{Model: m, Mode: Inference, Precision: capability.BF16, SeqLen: 2048}, tpu, LadderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Final.Precision == Int8 || tr.Final.Precision == Int4 {
+	if tr.Final.Precision == capability.Int8 || tr.Final.Precision == capability.Int4 {
 		t.Errorf("TPU v4 has no int8 rule, yet the ladder ended at %s (fits %v)", tr.Final.Precision, tr.Fits)
 	}
 }

@@ -12,7 +12,7 @@ func OptionsFrom(cfg *config.Config) Options {
 		Preferred:        d.Preferred,
 		PlatformPriority: d.PlatformPriority,
 		FallbackEnabled:  d.FallbackEnabled,
-		MemoryStrategy:   d.MemoryStrategy,
+		MemoryStrategy:   string(d.MemoryStrategy),
 		MemoryFraction:   d.MemoryFraction,
 	}
 }

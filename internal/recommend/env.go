@@ -7,15 +7,17 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
 // Env lists the environment variables for a target, in a stable order.
 // Sources: shared/research/devices.md §5 (JAX GPU memory docs, PyTorch
 // allocator and MPS docs, PyTorch/XLA).
-func Env(t Target, strategy string, frac float64, p oomsim.Plan, devices int) []EnvVar {
-	var out []EnvVar
-	set := func(name, value, why string) { out = append(out, EnvVar{name, value, why}) }
+func Env(t Target, strategy oomsim.Strategy, frac float64, p oomsim.Plan, devices int) []envvar.Var {
+	var out []envvar.Var
+	set := func(name, value, why string) { out = append(out, envvar.Var{Name: name, Value: value, Why: why}) }
 	vis := visible(t, devices)
 	fracStr := strconv.FormatFloat(math.Round(frac*100)/100, 'f', 2, 64)
 	jax := func() {
@@ -106,15 +108,15 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 		f.PyTorchDevice, f.JAXPlatform = "cpu", "cpu"
 	}
 	compute := "torch.bfloat16"
-	if oomsim.Half(t.Support) == oomsim.FP16 {
+	if oomsim.Half(t.Support) == capability.FP16 {
 		compute = "torch.float16"
 	}
 	switch p.Precision {
-	case oomsim.FP32:
+	case capability.FP32:
 		f.TorchDtype = "torch.float32"
-	case oomsim.FP16:
+	case capability.FP16:
 		f.TorchDtype = "torch.float16"
-	case oomsim.Int8, oomsim.Int4:
+	case capability.Int8, capability.Int4:
 		f.TorchDtype = compute
 		f.Quantization = quantizationPath(backend, p.Precision, compute)
 	default:
@@ -130,10 +132,10 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 // quantizationPath is how a backend loads 8-bit or 4-bit weights.
 // bitsandbytes is a CUDA library, so it is offered on CUDA only; other
 // backends get their own path, or none when devctl knows of no verified one.
-func quantizationPath(b backend.Backend, precision, compute string) string {
+func quantizationPath(b backend.Backend, precision capability.Precision, compute string) string {
 	switch b {
 	case backend.CUDA:
-		if precision == oomsim.Int8 {
+		if precision == capability.Int8 {
 			return "BitsAndBytesConfig(load_in_8bit=True)"
 		}
 		return fmt.Sprintf("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=%s)", compute)
@@ -142,29 +144,10 @@ func quantizationPath(b backend.Backend, precision, compute string) string {
 	case backend.XPU:
 		return "Intel Extension for PyTorch weight-only quantisation (ipex.llm.optimize with a weight-only qconfig)"
 	case backend.CPU:
-		if precision == oomsim.Int8 {
+		if precision == capability.Int8 {
 			return "torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)"
 		}
 		return "none for PyTorch on the CPU; a GGUF model in llama.cpp runs 4-bit"
 	}
 	return "none: no " + string(b) + " path for quantised weights is known to devctl; use 16-bit"
-}
-
-// ShellQuote quotes a value for POSIX shells: safe characters stay bare,
-// everything else goes in single quotes with embedded quotes escaped.
-func ShellQuote(v string) string {
-	if v == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range v {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }

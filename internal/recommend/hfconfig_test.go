@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
@@ -134,7 +135,7 @@ func FuzzParseHFConfig(f *testing.F) {
 		if m.Params <= 0 || m.Params > MaxParams || m.Arch == nil {
 			t.Fatalf("accepted config with params %d arch %v", m.Params, m.Arch)
 		}
-		if _, err := oomsim.Estimate(oomsim.Plan{Model: m, Mode: oomsim.Training, Precision: oomsim.BF16, SeqLen: 4096, BatchSize: 8}); err != nil {
+		if _, err := oomsim.Estimate(oomsim.Plan{Model: m, Mode: oomsim.Training, Precision: capability.BF16, SeqLen: 4096, BatchSize: 8}); err != nil {
 			t.Fatalf("estimate: %v", err)
 		}
 	})

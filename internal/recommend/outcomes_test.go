@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
@@ -117,9 +118,9 @@ func recommendOutcome(t *testing.T, o outcome) *Result {
 		t.Fatalf("%s: unknown device %q", o.id, o.device)
 	}
 	m, src := outcomeModel(t, o.model)
-	in := Input{Model: m, ModelSource: src, Mode: o.mode, Precision: o.precision, PrecisionSource: "outcome",
-		BatchSize: o.batch, SeqLen: o.seq, Recompute: o.recompute, Attention: o.attention, Offload: o.offload, Devices: o.devices,
-		Target: TargetFromCatalogue(d, o.devices), Strategy: "auto"}
+	in := Input{Model: m, ModelSource: src, Mode: oomsim.Mode(o.mode), Precision: capability.Precision(o.precision), PrecisionSource: "outcome",
+		BatchSize: o.batch, SeqLen: o.seq, Recompute: oomsim.Recompute(o.recompute), Attention: oomsim.Attention(o.attention), Offload: oomsim.Offload(o.offload), Devices: o.devices,
+		Target: TargetFromCatalogue(d, o.devices)}
 	switch o.sharding {
 	case "zero2":
 		in.ZeROStage = 2
@@ -163,7 +164,7 @@ func TestOutcomeAgreement(t *testing.T) {
 			mark = "MISS "
 		}
 		line := fmt.Sprintf("%s %-8s %-24s reported %-3s devctl fits=%-5v %6.2f GiB of %6.2f GiB", mark, []string{"train", "holdout"}[split], o.id, map[bool]string{true: "ran", false: "oom"}[o.ran], r.Fits, gib(r.Memory.TotalBytes), gib(r.Device.UsableBytes))
-		if o.peakGiB > 0 && o.mode == oomsim.Inference {
+		if o.peakGiB > 0 && o.mode == string(oomsim.Inference) {
 			est := r.Memory.TotalBytes
 			if strings.HasPrefix(o.peakKind, "allocated") {
 				est -= r.Memory.OverheadBytes // max_memory_allocated has no CUDA context

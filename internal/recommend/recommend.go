@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/units"
@@ -158,25 +158,26 @@ func hostBytes(h probe.HostInfo) int64 {
 type Input struct {
 	Model       oomsim.Model
 	ModelSource string // "catalogue", "config.json", "--model-params"
-	Mode        string
-	// Precision is "auto" or a precision name; PrecisionSource says where
-	// a non-auto value came from ("flag --precision", "env DEVCTL_PRECISION").
-	Precision       string
+	Mode        oomsim.Mode
+	// Precision is auto (or empty) or a precision; PrecisionSource says
+	// where a non-auto value came from ("flag --precision", "env
+	// DEVCTL_PRECISION").
+	Precision       capability.Precision
 	PrecisionSource string
 	BatchSize       int
 	SeqLen          int
-	Optimizer       string
-	Recompute       string
-	// Attention is "auto", "eager" or "sdpa" (oomsim.Attentions).
-	Attention     string
-	Convention    string
-	Offload       string
+	Optimizer       oomsim.Optimizer
+	Recompute       oomsim.Recompute
+	// Attention is auto, eager or sdpa (oomsim.Attentions).
+	Attention     oomsim.Attention
+	Convention    oomsim.Convention
+	Offload       oomsim.Offload
 	OffloadParams bool
 	ZeROStage     int
 	Devices       int
-	// Strategy is "auto" (choose by model size) or a config strategy with
+	// Strategy is empty (choose by model size) or a config strategy with
 	// its Fraction and StrategySource.
-	Strategy       string
+	Strategy       oomsim.Strategy
 	Fraction       float64
 	StrategySource string
 	Target         Target
@@ -222,21 +223,14 @@ type Framework struct {
 	GradientCheckpointing bool   `json:"gradient_checkpointing,omitempty"`
 }
 
-// EnvVar is one variable to export.
-type EnvVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-	Why   string `json:"why"`
-}
-
 // Result is the recommendation. Field names are the stable JSON schema.
 type Result struct {
-	Model          ModelInfo `json:"model"`
-	Device         Target    `json:"device"`
-	MemoryStrategy string    `json:"memory_strategy"`
-	MemoryFraction float64   `json:"memory_fraction"`
-	Precision      string    `json:"precision"`
-	Memory         Memory    `json:"memory"`
+	Model          ModelInfo            `json:"model"`
+	Device         Target               `json:"device"`
+	MemoryStrategy oomsim.Strategy      `json:"memory_strategy"`
+	MemoryFraction float64              `json:"memory_fraction"`
+	Precision      capability.Precision `json:"precision"`
+	Memory         Memory               `json:"memory"`
 	// Fits answers "will this run": the total (runtime overhead included
 	// once) is within what the framework can allocate on each device.
 	Fits bool `json:"fits"`
@@ -248,7 +242,7 @@ type Result struct {
 	HeadroomBytes int64         `json:"headroom_bytes"`
 	Plan          oomsim.Plan   `json:"plan"`
 	Ladder        *oomsim.Trace `json:"ladder,omitempty"`
-	Env           []EnvVar      `json:"env"`
+	Env           []envvar.Var  `json:"env"`
 	Framework     Framework     `json:"framework"`
 	Reasons       []Reason      `json:"reasons"`
 }
@@ -284,36 +278,36 @@ func Recommend(in Input) (*Result, error) {
 		const unset = "; no memory strategy is configured, so recommend picks by model size (probe shows the configured default, balanced 0.75; set --memory-strategy to pin one)"
 		switch {
 		case p < 1_000_000:
-			strategy = "conservative"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 1M: conservative (60%%)%s", paramsNear(p, 1_000_000), unset))
+			strategy = oomsim.Conservative
+			why("memory_strategy", string(strategy), fmt.Sprintf("%s parameters is under 1M: conservative (60%%)%s", paramsNear(p, 1_000_000), unset))
 		case p < 100_000_000:
-			strategy = "balanced"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is under 100M: balanced (75%%)%s", paramsNear(p, 100_000_000), unset))
+			strategy = oomsim.Balanced
+			why("memory_strategy", string(strategy), fmt.Sprintf("%s parameters is under 100M: balanced (75%%)%s", paramsNear(p, 100_000_000), unset))
 		default:
-			strategy = "aggressive"
-			why("memory_strategy", strategy, fmt.Sprintf("%s parameters is 100M or more: aggressive (90%%)%s", paramsNear(p, 100_000_000), unset))
+			strategy = oomsim.Aggressive
+			why("memory_strategy", string(strategy), fmt.Sprintf("%s parameters is 100M or more: aggressive (90%%)%s", paramsNear(p, 100_000_000), unset))
 		}
-		if strategy == "aggressive" && t.Shared {
-			strategy = "balanced"
-			why("memory_strategy", strategy, fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", units.Bytes(t.TotalBytes-t.FreeBytes).Format(units.GiB, 2), units.Bytes(t.TotalBytes).Format(units.GiB, 2)))
+		if strategy == oomsim.Aggressive && t.Shared {
+			strategy = oomsim.Balanced
+			why("memory_strategy", string(strategy), fmt.Sprintf("never aggressive on a shared device: other processes hold %s of %s", units.Bytes(t.TotalBytes-t.FreeBytes).Format(units.GiB, 2), units.Bytes(t.TotalBytes).Format(units.GiB, 2)))
 		}
-		frac = oomsim.StrategyFraction[strategy]
+		frac, _ = strategy.Fraction()
 	} else {
 		src := in.StrategySource
 		if src == "" {
 			src = "config"
 		}
-		if strategy == "custom" {
-			why("memory_strategy", strategy, fmt.Sprintf("custom fraction %g (from %s)", frac, src))
+		if strategy == oomsim.Custom {
+			why("memory_strategy", string(strategy), fmt.Sprintf("custom fraction %g (from %s)", frac, src))
 		} else {
-			why("memory_strategy", strategy, fmt.Sprintf("set by %s", src))
+			why("memory_strategy", string(strategy), fmt.Sprintf("set by %s", src))
 		}
-		if strategy == "aggressive" && t.Shared {
-			why("memory_strategy", strategy, "warning: aggressive on a shared device (honoured because you set it)")
+		if strategy == oomsim.Aggressive && t.Shared {
+			why("memory_strategy", string(strategy), "warning: aggressive on a shared device (honoured because you set it)")
 		}
 	}
 	if frac <= 0 || frac > 1 {
-		frac = oomsim.StrategyFraction[oomsim.Balanced]
+		frac, _ = oomsim.Balanced.Fraction()
 	}
 	r.MemoryStrategy, r.MemoryFraction = strategy, frac
 	budget := oomsim.Allocatable(t.UsableBytes, t.FreeBytes)
@@ -337,7 +331,7 @@ func Recommend(in Input) (*Result, error) {
 			plan.Sharding = oomsim.ShardZeRO3
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
 		case in.ZeROStage > 0:
-			plan.Sharding = map[int]string{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
 		default:
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model (give --zero-stage 2 or 3 to shard it)", plan.Devices))
@@ -410,20 +404,23 @@ func device(t Target, budget int64) oomsim.Device {
 // choosePrecision honours a requested precision when the device supports
 // it; auto picks bf16 where native, else fp16 where fast, else fp32, and
 // 8-bit/4-bit weights only when 16-bit does not fit and the device runs them.
-func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why func(d, c, w string)) (string, error) {
-	req := strings.ToLower(in.Precision)
+func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why func(d, c, w string)) (capability.Precision, error) {
+	req := in.Precision
+	if req == capability.Auto {
+		req = ""
+	}
 	src := srcOr(in.PrecisionSource)
 	if plan.Mode == oomsim.QLoRA {
-		if req != "" && req != "auto" && req != oomsim.Int4 {
+		if req != "" && req != capability.Int4 {
 			return "", fmt.Errorf("%w: --mode qlora trains on 4-bit weights, but precision is %s (from %s)", ErrContradiction, req, src)
 		}
-		if req != oomsim.Int4 {
+		if req != capability.Int4 {
 			src = "--mode qlora"
 		}
-		req = oomsim.Int4
+		req = capability.Int4
 	}
-	if req != "" && req != "auto" {
-		if req == oomsim.Int8 || req == oomsim.Int4 {
+	if req != "" {
+		if req == capability.Int8 || req == capability.Int4 {
 			if plan.Mode == oomsim.Training {
 				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, src)
 			}
@@ -437,24 +434,24 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 			}
 			return "", fmt.Errorf("%w: precision %s (from %s) is not supported on %s (%s)", ErrContradiction, req, src, t.Name, need)
 		}
-		if plan.Mode == oomsim.QLoRA && in.Precision == "auto" {
-			why("precision", req, "QLoRA trains adapters on NF4 4-bit weights")
+		if plan.Mode == oomsim.QLoRA && (in.Precision == "" || in.Precision == capability.Auto) {
+			why("precision", string(req), "QLoRA trains adapters on NF4 4-bit weights")
 		} else {
-			why("precision", req, "requested ("+src+")")
+			why("precision", string(req), "requested ("+src+")")
 		}
 		return req, nil
 	}
 	half := oomsim.Half(t.Support)
-	base := oomsim.FP32
+	base := capability.FP32
 	switch {
 	case t.Support.BF16:
 		base = half
-		why("precision", base, t.Name+" runs bf16 natively"+parenthesised(t.Support.Reasons[oomsim.BF16]))
+		why("precision", string(base), t.Name+" runs bf16 natively"+parenthesised(t.Support.Reasons[capability.BF16]))
 	case t.Support.FP16:
 		base = half
-		why("precision", base, "no native bf16; fp16 is fast here"+parenthesised(t.Support.Reasons[oomsim.FP16]))
+		why("precision", string(base), "no native bf16; fp16 is fast here"+parenthesised(t.Support.Reasons[capability.FP16]))
 	default:
-		why("precision", base, "neither bf16 nor fp16 runs fast on "+t.Name)
+		why("precision", string(base), "neither bf16 nor fp16 runs fast on "+t.Name)
 	}
 	if plan.Mode == oomsim.Training || plan.Convention != oomsim.EleutherAI {
 		return base, nil
@@ -464,13 +461,13 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
 		return base, nil
 	}
-	for _, q := range []string{oomsim.Int8, oomsim.Int4} {
+	for _, q := range []capability.Precision{capability.Int8, capability.Int4} {
 		if !t.Support.Has(q) {
 			continue
 		}
 		p.Precision = q
 		if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
-			why("precision", q, fmt.Sprintf("does not fit at %s; %s weights fit and %s supports them (%s)", base, q, t.Name, t.Support.Reasons[q]))
+			why("precision", string(q), fmt.Sprintf("does not fit at %s; %s weights fit and %s supports them (%s)", base, q, t.Name, t.Support.Reasons[q]))
 			return q, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
 )
@@ -45,7 +46,7 @@ func TestStrategyByModelSize(t *testing.T) {
 		name   string
 		params int64
 		shared bool
-		want   string
+		want   oomsim.Strategy
 	}{
 		{"under 1M parameters is conservative", 350_000, false, "conservative"},
 		{"exactly 1M parameters is no longer conservative", 1_000_000, false, "balanced"},
@@ -99,11 +100,11 @@ func TestPrecisionChoice(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := Recommend(Input{Model: catalogueModel(t, c.model), Mode: c.mode, Precision: c.req, Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			r, err := Recommend(Input{Model: catalogueModel(t, c.model), Mode: oomsim.Mode(c.mode), Precision: capability.Precision(c.req), Strategy: "auto", Target: catalogueTarget(t, c.device)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Precision != c.want {
+			if string(r.Precision) != c.want {
 				t.Errorf("precision = %s, want %s", r.Precision, c.want)
 			}
 		})
@@ -122,7 +123,7 @@ func TestContradictionsAreRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: c.mode, Precision: c.req, PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			_, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Mode(c.mode), Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
 			if !errors.Is(err, ErrContradiction) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err = %v, want a contradiction mentioning %q", err, c.want)
 			}
@@ -178,14 +179,6 @@ func TestEnvAndFramework(t *testing.T) {
 				t.Errorf("framework (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{"0,1": "0,1", "expandable_segments:True": "expandable_segments:True", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm -rf /)": "'$(rm -rf /)'"} {
-		if got := ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
-		}
 	}
 }
 

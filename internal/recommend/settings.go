@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/oomsim"
 )
 
 // DefaultSource is the source of a setting the user did not set.
@@ -11,16 +12,16 @@ const DefaultSource = "default"
 
 // SetStrategy takes the configured memory strategy when the user chose one
 // (its source is not "default"), set a memory fraction, or asked for
-// custom; otherwise Strategy stays "auto" and Recommend picks by model
+// custom; otherwise Strategy stays empty and Recommend picks by model
 // size. The source reported for a custom strategy is the fraction's, when
 // the user set it.
-func (in *Input) SetStrategy(strategy string, fraction float64, strategySource, fractionSource string) {
-	in.Strategy = "auto"
-	if strategySource == DefaultSource && fractionSource == DefaultSource && strategy != "custom" {
+func (in *Input) SetStrategy(strategy oomsim.Strategy, fraction float64, strategySource, fractionSource string) {
+	in.Strategy = ""
+	if strategySource == DefaultSource && fractionSource == DefaultSource && strategy != oomsim.Custom {
 		return
 	}
 	in.Strategy, in.Fraction, in.StrategySource = strategy, fraction, strategySource
-	if strategy == "custom" && fractionSource != DefaultSource {
+	if strategy == oomsim.Custom && fractionSource != DefaultSource {
 		in.StrategySource = fractionSource
 	}
 }

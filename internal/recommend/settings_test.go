@@ -3,23 +3,25 @@ package recommend
 import (
 	"testing"
 
+	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestSetStrategy(t *testing.T) {
 	type got struct {
-		Strategy, Source string
-		Fraction         float64
+		Strategy oomsim.Strategy
+		Source   string
+		Fraction float64
 	}
 	tests := []struct {
 		name                       string
-		strategy                   string
+		strategy                   oomsim.Strategy
 		fraction                   float64
 		strategySource, fracSource string
 		want                       got
 	}{
 		{name: "nothing set leaves the choice to the model size", strategy: "balanced", fraction: 0.75,
-			strategySource: "default", fracSource: "default", want: got{Strategy: "auto"}},
+			strategySource: "default", fracSource: "default", want: got{}},
 		{name: "a strategy set in the environment is taken with its source", strategy: "aggressive", fraction: 0.9,
 			strategySource: "env DEVCTL_MEMORY_STRATEGY", fracSource: "default", want: got{Strategy: "aggressive", Source: "env DEVCTL_MEMORY_STRATEGY", Fraction: 0.9}},
 		{name: "a custom strategy names the fraction's source when the user set the fraction", strategy: "custom", fraction: 0.5,

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 )
 
@@ -22,18 +24,12 @@ const (
 	StepNextDevice     = "next_device"        // the next device in priority order
 )
 
-// EnvVar is one variable devctl sets for the child.
-type EnvVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
 // Candidate is a device the command may run on, with the environment that
 // selects and configures it (what `recommend -o env` prints for it).
 type Candidate struct {
-	ID      string   `json:"id"`
-	Backend string   `json:"backend"`
-	Env     []EnvVar `json:"-"`
+	ID      string       `json:"id"`
+	Backend string       `json:"backend"`
+	Env     []envvar.Var `json:"-"`
 	// BF16 tells whether lowering precision from fp32 may pick bf16.
 	BF16 bool `json:"-"`
 }
@@ -104,8 +100,8 @@ func NewLadder(cfg LadderConfig) (*Ladder, error) {
 		l.put(a.Name, strconv.Itoa(a.Value))
 	}
 	if p := cfg.Precision; p != nil {
-		if _, ok := precisionLevel(p.Value); !ok {
-			return nil, fmt.Errorf("precision %s=%q: want one of %s", p.Name, p.Value, strings.Join(PrecisionNames, ", "))
+		if v, err := capability.ParsePrecision(p.Value); err != nil || !slices.Contains(capability.Precisions, v) {
+			return nil, fmt.Errorf("precision %s=%q: want one of fp32, bf16, fp16, 8bit, 4bit, float32, bfloat16, float16, int8, int4", p.Name, p.Value)
 		}
 		l.precision = p.Value
 		l.put(p.Name, p.Value)
@@ -176,7 +172,7 @@ type Step struct {
 	// Why says in one line what failed and what the change does.
 	Why string `json:"why"`
 	// Set are the variables the change sets (devctl's own values).
-	Set []EnvVar `json:"set,omitempty"`
+	Set []envvar.Var `json:"set,omitempty"`
 	// Device is the device switched to, "" when it stays.
 	Device string `json:"device,omitempty"`
 }
@@ -215,13 +211,13 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 				if v != "" {
 					nv = v + "," + nv
 				}
-				return l.change(Step{ID: StepAllocator, Why: "let PyTorch's CUDA allocator grow segments instead of fragmenting"}, EnvVar{"PYTORCH_CUDA_ALLOC_CONF", nv}), true, ""
+				return l.change(Step{ID: StepAllocator, Why: "let PyTorch's CUDA allocator grow segments instead of fragmenting"}, envvar.Var{Name: "PYTORCH_CUDA_ALLOC_CONF", Value: nv}), true, ""
 			}
 		}
 		return l.memory(inherited)
 	case c == explain.CategoryXLAResourceExhausted:
 		if v, _ := l.lookup(inherited, "XLA_PYTHON_CLIENT_PREALLOCATE"); !strings.EqualFold(v, "false") {
-			return l.change(Step{ID: StepXLANoPrealloc, Why: "let JAX allocate on demand instead of preallocating 75% of the device"}, EnvVar{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}), true, ""
+			return l.change(Step{ID: StepXLANoPrealloc, Why: "let JAX allocate on demand instead of preallocating 75% of the device"}, envvar.Var{Name: "XLA_PYTHON_CLIENT_PREALLOCATE", Value: "false"}), true, ""
 		}
 		cur := 0.75 // JAX's documented default
 		if v, ok := l.lookup(inherited, "XLA_PYTHON_CLIENT_MEM_FRACTION"); ok {
@@ -231,13 +227,13 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 		}
 		for _, f := range []float64{0.75, 0.60} { // devctl's balanced and conservative strategies
 			if f < cur-1e-9 {
-				return l.change(Step{ID: StepXLAMemFraction, Why: fmt.Sprintf("cap JAX at %.2f of the device (was %.2f)", f, cur)}, EnvVar{"XLA_PYTHON_CLIENT_MEM_FRACTION", strconv.FormatFloat(f, 'f', 2, 64)}), true, ""
+				return l.change(Step{ID: StepXLAMemFraction, Why: fmt.Sprintf("cap JAX at %.2f of the device (was %.2f)", f, cur)}, envvar.Var{Name: "XLA_PYTHON_CLIENT_MEM_FRACTION", Value: strconv.FormatFloat(f, 'f', 2, 64)}), true, ""
 			}
 		}
 		return l.memory(inherited)
 	case c == explain.CategoryMPSUnsupportedOp:
 		if v, _ := l.lookup(inherited, "PYTORCH_ENABLE_MPS_FALLBACK"); v != "1" {
-			return l.change(Step{ID: StepMPSFallback, Why: "run the operators MPS lacks on the CPU"}, EnvVar{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}), true, ""
+			return l.change(Step{ID: StepMPSFallback, Why: "run the operators MPS lacks on the CPU"}, envvar.Var{Name: "PYTORCH_ENABLE_MPS_FALLBACK", Value: "1"}), true, ""
 		}
 		return l.toCPU("PYTORCH_ENABLE_MPS_FALLBACK=1 was already set")
 	case deviceFailure(c) != 0:
@@ -271,11 +267,11 @@ func (l *Ladder) memory(inherited []string) (Step, bool, string) {
 		eff := l.batch * max(l.accum, 1)
 		nb := l.batch / 2
 		why := fmt.Sprintf("halve the batch (%d to %d)", l.batch, nb)
-		set := []EnvVar{{b.Name, strconv.Itoa(nb)}}
+		set := []envvar.Var{{Name: b.Name, Value: strconv.Itoa(nb)}}
 		if a := l.cfg.Accum; a != nil {
 			na := (eff + nb - 1) / nb
 			why += fmt.Sprintf(", accumulate %d steps to keep the effective batch of %d", na, eff)
-			set = append(set, EnvVar{a.Name, strconv.Itoa(na)})
+			set = append(set, envvar.Var{Name: a.Name, Value: strconv.Itoa(na)})
 			l.accum = na
 		}
 		l.batch = nb
@@ -285,7 +281,7 @@ func (l *Ladder) memory(inherited []string) (Step, bool, string) {
 		if next, ok := lowerPrecision(l.precision, l.Device().BF16); ok {
 			why := fmt.Sprintf("lower the precision (%s to %s)", l.precision, next)
 			l.precision = next
-			return l.change(Step{ID: StepLowerPrecision, Why: why}, EnvVar{p.Name, next}), true, ""
+			return l.change(Step{ID: StepLowerPrecision, Why: why}, envvar.Var{Name: p.Name, Value: next}), true, ""
 		}
 	}
 	var tried []string
@@ -316,7 +312,7 @@ func (l *Ladder) toCPU(exhausted string) (Step, bool, string) {
 	return Step{}, false, exhausted + "; no CPU device was probed"
 }
 
-func (l *Ladder) change(s Step, set ...EnvVar) Step {
+func (l *Ladder) change(s Step, set ...envvar.Var) Step {
 	for _, e := range set {
 		l.put(e.Name, e.Value)
 	}
@@ -336,43 +332,26 @@ func (l *Ladder) switchTo(i int, s Step) Step {
 	if to.Backend == "cpu" {
 		for _, k := range hideAccelerators {
 			l.put(k, "")
-			s.Set = append(s.Set, EnvVar{k, ""})
+			s.Set = append(s.Set, envvar.Var{Name: k, Value: ""})
 		}
 	}
 	return s
 }
 
-// PrecisionNames are the precision spellings --precision-env accepts.
-var PrecisionNames = []string{"fp32", "bf16", "fp16", "8bit", "4bit", "float32", "bfloat16", "float16", "int8", "int4"}
-
-func precisionLevel(v string) (int, bool) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "fp32", "float32":
-		return 0, true
-	case "bf16", "fp16", "bfloat16", "float16":
-		return 1, true
-	case "8bit", "int8":
-		return 2, true
-	case "4bit", "int4":
-		return 3, true
-	}
-	return 0, false
-}
-
 // lowerPrecision gives the next lower precision in the spelling family of
-// cur (devctl's fp32/bf16/8bit or torch's float32/bfloat16/int8).
+// cur: devctl's fp32/bf16/8bit, or torch's float32/bfloat16/int8 when the
+// user wrote one.
 func lowerPrecision(cur string, bf16 bool) (string, bool) {
-	lvl, ok := precisionLevel(cur)
-	if !ok || lvl >= 3 {
+	p, err := capability.ParsePrecision(cur)
+	if err != nil {
 		return "", false
 	}
-	torch := slices.Contains([]string{"float32", "bfloat16", "float16", "int8", "int4"}, strings.ToLower(strings.TrimSpace(cur)))
-	names := []string{"", "fp16", "8bit", "4bit"}
-	if torch {
-		names = []string{"", "float16", "int8", "int4"}
+	next, ok := p.Lower(bf16)
+	switch {
+	case !ok:
+		return "", false
+	case capability.IsTorchSpelling(cur):
+		return next.TorchName(), true
 	}
-	if lvl == 0 && bf16 {
-		names[1] = map[bool]string{false: "bf16", true: "bfloat16"}[torch]
-	}
-	return names[lvl+1], true
+	return string(next), true
 }

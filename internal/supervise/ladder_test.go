@@ -6,17 +6,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 )
 
 var (
-	cuda0 = Candidate{ID: "cuda:0", Backend: "cuda", BF16: true, Env: []EnvVar{{"CUDA_VISIBLE_DEVICES", "0"}, {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}}
-	cuda1 = Candidate{ID: "cuda:1", Backend: "cuda", BF16: true, Env: []EnvVar{{"CUDA_VISIBLE_DEVICES", "1"}}}
+	cuda0 = Candidate{ID: "cuda:0", Backend: "cuda", BF16: true, Env: []envvar.Var{{Name: "CUDA_VISIBLE_DEVICES", Value: "0"}, {Name: "PYTORCH_CUDA_ALLOC_CONF", Value: "expandable_segments:True"}}}
+	cuda1 = Candidate{ID: "cuda:1", Backend: "cuda", BF16: true, Env: []envvar.Var{{Name: "CUDA_VISIBLE_DEVICES", Value: "1"}}}
 	bare0 = Candidate{ID: "cuda:0", Backend: "cuda"} // no recommended env: the allocator step is needed
-	mps   = Candidate{ID: "mps", Backend: "mps", Env: []EnvVar{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}}
+	mps   = Candidate{ID: "mps", Backend: "mps", Env: []envvar.Var{{Name: "PYTORCH_ENABLE_MPS_FALLBACK", Value: "1"}}}
 	mpsNo = Candidate{ID: "mps", Backend: "mps"}
 	xla0  = Candidate{ID: "xla:0", Backend: "xla"}
-	cpu   = Candidate{ID: "cpu", Backend: "cpu", Env: []EnvVar{{"JAX_PLATFORMS", "cpu"}}}
+	cpu   = Candidate{ID: "cpu", Backend: "cpu", Env: []envvar.Var{{Name: "JAX_PLATFORMS", Value: "cpu"}}}
 )
 
 // walk feeds the same category to the ladder until it gives up and returns
@@ -111,7 +112,7 @@ func TestLadderKeepsTheEffectiveBatch(t *testing.T) {
 		t.Fatal("no step")
 	}
 	want := Step{ID: StepHalveBatch, Why: "halve the batch (32 to 16), accumulate 4 steps to keep the effective batch of 64",
-		Set: []EnvVar{{"BATCH_SIZE", "16"}, {"GRAD_ACCUM", "4"}}}
+		Set: []envvar.Var{{Name: "BATCH_SIZE", Value: "16"}, {Name: "GRAD_ACCUM", Value: "4"}}}
 	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("step (-want +got):\n%s", d)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
@@ -304,7 +305,8 @@ func (opts *Options) Run(ctx context.Context) error {
 		}
 		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
 		if params > 0 && (logExp.Category == explain.CategoryOutOfMemory || logExp.Category == explain.CategoryXLAResourceExhausted) {
-			o := doctor.OOMOptions{Params: params, Mode: opts.Mode, Fraction: 1, Fallback: true}
+			mode, _ := oomsim.Parse(opts.Mode, oomsim.Modes)
+			o := doctor.OOMOptions{Params: params, Mode: mode, Fraction: 1, Fallback: true}
 			if env.Config != nil {
 				o.Precision = env.Config.Device.Precision
 				o.Fallback = env.Config.Device.FallbackEnabled
@@ -360,13 +362,7 @@ func validate(opts *Options) error {
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
 	}
-	valid := false
-	for _, m := range []string{"training", "inference", "lora", "qlora"} {
-		if opts.Mode == m {
-			valid = true
-		}
-	}
-	if !valid {
+	if _, ok := oomsim.Parse(opts.Mode, oomsim.Modes); !ok {
 		return cmdutil.Usagef("invalid --mode %q: want training, inference, lora or qlora", opts.Mode)
 	}
 	return nil

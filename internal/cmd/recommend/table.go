@@ -36,9 +36,9 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 		{"Model:", fmt.Sprintf("%s (%s params, %s)", r.Model.Name, recommend.FormatParams(r.Model.Params), r.Model.Source)},
 		{"Device:", dev},
 		{"Mode:", mode},
-		{"Precision:", r.Precision},
+		{"Precision:", string(r.Precision)},
 		{"Memory Strategy:", fmt.Sprintf("%s (%s)", r.MemoryStrategy, strconv.FormatFloat(r.MemoryFraction, 'g', -1, 64))},
-		{"Convention:", r.Memory.Convention},
+		{"Convention:", string(r.Memory.Convention)},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), report.Clean(e[1]))
@@ -137,7 +137,7 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 // Env prints `export NAME=value` lines ready for eval.
 func Env(w io.Writer, r *recommend.Result) error {
 	for _, e := range r.Env {
-		if _, err := fmt.Fprintf(w, "export %s=%s\n", e.Name, recommend.ShellQuote(e.Value)); err != nil {
+		if _, err := fmt.Fprintln(w, e.Export()); err != nil {
 			return err
 		}
 	}

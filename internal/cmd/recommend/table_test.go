@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
@@ -14,12 +15,12 @@ import (
 // ("5.07 GiB of 0.90 GiB"); it is judged against host memory, and an
 // inference plan's micro-batch reads as chunks, not accumulation.
 func TestRecommendTableJudgesTheCPUFallbackAgainstHostMemory(t *testing.T) {
-	cpuPlan := oomsim.Plan{Mode: oomsim.Inference, Precision: oomsim.FP32, BatchSize: 4, MicroBatch: 2, OnCPU: true}
+	cpuPlan := oomsim.Plan{Mode: oomsim.Inference, Precision: capability.FP32, BatchSize: 4, MicroBatch: 2, OnCPU: true}
 	r := &recommend.Result{
 		Device:         recommend.Target{Name: "cuda:0", Backend: "cuda", UsableBytes: 966367641, HostBytes: 16 << 30},
 		MemoryStrategy: "aggressive", MemoryFraction: 0.9,
 		Memory: recommend.Memory{Breakdown: oomsim.Breakdown{TotalBytes: 5 << 30}, UsableBytes: 966367641, StrategyBytes: 869730877},
-		Plan:   oomsim.Plan{Mode: oomsim.Inference, Precision: oomsim.FP16, BatchSize: 4},
+		Plan:   oomsim.Plan{Mode: oomsim.Inference, Precision: capability.FP16, BatchSize: 4},
 		Ladder: &oomsim.Trace{Fits: true, Final: cpuPlan, FinalMemory: oomsim.Breakdown{TotalBytes: 5 << 30},
 			Steps: []oomsim.Step{{Action: "CPU fallback", Change: "run on the host CPU (fp32)", Plan: cpuPlan, Fits: true}}},
 		HeadroomBytes: 966367641 - 5<<30,

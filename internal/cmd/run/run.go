@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,10 +25,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/backend"
-	recommendcmd "github.com/devctl/devctl/internal/cmd/recommend"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
@@ -38,7 +39,16 @@ import (
 
 // Options are `devctl run`'s flags and dependencies.
 type Options struct {
-	Factory *cmdutil.Factory
+	IO  *iostreams.IOStreams
+	Now func() time.Time
+	// Probe probes this machine with the effective configuration.
+	Probe func(ctx context.Context) (*probe.Report, error)
+	// Config is the effective configuration.
+	Config func() (*config.Config, error)
+	// PlanDeps are the planner's dependencies, for --model.
+	PlanDeps recommend.Deps
+	// LookupEnv reads devctl's own environment (the history's location).
+	LookupEnv func(string) (string, bool)
 
 	// Command is CMD and its arguments, everything after "--".
 	Command []string
@@ -69,7 +79,14 @@ type Options struct {
 // NewCmdRun builds `devctl run`. runF, when not nil, replaces the run step
 // (tests stop after flag parsing).
 func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f, Environ: os.Environ}
+	opts := &Options{
+		IO: f.IO, Now: f.Now, Config: f.Config, PlanDeps: cmdutil.PlanDeps(f), LookupEnv: f.LookupEnv,
+		Probe: func(ctx context.Context) (*probe.Report, error) {
+			rep, _, err := cmdutil.RunProbe(ctx, f, nil)
+			return rep, err
+		},
+		Environ: os.Environ,
+	}
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a job on the best device and recover from device failures",
@@ -172,8 +189,9 @@ func intKnob(flag, spec, def string, lookup func(string) (string, bool)) (*super
 
 // Complete reads the inherited environment, which --batch-env NAME and the
 // child start from.
-func (o *Options) Complete() {
+func (o *Options) Complete() error {
 	o.inherited = o.Environ()
+	return nil
 }
 
 // lookup reads one inherited variable (the last assignment wins).
@@ -186,7 +204,7 @@ func (o *Options) lookup(k string) (string, bool) {
 	return "", false
 }
 
-// Validate checks the flags that need no I/O and builds the knobs.
+// Validate checks the flags that need no I/O and reads the knobs.
 func (o *Options) Validate() (err error) {
 	o.ladder, err = o.validate(o.lookup)
 	return err
@@ -221,25 +239,21 @@ func (o *Options) validate(lookup func(string) (string, bool)) (supervise.Ladder
 		cfg.Precision = &supervise.StrVar{Name: name, Value: v}
 	}
 	cfg.AllowCPU = o.AllowCPU
-	n := 0
-	for _, s := range []string{o.ModelParams, o.Model, o.ModelConfig} {
-		if s != "" {
-			n++
-		}
-	}
-	if n > 1 {
+	if o.model().Given() > 1 {
 		return cfg, cmdutil.Usagef("give at most one of --model-params, --model or --model-config")
+	}
+	if _, ok := oomsim.Parse(o.Mode, oomsim.Modes); !ok {
+		return cfg, cmdutil.Usagef("invalid --mode %q: want one of %s", o.Mode, oomsim.List(oomsim.Modes))
 	}
 	return cfg, nil
 }
 
 // Run completes the options, validates, and supervises the command.
-func Run(ctx context.Context, o *Options) error {
-	f := o.Factory
-	o.Complete()
-	if err := o.Validate(); err != nil {
-		return err
-	}
+func Run(ctx context.Context, o *Options) error { return cmdutil.RunSteps(ctx, o) }
+
+// Run probes, chooses the device and supervises the command, rerunning it
+// with the ladder's next step after a recoverable failure.
+func (o *Options) Run(ctx context.Context) error {
 	inherited, cfg := o.inherited, o.ladder
 	path, err := exec.LookPath(o.Command[0])
 	if err != nil {
@@ -249,7 +263,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		return &cmdutil.ExitError{Code: code, Msg: fmt.Sprintf("run: %s: %v", o.Command[0], unwrapExec(err))}
 	}
-	rep, _, err := cmdutil.RunProbe(ctx, f, nil)
+	rep, err := o.Probe(ctx)
 	if err != nil {
 		return err
 	}
@@ -275,14 +289,14 @@ func Run(ctx context.Context, o *Options) error {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	hist, histErr := history.Path(f.LookupEnv)
-	s := &session{o: o, f: f, runID: newRunID(), hist: hist, report: Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
+	hist, histErr := history.Path(o.LookupEnv)
+	s := &session{o: o, runID: newRunID(), hist: hist, report: Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
 	if histErr != nil {
 		s.say("not recording history: %v", histErr)
 	}
 	if sel := rep.Selection; sel != nil && (sel.FellBack || len(sel.PassedOver) > 0) {
 		s.say("device %s: %s", ladder.Device().ID, sel.Reason)
-	} else if recs, err := history.LoadRecent(f.LookupEnv); err == nil {
+	} else if recs, err := history.LoadRecent(o.LookupEnv); err == nil {
 		// An explicit --device wins over the rule, with a warning.
 		if v := recs.Judge(ladder.Device().Backend); v.PassOver {
 			s.say("warning: device %s is used as requested, although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
@@ -293,14 +307,14 @@ func Run(ctx context.Context, o *Options) error {
 		dev := ladder.Device()
 		res, err := supervise.Run(ctx, supervise.Spec{
 			Path: path, Args: o.Command[1:], Env: ladder.Env(inherited),
-			Stdin: f.IO.In, Stdout: f.IO.Out, Stderr: f.IO.ErrOut,
+			Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
 			Signals: sigs, Grace: o.Grace, Subreaper: true,
 		})
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		if res.StderrOpenLine {
-			fmt.Fprintln(f.IO.ErrOut) // devctl's lines start on a line of their own
+			fmt.Fprintln(o.IO.ErrOut) // devctl's lines start on a line of their own
 		}
 		a := s.record(attempt, dev, step, res)
 		if a.Outcome == history.Success || a.Outcome == history.Interrupted {
@@ -336,16 +350,13 @@ func Run(ctx context.Context, o *Options) error {
 // candidates lists the devices in priority order, the chosen one first,
 // each with the environment recommend gives for it; the CPU is last.
 func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervise.Candidate, error) {
-	f := o.Factory
-	cfg, err := f.Config()
+	cfg, err := o.Config()
 	if err != nil {
 		return nil, err
 	}
 	strategy, frac := cfg.Device.MemoryStrategy, cfg.Device.MemoryFraction
-	if strategy != "custom" {
-		if v, ok := oomsim.StrategyFraction[strategy]; ok {
-			frac = v
-		}
+	if f, ok := strategy.Fraction(); ok {
+		frac = f
 	}
 	chosen := ""
 	if rep.Selection != nil {
@@ -373,8 +384,8 @@ func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervis
 	for i, d := range order {
 		t := targetFor(rep, d)
 		env := recommend.Env(t, strategy, frac, oomsim.Plan{}, 1)
-		if i == 0 && o.hasModel() {
-			res, err := o.recommend(ctx, d.ID)
+		if i == 0 && o.model().Given() > 0 {
+			res, err := o.plan(ctx, rep, d.ID, cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -390,10 +401,10 @@ func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervis
 	return out, nil
 }
 
-func candidate(id string, t recommend.Target, env []recommend.EnvVar) supervise.Candidate {
+func candidate(id string, t recommend.Target, env []envvar.Var) supervise.Candidate {
 	c := supervise.Candidate{ID: id, Backend: string(t.Backend), BF16: t.Support.BF16}
 	for _, e := range env {
-		c.Env = append(c.Env, supervise.EnvVar{Name: e.Name, Value: e.Value})
+		c.Env = append(c.Env, envvar.Var{Name: e.Name, Value: e.Value})
 	}
 	return c
 }
@@ -417,35 +428,28 @@ func targetFor(rep *probe.Report, d probe.Device) recommend.Target {
 		Support: recommendSupport(d)}
 }
 
-func (o *Options) hasModel() bool { return o.ModelParams != "" || o.Model != "" || o.ModelConfig != "" }
+// model is the model the flags name, if any.
+func (o *Options) model() recommend.ModelSpec {
+	return recommend.ModelSpec{Params: o.ModelParams, Name: o.Model, Config: o.ModelConfig}
+}
 
-// recommend runs `devctl recommend --model... --mode ... --device ID` in
-// process and returns its result: the environment is exactly what
-// `recommend -o env` prints, flag defaults and all.
-func (o *Options) recommend(ctx context.Context, device string) (*recommend.Result, error) {
-	var res *recommend.Result
-	cmd := recommendcmd.NewCmdRecommend(o.Factory, func(ro *recommendcmd.Options) error {
-		var err error
-		res, err = recommendcmd.Compute(ctx, ro)
-		return err
-	})
-	args := []string{"--mode", o.Mode, "--device", device}
-	switch {
-	case o.ModelParams != "":
-		args = append(args, "--model-params", o.ModelParams)
-	case o.Model != "":
-		args = append(args, "--model", o.Model)
-	default:
-		args = append(args, "--model-config", o.ModelConfig)
+// plan asks the planner for the model on the probed device id, with the
+// recommend flags' defaults: the environment is exactly what `recommend
+// --model ... --device id -o env` prints.
+func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, cfg *config.Config) (*recommend.Result, error) {
+	mode, _ := oomsim.Parse(o.Mode, oomsim.Modes)
+	deps := o.PlanDeps
+	deps.Probe = func(context.Context) (*probe.Report, error) {
+		r := *rep
+		r.Selection = &probe.Selection{Chosen: id}
+		return &r, nil
 	}
-	cmd.SetArgs(args)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		return nil, err
+	req := recommend.Request{Model: o.model(), Run: recommend.RunSettings{Mode: mode}, Settings: cmdutil.PlanSettings(cfg)}
+	res, err := recommend.Plan(ctx, req, deps)
+	if errors.Is(err, recommend.ErrInput) || errors.Is(err, recommend.ErrContradiction) {
+		return nil, cmdutil.Usagef("%w", err)
 	}
-	return res, nil
+	return res, err
 }
 
 func setList(s supervise.Step) string {
@@ -454,7 +458,7 @@ func setList(s supervise.Step) string {
 	}
 	parts := make([]string, len(s.Set))
 	for i, e := range s.Set {
-		parts[i] = e.Name + "=" + recommend.ShellQuote(e.Value)
+		parts[i] = e.Name + "=" + envvar.Quote(e.Value)
 	}
 	return " (" + strings.Join(parts, " ") + ")"
 }

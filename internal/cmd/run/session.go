@@ -10,6 +10,7 @@ import (
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/output"
@@ -37,16 +38,16 @@ type Report struct {
 
 // Attempt is one run of the command.
 type Attempt struct {
-	Attempt    int                `json:"attempt"`
-	Time       time.Time          `json:"time"`
-	Device     string             `json:"device"`
-	Step       string             `json:"step,omitempty"`
-	Set        []supervise.EnvVar `json:"set,omitempty"`
-	ExitCode   int                `json:"exit_code"`
-	Signal     string             `json:"signal,omitempty"`
-	Category   string             `json:"category,omitempty"`
-	Outcome    string             `json:"outcome"`
-	DurationMS int64              `json:"duration_ms"`
+	Attempt    int          `json:"attempt"`
+	Time       time.Time    `json:"time"`
+	Device     string       `json:"device"`
+	Step       string       `json:"step,omitempty"`
+	Set        []envvar.Var `json:"set,omitempty"`
+	ExitCode   int          `json:"exit_code"`
+	Signal     string       `json:"signal,omitempty"`
+	Category   string       `json:"category,omitempty"`
+	Outcome    string       `json:"outcome"`
+	DurationMS int64        `json:"duration_ms"`
 }
 
 // Explanation is the part of the classifier's answer a person acts on.
@@ -58,7 +59,6 @@ type Explanation struct {
 
 type session struct {
 	o      *Options
-	f      *cmdutil.Factory
 	runID  string
 	hist   string
 	report Report
@@ -68,13 +68,13 @@ type session struct {
 // say prints one line on stderr with devctl's prefix, so it stands apart
 // from the command's own output.
 func (s *session) say(format string, args ...any) {
-	fmt.Fprintf(s.f.IO.ErrOut, "devctl run: "+format+"\n", args...)
+	fmt.Fprintf(s.o.IO.ErrOut, "devctl run: "+format+"\n", args...)
 }
 
 // record classifies one finished attempt, appends it to the history and
 // the report, and returns it.
 func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) Attempt {
-	a := Attempt{Attempt: n, Time: s.f.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
+	a := Attempt{Attempt: n, Time: s.o.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
 		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
 	switch {
 	case res.ExitCode == 0:

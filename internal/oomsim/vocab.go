@@ -1,0 +1,122 @@
+package oomsim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The words of a plan. Each is a string type with its constants, the list
+// help texts and validation messages show, and one parser (Parse), so a
+// flag, a config value and a corpus row are read the same way.
+
+// Mode is how a model is used.
+type Mode string
+
+// Modes of use.
+const (
+	Inference Mode = "inference"
+	Training  Mode = "training"
+	LoRA      Mode = "lora"
+	QLoRA     Mode = "qlora"
+)
+
+// Trains reports whether the mode runs a backward pass.
+func (m Mode) Trains() bool { return m == Training || m == LoRA || m == QLoRA }
+
+// Optimizer is the training optimizer, which decides the state kept per
+// trainable parameter.
+type Optimizer string
+
+// Optimizers.
+const (
+	AdamW     Optimizer = "adamw"
+	AdamW8bit Optimizer = "adamw-8bit"
+	SGD       Optimizer = "sgd"
+	Adafactor Optimizer = "adafactor"
+)
+
+// Recompute is the activation recomputation (checkpointing) level.
+type Recompute string
+
+// Recomputation levels, from none to full.
+const (
+	RecomputeNone      Recompute = "none"
+	RecomputeSelective Recompute = "selective"
+	RecomputeFull      Recompute = "full"
+)
+
+// Attention is the attention implementation: what decides whether s×s
+// scores are kept.
+type Attention string
+
+// Attention implementations. AttentionAuto lets the planner choose.
+const (
+	AttentionAuto  Attention = "auto"
+	AttentionEager Attention = "eager"
+	AttentionSDPA  Attention = "sdpa" // also flash attention: no s×s scores in memory
+)
+
+// Sharding is how model states are split over data-parallel devices.
+type Sharding string
+
+// Shardings.
+const (
+	ShardNone  Sharding = "none"
+	ShardZeRO2 Sharding = "zero2" // gradients and optimizer states sharded
+	ShardZeRO3 Sharding = "zero3" // parameters too (FSDP FULL_SHARD)
+)
+
+// Offload says what moves to host memory.
+type Offload string
+
+// Offloads.
+const (
+	OffloadNone Offload = "none"
+	OffloadCPU  Offload = "cpu"
+)
+
+// Convention names the accounting a Breakdown follows.
+type Convention string
+
+// Conventions.
+const (
+	EleutherAI Convention = "eleutherai"
+	Accelerate Convention = "accelerate"
+	DeepSpeed  Convention = "deepspeed"
+)
+
+// Accepted values, in the order help texts show them.
+var (
+	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
+	Optimizers  = []Optimizer{AdamW, AdamW8bit, SGD, Adafactor}
+	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull}
+	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA}
+	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3}
+	Offloads    = []Offload{OffloadNone, OffloadCPU}
+	Conventions = []Convention{EleutherAI, Accelerate, DeepSpeed}
+)
+
+// Parse reads one of the accepted values, ignoring case and surrounding
+// space; ok is false for anything else.
+func Parse[T ~string](s string, accepted []T) (v T, ok bool) {
+	v = T(strings.ToLower(strings.TrimSpace(s)))
+	return v, slices.Contains(accepted, v)
+}
+
+// List spells the accepted values for a message: "a, b, c".
+func List[T ~string](accepted []T) string {
+	parts := make([]string, len(accepted))
+	for i, a := range accepted {
+		parts[i] = string(a)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// check is Validate's test of one field: empty means "the default".
+func check[T ~string](name string, v T, accepted []T) error {
+	if v == "" || slices.Contains(accepted, v) {
+		return nil
+	}
+	return fmt.Errorf("%s %q: want one of %s", name, v, List(accepted))
+}

@@ -1,0 +1,306 @@
+package recommend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/hfhub"
+	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/userfile"
+)
+
+// ErrInput marks a request that cannot be planned because of what the user
+// gave (an unknown model or device, a malformed config.json, a Hub model
+// that cannot be read). The CLI maps it to exit 2; the message is meant to
+// be shown as it is.
+var ErrInput = errors.New("bad input")
+
+type inputError struct{ err error }
+
+func (e *inputError) Error() string        { return e.err.Error() }
+func (e *inputError) Unwrap() error        { return e.err }
+func (e *inputError) Is(target error) bool { return target == ErrInput }
+
+func inputf(format string, args ...any) error {
+	return &inputError{err: fmt.Errorf(format, args...)}
+}
+
+// MaxConfigBytes bounds a config.json: a few KB (with a big id2label, a
+// few hundred), so a wrong path (a checkpoint, /dev/zero) is not read
+// whole.
+const MaxConfigBytes = 4 << 20
+
+// ModelSpec names the model to plan for: exactly one of Params (a size such
+// as "7B"), Name (a catalogue name or a Hugging Face ORG/NAME) or Config (a
+// config.json, or a model directory holding one).
+type ModelSpec struct {
+	Params string
+	Name   string
+	Config string
+}
+
+// Given counts the ways the spec names a model (valid specs name one).
+func (m ModelSpec) Given() int {
+	n := 0
+	for _, s := range []string{m.Params, m.Name, m.Config} {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Settings are the configured device settings a plan honours, with where
+// each came from (config.Source strings: "default", "flag --precision").
+type Settings struct {
+	Precision       capability.Precision
+	PrecisionSource string
+	Strategy        oomsim.Strategy
+	StrategySource  string
+	Fraction        float64
+	FractionSource  string
+	Fallback        bool
+}
+
+// Request is one question to the planner: a model, how it runs, and on
+// what. Zero values take the documented defaults.
+type Request struct {
+	Model ModelSpec
+	Run   RunSettings
+	// Device is a catalogued device name (configs/devices.yaml), or ""
+	// for this machine's probed device (Deps.Probe decides which).
+	Device   string
+	Settings Settings
+}
+
+// RunSettings are the run's own choices (the recommend flags).
+type RunSettings struct {
+	Mode          oomsim.Mode
+	BatchSize     int
+	SeqLen        int
+	Optimizer     oomsim.Optimizer
+	Recompute     oomsim.Recompute
+	Attention     oomsim.Attention
+	Convention    oomsim.Convention
+	Offload       oomsim.Offload
+	OffloadParams bool
+	ZeROStage     int
+	Devices       int
+}
+
+// withDefaults fills what the recommend flags default to, so a request
+// built in code (devctl run) plans as the command does.
+func (r RunSettings) withDefaults() RunSettings {
+	r.Mode = or(r.Mode, oomsim.Inference)
+	r.Optimizer = or(r.Optimizer, oomsim.AdamW)
+	r.Recompute = or(r.Recompute, oomsim.RecomputeNone)
+	r.Attention = or(r.Attention, oomsim.AttentionAuto)
+	r.Convention = or(r.Convention, oomsim.EleutherAI)
+	r.Offload = or(r.Offload, oomsim.OffloadNone)
+	r.BatchSize, r.Devices = max(r.BatchSize, 1), max(r.Devices, 1)
+	return r
+}
+
+// or is v, or def when v is empty.
+func or[T ~string](v, def T) T {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// Deps are what Plan reads from outside: the probe of this machine, the
+// run history, files and the Hugging Face Hub. The command layer fills
+// them; tests pass fakes.
+type Deps struct {
+	// Probe probes this machine with the configured device preference.
+	Probe func(ctx context.Context) (*probe.Report, error)
+	// History reads the per-device run history (nil: none).
+	History func() (history.Records, error)
+	// ReadFile reads a config.json or safetensors index a spec names, at
+	// most limit bytes.
+	ReadFile func(path string, limit int64) ([]byte, error)
+	// Hub says where Hugging Face models are looked up.
+	Hub hfhub.Options
+}
+
+// Plan answers a request: it resolves the model and the device, makes
+// every decision and estimates the memory. recommend and run both plan
+// through it, so `devctl run --model X` starts with exactly the
+// environment `devctl recommend --model X -o env` prints.
+func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
+	model, source, err := LoadModel(ctx, req.Model, deps)
+	if err != nil {
+		return nil, err
+	}
+	var target Target
+	var chosenWhy string
+	if req.Device != "" {
+		d, ok, err := CatalogueDevice(req.Device)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, inputf("%q is not a catalogued device", req.Device)
+		}
+		target = TargetFromCatalogue(d, req.Run.Devices)
+	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices); err != nil {
+		return nil, err
+	}
+	r := req.Run.withDefaults()
+	s := req.Settings
+	in := Input{
+		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
+		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
+		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
+		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
+	}
+	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
+	res, err := Recommend(in)
+	if err != nil {
+		return nil, err
+	}
+	if chosenWhy != "" {
+		res.Reasons = append([]Reason{{Decision: "device", Choice: target.Name, Why: chosenWhy}}, res.Reasons...)
+	}
+	if !res.Device.Catalogue && deps.History != nil {
+		recs, err := deps.History()
+		AddHistory(res, recs, err)
+	}
+	return res, nil
+}
+
+// CatalogueDevice looks a --device value up in the device catalogue. ok is
+// false (and err nil) for a name that is a probed backend or id (cuda,
+// cuda:1, cpu); a name that is neither is an ErrInput error listing the
+// catalogue, with the closest name when there is one.
+func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
+	if name == "" {
+		return CatalogDevice{}, false, nil
+	}
+	devices, err := LoadDevices(configs.DevicesYAML)
+	if err != nil {
+		return CatalogDevice{}, false, err
+	}
+	if d, ok := FindDevice(devices, name); ok {
+		return d, true, nil
+	}
+	if _, perr := backend.ParsePreference(name); perr == nil {
+		return CatalogDevice{}, false, nil
+	}
+	names := DeviceNames(devices)
+	if s := Closest(name, names); s != "" {
+		return CatalogDevice{}, false, inputf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", name, s, strings.Join(names, ", "))
+	}
+	return CatalogDevice{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))
+}
+
+// probedTarget probes the machine for the device to plan for, and says why
+// it was chosen.
+func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, error) {
+	if deps.Probe == nil {
+		return Target{}, "", errors.New("no probe to plan for this machine")
+	}
+	rep, err := deps.Probe(ctx)
+	if err != nil {
+		return Target{}, "", err
+	}
+	target, err := TargetFromProbe(rep)
+	if err != nil {
+		return Target{}, "", err
+	}
+	var why string
+	if rep.Selection != nil {
+		why = rep.Selection.Reason
+		if !rep.Selection.FellBack {
+			why = "probed: " + why
+		}
+	}
+	if devices > target.Count && target.Backend != backend.CPU {
+		return Target{}, "", inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, target.Count, target.Backend, devices)
+	}
+	if devices > 1 {
+		target.Count = devices
+	}
+	return target, why, nil
+}
+
+// LoadModel resolves a model spec: a bare size, a catalogue entry, a
+// Hugging Face model (local cache first, then the Hub), or a config.json.
+// It returns the model and where it came from.
+func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, string, error) {
+	switch {
+	case spec.Params != "":
+		n, err := ParseParams(spec.Params)
+		if err != nil {
+			return oomsim.Model{}, "", inputf("invalid --model-params %q: %w", spec.Params, err)
+		}
+		return oomsim.Model{Name: FormatParams(n) + " parameters", Params: n}, "--model-params", nil
+	case spec.Name != "":
+		models, err := LoadModels(configs.ModelsYAML)
+		if err != nil {
+			return oomsim.Model{}, "", err
+		}
+		m, err := FindModel(models, spec.Name)
+		if err == nil {
+			return m.Model(), "catalogue", nil
+		}
+		if !strings.Contains(spec.Name, "/") {
+			return oomsim.Model{}, "", inputf("%w (or a Hugging Face id such as Qwen/Qwen2-1.5B)", err)
+		}
+		// ORG/NAME: any Hugging Face model, never a catalogue guess.
+		files, err := hfhub.Fetch(ctx, spec.Name, deps.Hub)
+		if err != nil {
+			return oomsim.Model{}, "", inputf("--model %s: %w", spec.Name, err)
+		}
+		return fromFiles(spec.Name, "Hugging Face Hub ("+files.From+")", files.Config, files.Index, "--model "+spec.Name)
+	case spec.Config != "":
+		if deps.ReadFile == nil {
+			return oomsim.Model{}, "", errors.New("no file reader to read --model-config")
+		}
+		path, index := spec.Config, []byte(nil)
+		data, err := deps.ReadFile(path, MaxConfigBytes)
+		if errors.Is(err, userfile.ErrDirectory) {
+			// A model directory: its config.json, and its index if any.
+			path = filepath.Join(spec.Config, hfhub.ConfigFile)
+			if ix, err := deps.ReadFile(filepath.Join(spec.Config, hfhub.IndexFile), hfhub.DefaultMaxIndex); err == nil {
+				index = ix
+			}
+			data, err = deps.ReadFile(path, MaxConfigBytes)
+		}
+		if err != nil {
+			return oomsim.Model{}, "", inputf("--model-config %s: %w", path, err)
+		}
+		return fromFiles(spec.Config, "config.json", data, index, "--model-config "+spec.Config)
+	}
+	return oomsim.Model{}, "", inputf("give exactly one of --model-params, --model or --model-config")
+}
+
+// fromFiles sizes a model from config.json and its optional index.
+func fromFiles(name, source string, config, index []byte, flag string) (oomsim.Model, string, error) {
+	var total int64
+	if index != nil {
+		ix, err := hfhub.ParseIndex(index)
+		if err != nil {
+			return oomsim.Model{}, "", inputf("%s: %w", flag, err)
+		}
+		total = *ix.Metadata.TotalSize
+	}
+	m, notes, err := ModelFromFiles(name, config, total)
+	if err != nil {
+		return oomsim.Model{}, "", inputf("%s: %w", flag, err)
+	}
+	if m.Name == "" {
+		m.Name = name
+	}
+	m.Notes = append(m.Notes, notes...)
+	return m, source, nil
+}
