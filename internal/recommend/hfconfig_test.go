@@ -82,7 +82,7 @@ func TestParseHFConfigRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"an unknown family names the supported ones", `{"model_type": "mamba"}`, "llama, mistral, qwen2, qwen3, phi3, gemma"},
+		{"an unknown family names the supported ones", `{"model_type": "mamba"}`, "llama, mistral, qwen2, qwen3, phi, phi3, gemma"},
 		{"no model_type", `{"hidden_size": 1}`, "no model_type"},
 		{"truncated JSON", `{"model_type": "llama", "hidden_size": 4096,`, "not a valid config.json"},
 		{"a missing dimension is named", `{"model_type": "llama", "hidden_size": 4096}`, "missing num_hidden_layers"},
@@ -118,7 +118,9 @@ func FuzzParseHFConfig(f *testing.F) {
 	for _, name := range []string{"llama-2-7b.config.json", "qwen2.5-0.5b.config.json", "bert-base-uncased.config.json", "t5-small.config.json", "gpt2.config.json",
 		"wizardlm-2-8x22b.config.json", "bloom-176b.config.json", "phi3-mini-chocolatine-3b.config.json", "gemma-2b.config.json", "qwen3-1.7b-mlx-mirror.config.json",
 		"deepseek-v2-lite.published.config.json", "qwen1.5-moe-a2.7b.published.config.json", "qwen3-30b-a3b.published.config.json", "gemma-2-9b.published.config.json",
-		"pythia-1.4b.published.config.json", "opt-1.3b.published.config.json", "whisper-large-v3.published.config.json"} {
+		"pythia-1.4b.published.config.json", "opt-1.3b.published.config.json", "whisper-large-v3.published.config.json",
+		"phi-2.config.json", "starcoder-15b.published.config.json", "gpt-neo-1.3b.published.config.json", "gpt-j-6b.published.config.json",
+		"stablelm-2-1.6b.published.config.json", "olmo-2-7b.published.config.json", "internlm2.5-7b.published.config.json", "glm-4-9b.published.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)
