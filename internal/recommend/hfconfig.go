@@ -12,9 +12,9 @@ import (
 )
 
 // SupportedFamilies are the model_type values ParseHFConfig counts exactly.
-var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
+var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
 	"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "gpt_neox", "opt", "bloom",
-	"gpt_bigcode", "gpt_neo", "gptj", "stablelm", "olmo2", "internlm2", "chatglm",
+	"phi", "gpt_bigcode", "gpt_neo", "gptj", "stablelm", "olmo2", "internlm2", "chatglm",
 	"whisper", "gpt2", "bert", "t5"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.

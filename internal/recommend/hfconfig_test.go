@@ -82,7 +82,7 @@ func TestParseHFConfigRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"an unknown family names the supported ones", `{"model_type": "mamba"}`, "llama, mistral, qwen2, qwen3, phi, phi3, gemma"},
+		{"an unknown family names the supported ones", `{"model_type": "mamba"}`, "llama, mistral, qwen2, qwen3, phi3, gemma"},
 		{"no model_type", `{"hidden_size": 1}`, "no model_type"},
 		{"truncated JSON", `{"model_type": "llama", "hidden_size": 4096,`, "not a valid config.json"},
 		{"a missing dimension is named", `{"model_type": "llama", "hidden_size": 4096}`, "missing num_hidden_layers"},
