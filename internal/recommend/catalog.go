@@ -3,8 +3,10 @@ package recommend
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -64,6 +66,17 @@ type CatalogDevice struct {
 	Int8TOPS          *float64        `yaml:"int8_tops" json:"int8_tops,omitempty"`
 	BandwidthGBs      *float64        `yaml:"bandwidth_gbs" json:"bandwidth_gbs"`
 	Source            string          `yaml:"source" json:"source"`
+	// Aliases are the names the hardware reports (NVML/nvidia-smi,
+	// amd-smi, torch.xpu, sysctl machdep.cpu.brand_string), so a probed
+	// device can be found by what the machine says. Several entries may
+	// share one: NVML names an RTX 4060 Ti 8GB and 16GB alike.
+	Aliases []string `yaml:"aliases" json:"-"`
+	// Arch is the architecture family for display (Ampere, CDNA3, Xe-HPC,
+	// Apple M2); the precision rules read ComputeCapability and Generation.
+	Arch string `yaml:"arch" json:"-"`
+	// Unified memory is shared with the host (Apple silicon, MI300A,
+	// GH200's CPU memory aside): offloading to host memory frees nothing.
+	Unified bool `yaml:"unified" json:"-"`
 }
 
 // Facts are the capability-rule inputs of a catalogued device.
@@ -97,9 +110,30 @@ func LoadDevices(data []byte) ([]CatalogDevice, error) {
 	if err := strictYAML(data, &doc); err != nil {
 		return nil, fmt.Errorf("device catalogue: %w", err)
 	}
+	seen := map[string]string{}
 	for _, d := range doc.Devices {
 		if d.Name == "" || d.Backend == "" || d.UsableGiB <= 0 || d.UsableGiB > d.TotalGiB {
 			return nil, fmt.Errorf("device catalogue: entry %q needs a name, a backend and 0 < usable_gib <= total_gib", d.Name)
+		}
+		if d.Source == "" || d.UsableSource == "" {
+			return nil, fmt.Errorf("device catalogue: entry %q needs a source and a usable_source", d.Name)
+		}
+		if d.Backend == backend.CUDA && d.ComputeCapability == "" {
+			return nil, fmt.Errorf("device catalogue: CUDA entry %q needs a compute_capability", d.Name)
+		}
+		key := normalizeDeviceName(d.Name)
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("device catalogue: entry %q has the same name as %q", d.Name, prev)
+		}
+		seen[key] = d.Name
+	}
+	// An alias may be shared (several memory sizes report one name) but
+	// must not be another entry's name, or a name would find two devices.
+	for _, d := range doc.Devices {
+		for _, a := range d.Aliases {
+			if prev, clash := seen[normalizeDeviceName(a)]; clash && prev != d.Name {
+				return nil, fmt.Errorf("device catalogue: alias %q of %q is the name of %q", a, d.Name, prev)
+			}
 		}
 	}
 	return doc.Devices, nil
@@ -124,14 +158,66 @@ func FindModel(list []CatalogModel, name string) (CatalogModel, error) {
 	return CatalogModel{}, unknownName("--model", name, names)
 }
 
-// FindDevice looks a catalogued device up case-insensitively.
+// FindDevice looks a catalogued device up by its name or, failing that, by
+// an alias that only one entry has, ignoring case, spaces and punctuation
+// ("A100-80GB", "NVIDIA A100-SXM4-80GB", "nvidia a100 sxm4 80gb"). An alias
+// several entries share (one NVML name for two memory sizes) finds nothing
+// here: MatchDevices lists them.
 func FindDevice(list []CatalogDevice, name string) (CatalogDevice, bool) {
+	key := normalizeDeviceName(name)
+	if key == "" {
+		return CatalogDevice{}, false
+	}
 	for _, d := range list {
-		if strings.EqualFold(d.Name, name) {
+		if normalizeDeviceName(d.Name) == key {
 			return d, true
 		}
 	}
+	if m := MatchDevices(list, name); len(m) == 1 {
+		return m[0], true
+	}
 	return CatalogDevice{}, false
+}
+
+// MatchDevices lists the entries whose name or aliases match what a
+// machine reports, in catalogue order, compared as FindDevice does. Several
+// come back when the reported name does not tell memory sizes apart (an
+// "Apple M2 Max" with 32, 64 or 96 GB); the caller picks by total memory.
+func MatchDevices(list []CatalogDevice, reported string) []CatalogDevice {
+	key := normalizeDeviceName(reported)
+	if key == "" {
+		return nil
+	}
+	var out []CatalogDevice
+	for _, d := range list {
+		if normalizeDeviceName(d.Name) == key || slices.ContainsFunc(d.Aliases, func(a string) bool { return normalizeDeviceName(a) == key }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// normalizeDeviceName keeps the letters and digits of a device name, in
+// lower case: "NVIDIA GeForce RTX 3090", "nvidia geforce rtx-3090" and
+// "GeForce RTX 3090" are one key. The trademark signs Intel prints
+// ("Intel(R) Arc(TM) A770 Graphics") go too.
+//
+// A leading vendor word goes as well: older NVIDIA drivers report
+// "GeForce GTX 1080 Ti" where newer ones report "NVIDIA GeForce GTX 1080 Ti",
+// and rocm-smi's "Radeon RX 7900 XTX" is torch's "AMD Radeon RX 7900 XTX".
+func normalizeDeviceName(s string) string {
+	s = strings.NewReplacer("(R)", "", "(r)", "", "(TM)", "", "(tm)", "", "®", "", "™", "").Replace(s)
+	s = strings.TrimSpace(s)
+	if first, rest, ok := strings.Cut(s, " "); ok && slices.Contains([]string{"nvidia", "amd", "intel", "apple", "google"}, strings.ToLower(first)) {
+		s = rest
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // DeviceNames lists the catalogue's names.

@@ -14,6 +14,7 @@ import (
 // SupportedFamilies are the model_type values ParseHFConfig counts exactly.
 var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
 	"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "gpt_neox", "opt", "bloom",
+	"phi", "gpt_bigcode", "gpt_neo", "gptj", "stablelm", "olmo2", "internlm2", "chatglm",
 	"whisper", "gpt2", "bert", "t5"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
@@ -78,6 +79,22 @@ type hfConfig struct {
 	NumMelBins            *int64 `json:"num_mel_bins"`
 	MaxSourcePositions    *int64 `json:"max_source_positions"`
 	MaxTargetPositions    *int64 `json:"max_target_positions"`
+
+	// Phi-1/1.5/2, StableLM, OLMo 2, InternLM2
+	QKLayernorm         *bool `json:"qk_layernorm"`
+	UseQKVBias          *bool `json:"use_qkv_bias"`
+	UseParallelResidual *bool `json:"use_parallel_residual"`
+
+	// ChatGLM (GLM-4)
+	FFNHiddenSize       *int64 `json:"ffn_hidden_size"`
+	KVChannels          *int64 `json:"kv_channels"`
+	MultiQueryAttention *bool  `json:"multi_query_attention"`
+	MultiQueryGroupNum  *int64 `json:"multi_query_group_num"`
+	PaddedVocabSize     *int64 `json:"padded_vocab_size"`
+	AddQKVBias          *bool  `json:"add_qkv_bias"`
+	AddBiasLinear       *bool  `json:"add_bias_linear"`
+	PostLayerNorm       *bool  `json:"post_layer_norm"`
+	RMSNorm             *bool  `json:"rmsnorm"`
 
 	// Gemma 3 (multimodal) keeps the language model's fields here.
 	TextConfig *hfConfig `json:"text_config"`
@@ -154,6 +171,18 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		}
 	case "deepseek_v2", "deepseek_v3":
 		m, err = countDeepSeek(c, family)
+	case "phi":
+		m, err = countPhi(c)
+	case "gpt_bigcode":
+		m, err = countBigCode(c)
+	case "gpt_neo":
+		m, err = countGPTNeo(c)
+	case "gptj":
+		m, err = countGPTJ(c)
+	case "stablelm", "olmo2", "internlm2":
+		m, err = countNormVariant(c, family)
+	case "chatglm":
+		m, err = countChatGLM(c)
 	case "falcon":
 		m, err = countFalcon(c)
 	case "gpt_neox":
@@ -197,11 +226,11 @@ func need(name string, v *int64) (int64, error) {
 	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "encoder_layers", "decoder_layers", "first_k_dense_replace":
 		limit = maxLayers
 	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets",
-		"num_kv_heads", "encoder_attention_heads", "num_experts_per_tok", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
+		"num_kv_heads", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
 		limit = maxHeads
 	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size",
 		"n_embed", "ffn_dim", "word_embed_proj_dim", "moe_intermediate_size", "shared_expert_intermediate_size", "q_lora_rank", "kv_lora_rank",
-		"encoder_ffn_dim", "decoder_ffn_dim":
+		"encoder_ffn_dim", "decoder_ffn_dim", "ffn_hidden_size", "padded_vocab_size":
 		limit = maxWidth
 	case "num_local_experts", "num_experts", "n_routed_experts":
 		limit = 1 << 12

@@ -14,8 +14,12 @@ type decoder struct {
 	tied                       bool
 	qkvBias, oBias             bool
 	qkNorm                     bool  // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+	attnExtra                  int64 // other attention parameters per block (OLMo 2's q/k norms)
 	norms                      int64 // norm vectors of size h per block
 	normBias                   bool  // LayerNorm with a bias (twice the norm vectors)
+	noFinalNorm                bool  // no norm after the last block
+	headBias                   bool  // the untied LM head has a bias (Phi, GPT-J)
+	positions                  int64 // rows of a learned position table (GPT-Neo, StarCoder)
 	// mlp returns block i's MLP: its parameters, the ones a token uses
 	// (less for a mixture of experts) and its Linear weights (quantised).
 	mlp func(i int64) (params, active, linear int64)
@@ -40,6 +44,7 @@ func (d decoder) count() oomsim.Model {
 	if d.qkNorm {
 		attn += 2 * d.hd
 	}
+	attn += d.attnExtra
 	norm := d.norms * d.h
 	if d.normBias {
 		norm *= 2
@@ -48,6 +53,9 @@ func (d decoder) count() oomsim.Model {
 	if d.normBias {
 		final *= 2
 	}
+	if d.noFinalNorm {
+		final = 0
+	}
 	var body, active, linear int64
 	for i := range d.L {
 		p, a, l := d.mlp(i)
@@ -55,19 +63,24 @@ func (d decoder) count() oomsim.Model {
 		active += attn + norm + a
 		linear += attnLinear + l
 	}
-	emb := d.vocab * d.h
+	emb := d.vocab*d.h + d.positions*d.h
 	m.Params = emb + body + final
 	m.ActiveParams = emb + active + final
 	if !d.tied {
-		m.HeadParams = emb
-		m.Params += emb
-		m.ActiveParams += emb
+		m.HeadParams = d.vocab * d.h
+		if d.headBias {
+			m.HeadParams += d.vocab
+		}
+		m.Params += m.HeadParams
+		m.ActiveParams += m.HeadParams
 	}
 	if d.experts == 0 {
 		m.ActiveParams = 0
 	}
 	m.UnquantizedParams = m.Params - linear
-	m.BufferBytes = d.hd / 2 * 4
+	if d.positions == 0 {
+		m.BufferBytes = d.hd / 2 * 4 // rotary inv_freq, fp32
+	}
 	m.Experts, m.ExpertsPerToken = int(d.experts), int(d.topK)
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(d.h), Heads: int(d.heads), KVHeads: int(d.kv),
 		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos)}
@@ -495,4 +508,233 @@ func countWhisper(c hfConfig) (oomsim.Model, error) {
 	m.UnquantizedParams = m.Params - enc*(attnLinear+2*d*encFFN) - dec*(2*attnLinear+2*d*decFFN)
 	m.Arch = &oomsim.Arch{Layers: int(enc + dec), KVLayers: int(2 * dec), Hidden: int(d), Heads: int(H), KVHeads: int(H), HeadDim: int(d / H), FFN: int(decFFN), Vocab: int(V), MaxPositions: int(tgt)}
 	return m, nil
+}
+
+// plain is a two-matrix MLP (up, activation, down) of width ffn, the
+// GPT-2 shape, with or without biases.
+func plain(h, ffn int64, bias bool) func(int64) (int64, int64, int64) {
+	return func(int64) (int64, int64, int64) {
+		p := 2 * h * ffn
+		if bias {
+			p += ffn + h
+		}
+		return p, p, 2 * h * ffn
+	}
+}
+
+// standardShape reads the Llama-style dimensions most decoders share.
+func standardShape(c hfConfig, f *fields) decoder {
+	d := decoder{}
+	d.h = f.need("hidden_size", c.HiddenSize)
+	d.L = f.need("num_hidden_layers", c.NumHiddenLayers)
+	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
+	d.kv = f.opt("num_key_value_heads", c.NumKeyValueHeads, d.heads)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	d.maxPos, _ = opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
+	return d
+}
+
+// checkHeads derives the head size and refuses heads that do not fit.
+func (d *decoder) checkHeads(c hfConfig, f *fields) error {
+	if f.err != nil {
+		return f.err
+	}
+	if c.HeadDim == nil {
+		if err := headsFit(d.heads, d.h, "num_attention_heads", "hidden_size"); err != nil {
+			return err
+		}
+	}
+	d.hd = f.opt("head_dim", c.HeadDim, d.h/d.heads)
+	if f.err != nil {
+		return f.err
+	}
+	if d.heads%d.kv != 0 {
+		return fmt.Errorf("num_attention_heads %d is not a multiple of num_key_value_heads %d", d.heads, d.kv)
+	}
+	return nil
+}
+
+// countPhi counts PhiForCausalLM (Phi-1, Phi-1.5, Phi-2): one LayerNorm
+// with a bias per block feeding attention and the MLP in parallel, biases
+// on q, k, v and the output projection ("dense"), a two-matrix GELU MLP
+// with biases, optional per-head LayerNorms on q and k, a final LayerNorm,
+// and an untied head with a bias.
+func countPhi(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := standardShape(c, &f)
+	if err := d.checkHeads(c, &f); err != nil {
+		return oomsim.Model{}, err
+	}
+	ffn := f.need("intermediate_size", c.IntermediateSize)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	d.norms, d.normBias = 1, true
+	d.qkvBias, d.oBias = true, true
+	if flag(c.QKLayernorm, false) {
+		d.attnExtra = 2 * 2 * d.hd // LayerNorm(head_dim) with a bias, on q and on k
+	}
+	d.tied = flag(c.TieWordEmbeddings, false)
+	d.headBias = true
+	d.mlp, d.activeFFN = plain(d.h, ffn, true), ffn
+	return d.count(), nil
+}
+
+// countBigCode counts GPTBigCodeForCausalLM (SantaCoder, StarCoder): GPT-2
+// with multi-query attention (one key/value head unless multi_query is
+// false), learned positions, biases everywhere, a head tied to wte.
+func countBigCode(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := decoder{norms: 2, normBias: true, qkvBias: true, oBias: true, tied: true}
+	d.h = f.need("n_embd", c.NEmbd)
+	d.L = f.need("n_layer", c.NLayer)
+	d.heads = f.need("n_head", c.NHead)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	d.positions = f.need("n_positions", c.NPositions)
+	inner := f.opt("n_inner", c.NInner, 4*d.h)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if err := headsFit(d.heads, d.h, "n_head", "n_embd"); err != nil {
+		return oomsim.Model{}, err
+	}
+	d.hd, d.kv, d.maxPos = d.h/d.heads, d.heads, d.positions
+	if flag(c.MultiQuery, true) {
+		d.kv = 1
+	}
+	d.mlp, d.activeFFN = plain(d.h, inner, true), inner
+	return d.count(), nil
+}
+
+// countGPTNeo counts GPTNeoForCausalLM: learned positions, q/k/v without
+// biases and an output projection with one, two LayerNorms per block, a
+// GELU MLP with biases, a tied head. The per-layer causal-mask buffers are
+// not counted.
+func countGPTNeo(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := decoder{norms: 2, normBias: true, oBias: true, tied: true}
+	d.h = f.need("hidden_size", c.HiddenSize)
+	d.L = f.need("num_layers", c.NumLayers)
+	d.heads = f.need("num_heads", c.NumHeads)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	d.positions = f.need("max_position_embeddings", c.MaxPositionEmbeddings)
+	inner := f.opt("intermediate_size", c.IntermediateSize, 4*d.h)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if err := headsFit(d.heads, d.h, "num_heads", "hidden_size"); err != nil {
+		return oomsim.Model{}, err
+	}
+	d.hd, d.kv, d.maxPos = d.h/d.heads, d.heads, d.positions
+	d.mlp, d.activeFFN = plain(d.h, inner, true), inner
+	return d.count(), nil
+}
+
+// countGPTJ counts GPTJForCausalLM: rotary positions, one LayerNorm per
+// block feeding attention and the MLP in parallel, q/k/v/out without
+// biases, a GELU MLP with biases, an untied head with a bias.
+func countGPTJ(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := decoder{norms: 1, normBias: true}
+	d.h = f.need("n_embd", c.NEmbd)
+	d.L = f.need("n_layer", c.NLayer)
+	d.heads = f.need("n_head", c.NHead)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	d.maxPos, _ = opt("n_positions", c.NPositions, 0)
+	inner := f.opt("n_inner", c.NInner, 4*d.h)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if err := headsFit(d.heads, d.h, "n_head", "n_embd"); err != nil {
+		return oomsim.Model{}, err
+	}
+	d.hd, d.kv = d.h/d.heads, d.heads
+	d.tied = flag(c.TieWordEmbeddings, false)
+	d.headBias = true
+	d.mlp, d.activeFFN = plain(d.h, inner, true), inner
+	return d.count(), nil
+}
+
+// countNormVariant counts Llama-shaped decoders (gated MLP without biases,
+// untied head by default) that differ in their norms and biases:
+// StableLM (LayerNorms with biases, one per block when the residual is
+// parallel, optional q/k/v biases and per-head q/k LayerNorms), OLMo 2
+// (norms after attention and after the MLP, RMSNorms over the whole q and
+// k projections), InternLM2 (fused wqkv, the same count; "bias" on the
+// attention projections, true by default).
+func countNormVariant(c hfConfig, family string) (oomsim.Model, error) {
+	var f fields
+	d := standardShape(c, &f)
+	if err := d.checkHeads(c, &f); err != nil {
+		return oomsim.Model{}, err
+	}
+	ffn := f.need("intermediate_size", c.IntermediateSize)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	d.norms = 2
+	d.tied = flag(c.TieWordEmbeddings, false)
+	switch family {
+	case "stablelm":
+		d.normBias = true
+		if flag(c.UseParallelResidual, false) {
+			d.norms = 1
+		}
+		d.qkvBias = flag(c.UseQKVBias, false)
+		if flag(c.QKLayernorm, false) {
+			d.attnExtra = (d.heads + d.kv) * d.hd // LayerNorm(head_dim) per head, no bias
+		}
+	case "olmo2":
+		d.qkvBias = flag(c.AttentionBias, false)
+		d.oBias = d.qkvBias
+		d.attnExtra = (d.heads + d.kv) * d.hd
+	case "internlm2":
+		d.qkvBias = flag(c.Bias, true)
+		d.oBias = d.qkvBias
+	}
+	d.mlp, d.activeFFN = dense(d.h, ffn, false), ffn
+	return d.count(), nil
+}
+
+// countChatGLM counts ChatGLMForConditionalGeneration (ChatGLM2/3,
+// GLM-4-9B as THUDM ships it): fused query_key_value with grouped keys and
+// values (multi_query_group_num groups of kv_channels), biases on it when
+// add_qkv_bias or add_bias_linear, a gated MLP of ffn_hidden_size,
+// RMSNorms (LayerNorms when rmsnorm is false), a final norm unless
+// post_layer_norm is false, and an untied output layer over the padded
+// vocabulary.
+func countChatGLM(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := decoder{norms: 2}
+	d.h = f.need("hidden_size", c.HiddenSize)
+	d.L = f.need("num_layers", c.NumLayers)
+	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
+	d.vocab = f.need("padded_vocab_size", c.PaddedVocabSize)
+	ffn := f.need("ffn_hidden_size", c.FFNHiddenSize)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if c.KVChannels == nil {
+		if err := headsFit(d.heads, d.h, "num_attention_heads", "hidden_size"); err != nil {
+			return oomsim.Model{}, err
+		}
+	}
+	d.hd = f.opt("kv_channels", c.KVChannels, d.h/d.heads)
+	d.kv = d.heads
+	if flag(c.MultiQueryAttention, false) {
+		d.kv = f.need("multi_query_group_num", c.MultiQueryGroupNum)
+	}
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if d.heads%d.kv != 0 {
+		return oomsim.Model{}, fmt.Errorf("num_attention_heads %d is not a multiple of multi_query_group_num %d", d.heads, d.kv)
+	}
+	biasLinear := flag(c.AddBiasLinear, false)
+	d.qkvBias = biasLinear || flag(c.AddQKVBias, false)
+	d.oBias = biasLinear
+	d.normBias = !flag(c.RMSNorm, true)
+	d.noFinalNorm = !flag(c.PostLayerNorm, true)
+	d.mlp, d.activeFFN = dense(d.h, ffn, biasLinear), ffn
+	return d.count(), nil
 }
