@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	"github.com/devctl/devctl/internal/cmdutil"
@@ -161,7 +162,7 @@ func checkArgs(t *testing.T, name string, args []string) {
 	t.Helper()
 	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
-	cmd := root.NewCmdRoot(root.NewFactory(io, func(string) (string, bool) { return "", false }))
+	cmd := root.NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev"))
 	sub, rest, err := cmd.Find(args)
 	if err != nil || sub == cmd {
 		t.Errorf("%s: %v is not a devctl command: %v", name, args, err)

@@ -3,7 +3,9 @@ package cmdutil
 import "context"
 
 // Steps are a command's three steps (kubectl's Complete/Validate/Run):
-// fill in what the flags leave open, check it without I/O, then act.
+// Complete fills in what the flags leave open (parses -o, reads the
+// environment the command starts from), Validate checks it without I/O,
+// Run acts.
 type Steps interface {
 	Complete() error
 	Validate() error
@@ -19,4 +21,13 @@ func RunSteps(ctx context.Context, s Steps) error {
 		return err
 	}
 	return s.Run(ctx)
+}
+
+// Execute is every command's RunE: the steps, or runF instead of them when
+// a test gives one (it stops after flag parsing to inspect the options).
+func Execute[O Steps](ctx context.Context, o O, runF func(O) error) error {
+	if runF != nil {
+		return runF(o)
+	}
+	return RunSteps(ctx, o)
 }

@@ -17,13 +17,12 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
-	historycmd "github.com/devctl/devctl/internal/cmd/history"
-	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/snapshot"
+	"github.com/devctl/devctl/internal/supervise"
 )
 
 // Doc describes one schema: the value whose type it describes, its title
@@ -103,7 +102,7 @@ func Docs() []Doc {
 			},
 		},
 		{
-			Name: "run-report", Root: runcmd.Report{}, Title: "devctl run --report FILE",
+			Name: "run-report", Root: supervise.Report{}, Title: "devctl run --report FILE",
 			Description: "The attempts of one supervised run and how it ended. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
 				".outcome":        enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
@@ -111,7 +110,7 @@ func Docs() []Doc {
 			},
 		},
 		{
-			Name: "history-report", Root: historycmd.Shown{}, Title: "devctl history -o json",
+			Name: "history-report", Root: history.Report{}, Title: "devctl history -o json",
 			Description: "Each device's run record and the history rule's verdict, and the records. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
 				"Record.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),

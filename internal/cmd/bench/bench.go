@@ -28,9 +28,19 @@ import (
 // formats are what -o offers.
 var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
-// Options are the command's flags and dependencies.
+// Options are the command's flags and the dependencies it uses.
 type Options struct {
-	*Deps
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+	Version   string
+	// Elsewhere reports whether --sysroot or --from describe another
+	// machine.
+	Elsewhere func() bool
+	Host      func() (*host.Host, error)
+	// Probe runs the drivers named by only.
+	Probe func(ctx context.Context, only []string) (*probe.Report, error)
+
 	Suites           []string
 	Duration         time.Duration
 	Threads          int
@@ -39,40 +49,23 @@ type Options struct {
 	Quiet            bool
 	Compare          bool
 	FailOnRegression bool
+
+	format output.Format // set by Complete
 	// sampleLoad looks at how busy the machine is (tests replace it).
 	sampleLoad func(read func(string) ([]byte, error)) bench.LoadSample
-}
-
-// Deps are what bench uses from the invocation.
-type Deps struct {
-	IO        *iostreams.IOStreams
-	LookupEnv func(string) (string, bool)
-	Now       func() time.Time
-	Version   string
-	// Elsewhere is set when --sysroot or --from describe another machine.
-	Elsewhere bool
-	Host      func() (*host.Host, error)
-	// Probe runs the drivers named by only.
-	Probe func(ctx context.Context, only []string) (*probe.Report, error)
-}
-
-// NewDeps takes what bench uses from the factory, once flags are parsed.
-func NewDeps(f *cmdutil.Factory) *Deps {
-	return &Deps{
-		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now, Version: f.Version,
-		Elsewhere: f.Global != nil && (f.Global.Sysroot != "" || f.Global.From != ""),
-		Host:      f.Host,
-		Probe: func(ctx context.Context, only []string) (*probe.Report, error) {
-			rep, _, err := cmdutil.RunProbe(ctx, f, only)
-			return rep, err
-		},
-	}
 }
 
 // NewCmdBench builds `devctl bench`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdBench(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{}
+	opts := &Options{
+		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now, Version: f.Version, Host: f.Host,
+		Elsewhere: func() bool { return f.Global != nil && (f.Global.Sysroot != "" || f.Global.From != "") },
+		Probe: func(ctx context.Context, only []string) (*probe.Report, error) {
+			rep, _, err := cmdutil.RunProbe(ctx, f, only)
+			return rep, err
+		},
+	}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure peak compute, memory bandwidth and accelerator links against their theoretical figures",
@@ -104,14 +97,7 @@ figures that fell by more than 10% plus both runs' measured spread
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ThreadsSet = cmd.Flags().Changed("threads")
-			if err := Validate(opts); err != nil {
-				return err
-			}
-			opts.Deps = NewDeps(f)
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	fl := cmd.Flags()
@@ -125,9 +111,18 @@ figures that fell by more than 10% plus both runs' measured spread
 	return cmd
 }
 
+// Run completes, validates, measures, records and prints.
+func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx, opts) }
+
+// Complete parses -o.
+func (opts *Options) Complete() (err error) {
+	opts.format, err = formats.Parse(opts.Output)
+	return err
+}
+
 // Validate checks the flags (pure: no machine access) and normalises the
 // suite list to the canonical order.
-func Validate(opts *Options) error {
+func (opts *Options) Validate() error {
 	want := map[string]bool{}
 	for _, s := range opts.Suites {
 		s = strings.ToLower(strings.TrimSpace(s))
@@ -155,21 +150,17 @@ func Validate(opts *Options) error {
 	if opts.ThreadsSet && (opts.Threads < 1 || opts.Threads > bench.MaxThreads) {
 		return cmdutil.Usagef("invalid --threads %d: want a positive number of threads, at most %d", opts.Threads, bench.MaxThreads)
 	}
-	if _, err := formats.Parse(opts.Output); err != nil {
-		return err
-	}
 	return nil
 }
 
 // Run measures, records and prints.
-func Run(ctx context.Context, opts *Options) error {
-	f := opts.Deps
-	format, _ := formats.Parse(opts.Output)
+func (opts *Options) Run(ctx context.Context) error {
+	f, format := opts, opts.format
 	measuresHere := false
 	for _, s := range opts.Suites {
 		measuresHere = measuresHere || s == bench.SuiteCPU || s == bench.SuiteMemory
 	}
-	if measuresHere && f.Elsewhere {
+	if measuresHere && f.Elsewhere() {
 		return cmdutil.Usagef("--sysroot and --from describe another machine: bench can only measure this one (use --suite link to read a recorded machine's links)")
 	}
 	h, err := f.Host()
@@ -181,7 +172,7 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "devctl: warning: probe failed, theoretical figures may be missing: %v\n", perr)
 	}
 	m := bench.Facts(h, rep)
-	if m.LogicalCPUs == 0 && !f.Elsewhere {
+	if m.LogicalCPUs == 0 && !f.Elsewhere() {
 		// Only this machine's count: a replayed tree that does not say
 		// stays unknown rather than borrowing the runner's.
 		m.LogicalCPUs = runtime.NumCPU()

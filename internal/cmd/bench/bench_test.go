@@ -48,6 +48,12 @@ func TestFlags(t *testing.T) {
 			cmd.SetArgs(tt.args)
 			cmd.SilenceErrors, cmd.SilenceUsage = true, true
 			err := cmd.Execute()
+			if err == nil {
+				err = got.Complete()
+			}
+			if err == nil {
+				err = got.Validate()
+			}
 			if tt.wantErr {
 				if err == nil {
 					t.Fatal("no error")
@@ -57,8 +63,8 @@ func TestFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.Deps = nil
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Options{})); diff != "" {
+			deps := cmpopts.IgnoreFields(Options{}, "IO", "LookupEnv", "Now", "Version", "Elsewhere", "Host", "Probe")
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Options{}), deps); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}
 		})
@@ -66,7 +72,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestUsageErrorsNameTheValueAndWhatIsAccepted(t *testing.T) {
-	err := Validate(&Options{Suites: []string{"gpu"}, Duration: time.Second})
+	err := (&Options{Suites: []string{"gpu"}, Duration: time.Second}).Validate()
 	if !errors.Is(err, cmdutil.ErrUsage) || err.Error() != `unknown --suite "gpu": want one or more of cpu, memory, link (comma-separated)` {
 		t.Errorf("got %v", err)
 	}
@@ -88,8 +94,14 @@ func TestFailOnRegressionExitsThreeWhenAFigureFell(t *testing.T) {
 	opts := func() *Options {
 		// The machine's load is not sampled: on a busy test machine the
 		// fall would (rightly) not be judged.
-		return &Options{Deps: NewDeps(newFactory()), Suites: []string{"cpu"}, Duration: 50 * time.Millisecond, Threads: 1, ThreadsSet: true, Output: "json", FailOnRegression: true,
-			sampleLoad: func(func(string) ([]byte, error)) bench.LoadSample { return bench.LoadSample{Load1: -1} }}
+		var o *Options
+		cmd := NewCmdBench(newFactory(), func(got *Options) error { o = got; return nil })
+		cmd.SetArgs([]string{"--suite", "cpu", "--duration", "50ms", "--threads", "1", "-o", "json", "--fail-on-regression"})
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		o.sampleLoad = func(func(string) ([]byte, error)) bench.LoadSample { return bench.LoadSample{Load1: -1} }
+		return o
 	}
 	if err := Run(context.Background(), opts()); err != nil {
 		t.Fatalf("first run: %v", err)

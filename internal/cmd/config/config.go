@@ -2,6 +2,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,8 @@ type ShowOptions struct {
 	IO     *iostreams.IOStreams
 	Config func() (*config.Config, error)
 	Output string
+
+	format output.Format // set by Complete
 }
 
 // NewCmdConfig builds `devctl config`.
@@ -42,10 +45,7 @@ the config file, a DEVCTL_* environment variable or a flag. Flags win over the
 environment, which wins over the file, which wins over the defaults.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return RunShow(opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	showFormats.Register(show.Flags(), &opts.Output, "")
@@ -66,12 +66,18 @@ type Shown struct {
 	Settings []Setting `json:"settings" yaml:"settings"`
 }
 
-// RunShow prints the configuration.
-func RunShow(opts *ShowOptions) error {
-	format, err := showFormats.Parse(opts.Output)
-	if err != nil {
-		return err
-	}
+// Complete parses -o.
+func (opts *ShowOptions) Complete() (err error) {
+	opts.format, err = showFormats.Parse(opts.Output)
+	return err
+}
+
+// Validate has nothing to check beyond -o.
+func (opts *ShowOptions) Validate() error { return nil }
+
+// Run prints the configuration.
+func (opts *ShowOptions) Run(context.Context) error {
+	format := opts.format
 	cfg, err := opts.Config()
 	if err != nil {
 		return err

@@ -30,9 +30,16 @@ import (
 // formats are what -o offers.
 var formats = output.Spec{output.Table, output.JSON, output.YAML}
 
-// Options are the command's flags and dependencies.
+// Options are the command's flags and the dependencies it uses.
 type Options struct {
-	*Deps
+	IO        *iostreams.IOStreams
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+	// Timeout is each check's deadline and how long a --log read may wait
+	// (--timeout).
+	Timeout func() time.Duration
+	// Env probes the machine once for all checks (see buildEnv).
+	Env func(ctx context.Context) (*doctor.Env, error)
 
 	Output        string
 	Checks        []string
@@ -57,31 +64,19 @@ type Options struct {
 	lang   doctor.Lang
 }
 
-// Deps are what doctor uses from the invocation.
-type Deps struct {
-	IO        *iostreams.IOStreams
-	LookupEnv func(string) (string, bool)
-	Now       func() time.Time
-	// Timeout is each check's deadline and how long a --log read may wait.
-	Timeout time.Duration
-	// Env probes the machine once for all checks (see buildEnv).
-	Env func(ctx context.Context) (*doctor.Env, error)
-}
-
-// NewDeps takes what doctor uses from the factory, once flags are parsed.
-func NewDeps(f *cmdutil.Factory) *Deps {
-	d := &Deps{IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
-		Env: func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) }}
-	if f.Global != nil {
-		d.Timeout = f.Global.Timeout
-	}
-	return d
-}
-
 // NewCmdDoctor builds `devctl doctor`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{}
+	opts := &Options{
+		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
+		Env: func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Timeout: func() time.Duration {
+			if f.Global == nil {
+				return 0
+			}
+			return f.Global.Timeout
+		},
+	}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Find what is wrong with the machine's devices, or explain a failed run's log",
@@ -119,11 +114,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   devctl doctor -o json --fail-on warn`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Deps = NewDeps(f)
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	fl := cmd.Flags()
@@ -263,7 +254,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	var logExp *explain.Explanation
 	if opts.Log != "" {
-		e, err := readLog(opts.IO.In, opts.Timeout, opts.Log)
+		e, err := readLog(opts.IO.In, opts.Timeout(), opts.Log)
 		if err != nil {
 			return err
 		}
@@ -291,7 +282,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	results := []doctor.Result{}
 	if runChecks {
-		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout})
+		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout()})
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}

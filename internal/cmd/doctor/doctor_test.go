@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/devctl/devctl/internal/cmd/doctor"
+	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
@@ -70,7 +71,7 @@ func TestExitCodes(t *testing.T) {
 // TestFlags checks flag parsing reaches Options (the runF hook).
 func TestFlags(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
-	f := root.NewFactory(io, func(string) (string, bool) { return "", false })
+	f := factory.New(io, func(string) (string, bool) { return "", false }, "dev")
 	var got *doctor.Options
 	cmd := doctor.NewCmdDoctor(f, func(o *doctor.Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--check", "a,b", "--log", "-", "--model-params", "7B", "--lang", "pl", "--strict", "-o", "json"})

@@ -4,6 +4,7 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -28,6 +29,8 @@ type Options struct {
 	Output    string
 	// Device lists that device's records instead of the summary.
 	Device string
+
+	format output.Format // set by Complete
 }
 
 // NewCmdHistory builds `devctl history` and `devctl history clear`. runF,
@@ -51,10 +54,7 @@ and duration: never output, arguments or environment values.`,
   devctl history clear`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(opts)
+			return cmdutil.Execute(c.Context(), opts, runF)
 		},
 	}
 	formats.Register(cmd.Flags(), &opts.Output, "")
@@ -78,25 +78,18 @@ and duration: never output, arguments or environment values.`,
 	return cmd
 }
 
-// Device is one device's line: its record and the rule's verdict.
-type Device struct {
-	history.DeviceSummary
-	Rule history.Verdict `json:"rule"`
+// Complete parses -o.
+func (o *Options) Complete() (err error) {
+	o.format, err = formats.Parse(o.Output)
+	return err
 }
 
-// Shown is the whole output of `devctl history`.
-type Shown struct {
-	File    string          `json:"file"`
-	Devices []Device        `json:"devices"`
-	Records history.Records `json:"records,omitempty"`
-}
+// Validate has nothing to check beyond -o.
+func (o *Options) Validate() error { return nil }
 
 // Run loads the history and prints it.
-func Run(o *Options) error {
-	format, err := formats.Parse(o.Output)
-	if err != nil {
-		return err
-	}
+func (o *Options) Run(context.Context) error {
+	format := o.format
 	p, err := history.Path(o.LookupEnv)
 	if err != nil {
 		return cmdutil.Usagef("%w", err)
@@ -105,11 +98,11 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	s := Shown{File: p, Devices: []Device{}}
+	s := history.Report{File: p, Devices: []history.DeviceReport{}}
 	dev := history.NormalizeDevice(o.Device)
 	for _, sum := range recs.Summaries() {
 		if dev == "" || sum.Device == dev {
-			s.Devices = append(s.Devices, Device{DeviceSummary: sum, Rule: recs.Judge(sum.Device)})
+			s.Devices = append(s.Devices, history.DeviceReport{DeviceSummary: sum, Rule: recs.Judge(sum.Device)})
 		}
 	}
 	if dev != "" || format != output.Table {
@@ -128,7 +121,7 @@ func Run(o *Options) error {
 	return devicesTable(o.IO.Out, s)
 }
 
-func devicesTable(w io.Writer, s Shown) error {
+func devicesTable(w io.Writer, s history.Report) error {
 	if len(s.Devices) == 0 {
 		_, err := fmt.Fprintf(w, "No runs recorded yet (%s). `devctl run -- CMD` and `devctl doctor --log` record them.\n", s.File)
 		return err

@@ -72,10 +72,7 @@ driver that failed or timed out.`,
   devctl probe -o nfd --nfd-file -           # print them instead`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	formats.Register(cmd.Flags(), &opts.Output, "table is plain when piped; nfd writes --nfd-file")

@@ -101,10 +101,7 @@ not run the probe.`,
   devctl recommend --model t5-3b --mode training --convention deepspeed --devices 8 --offload cpu`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	fl := cmd.Flags()

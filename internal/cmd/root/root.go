@@ -6,10 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -23,6 +20,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/bench"
 	configcmd "github.com/devctl/devctl/internal/cmd/config"
 	"github.com/devctl/devctl/internal/cmd/doctor"
+	"github.com/devctl/devctl/internal/cmd/factory"
 	historycmd "github.com/devctl/devctl/internal/cmd/history"
 	probecmd "github.com/devctl/devctl/internal/cmd/probe"
 	"github.com/devctl/devctl/internal/cmd/recommend"
@@ -31,11 +29,8 @@ import (
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
-	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
-	"github.com/devctl/devctl/internal/probe/nvidia"
-	"github.com/devctl/devctl/internal/snapshot"
 	"github.com/devctl/devctl/internal/state"
 )
 
@@ -90,73 +85,6 @@ var version = sync.OnceValue(func() string {
 
 // configKeyAnnotation marks flags that set a configuration key.
 const configKeyAnnotation = "devctl/config-key"
-
-// NewFactory builds the production factory for the given streams.
-func NewFactory(io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) *cmdutil.Factory {
-	f := &cmdutil.Factory{
-		IO:        io,
-		Version:   version(),
-		Global:    &cmdutil.GlobalOptions{ConfigFlags: map[string]config.Flag{}},
-		Now:       time.Now,
-		LookupEnv: lookupEnv,
-	}
-	f.HostFunc = func() (*host.Host, error) {
-		g := f.Global
-		if g.NvidiaSMI != "" {
-			if _, err := exec.LookPath(g.NvidiaSMI); err != nil {
-				var ee *exec.Error
-				if errors.As(err, &ee) {
-					err = unwrapPath(ee.Err)
-				}
-				return nil, cmdutil.Usagef("invalid --nvidia-smi %q: %w; want the path of an executable nvidia-smi", g.NvidiaSMI, err)
-			}
-		}
-		if g.From != "" {
-			if g.Sysroot != "" {
-				return nil, cmdutil.Usagef("--from and --sysroot cannot be used together: a snapshot is a whole machine")
-			}
-			h, err := snapshot.Open(g.From)
-			if err != nil {
-				return nil, cmdutil.Usagef("--from %s: %w", g.From, err)
-			}
-			return h, nil
-		}
-		if g.Sysroot != "" {
-			name := g.SysrootFrom
-			if name == "" {
-				name = "--sysroot"
-			}
-			st, err := os.Stat(g.Sysroot)
-			if err == nil && !st.IsDir() {
-				err = errors.New("not a directory")
-			}
-			if err == nil && !isDir(filepath.Join(g.Sysroot, "proc")) && !isDir(filepath.Join(g.Sysroot, "sys")) {
-				// An empty or unrelated directory would give an empty
-				// report with exit 0: say so instead.
-				err = errors.New("it has neither proc/ nor sys/")
-			}
-			if err != nil {
-				return nil, cmdutil.Usagef("invalid %s %q: %w; want a directory holding a machine's proc/ and sys/ trees", name, g.Sysroot, unwrapPath(err))
-			}
-		}
-		opts := host.LocalOptions{Sysroot: g.Sysroot, CommandTimeout: g.Timeout}
-		if g.NvidiaSMI != "" {
-			opts.Programs = map[string]string{"nvidia-smi": g.NvidiaSMI}
-		}
-		if g.Sysroot == "" {
-			opts.NVML = nvidia.LocalNVML()
-		}
-		h, err := host.Local(opts)
-		if err != nil {
-			return nil, cmdutil.Usagef("%w", err)
-		}
-		return h, nil
-	}
-	f.ConfigFunc = func(flags map[string]config.Flag) (*config.Config, error) {
-		return config.Load(config.LoadOptions{File: f.Global.Config, LookupEnv: f.LookupEnv, Flags: flags})
-	}
-	return f
-}
 
 // NewCmdRoot builds the command tree. Main adds the flag values'
 // completion functions (registerCompletions) when the shell asks for them.
@@ -282,7 +210,7 @@ func configFlag(fs *pflag.FlagSet, name, key, usage string) {
 // only place that decides exit codes.
 func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
 	mainArgs = args
-	f := NewFactory(io, lookupEnv)
+	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
@@ -350,14 +278,6 @@ func OneLine(msg string) string {
 	return b.String()
 }
 
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // ExitCode maps an error to devctl's documented exit codes.
 func ExitCode(err error) int {
 	var ee *cmdutil.ExitError
@@ -373,9 +293,4 @@ func ExitCode(err error) int {
 	default:
 		return cmdutil.ExitRuntime
 	}
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

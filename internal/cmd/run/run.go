@@ -127,10 +127,7 @@ output, arguments or environment values.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = args
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(c.Context(), opts)
+			return cmdutil.Execute(c.Context(), opts, runF)
 		},
 	}
 	fl := cmd.Flags()
@@ -290,7 +287,7 @@ func (o *Options) Run(ctx context.Context) error {
 		sigs = c
 	}
 	hist, histErr := history.Path(o.LookupEnv)
-	s := &session{o: o, runID: newRunID(), hist: hist, report: Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
+	s := &session{o: o, runID: newRunID(), hist: hist, report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
 	if histErr != nil {
 		s.say("not recording history: %v", histErr)
 	}

@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
-	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/output"
@@ -18,50 +16,11 @@ import (
 	"github.com/devctl/devctl/internal/supervise"
 )
 
-// Report is what --report FILE holds: every attempt and how the run ended.
-// It names the program, never its arguments or environment values beyond
-// the variables devctl itself set.
-type Report struct {
-	Command  string    `json:"command"`
-	Retries  int       `json:"retries"`
-	Attempts []Attempt `json:"attempts"`
-	// Outcome is the last attempt's: success, failure, unrelated or
-	// interrupted; ExitCode is devctl run's own exit code.
-	Outcome   string `json:"outcome"`
-	ExitCode  int    `json:"exit_code"`
-	Recovered bool   `json:"recovered"`
-	// Stopped says why no further attempt was made after a failure.
-	Stopped string `json:"stopped,omitempty"`
-	// Explanation is the classifier's reading of the last failure.
-	Explanation *Explanation `json:"explanation,omitempty"`
-}
-
-// Attempt is one run of the command.
-type Attempt struct {
-	Attempt    int          `json:"attempt"`
-	Time       time.Time    `json:"time"`
-	Device     string       `json:"device"`
-	Step       string       `json:"step,omitempty"`
-	Set        []envvar.Var `json:"set,omitempty"`
-	ExitCode   int          `json:"exit_code"`
-	Signal     string       `json:"signal,omitempty"`
-	Category   string       `json:"category,omitempty"`
-	Outcome    string       `json:"outcome"`
-	DurationMS int64        `json:"duration_ms"`
-}
-
-// Explanation is the part of the classifier's answer a person acts on.
-type Explanation struct {
-	Category string   `json:"category"`
-	Title    string   `json:"title"`
-	Fixes    []string `json:"fixes,omitempty"`
-}
-
 type session struct {
 	o      *Options
 	runID  string
 	hist   string
-	report Report
+	report supervise.Report
 	last   explain.Explanation
 }
 
@@ -73,8 +32,8 @@ func (s *session) say(format string, args ...any) {
 
 // record classifies one finished attempt, appends it to the history and
 // the report, and returns it.
-func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) Attempt {
-	a := Attempt{Attempt: n, Time: s.o.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
+func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) supervise.Attempt {
+	a := supervise.Attempt{Attempt: n, Time: s.o.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
 		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
 	switch {
 	case res.ExitCode == 0:
@@ -123,7 +82,7 @@ func (s *session) finish(code int) error {
 		s.say("exit %d%s on attempt %d; no device error recognised in the output, so not retried", code, sigNote(last.Signal), len(r.Attempts))
 	default:
 		msg := s.last.Message(explain.NewCatalog(), "en")
-		r.Explanation = &Explanation{Category: last.Category, Title: msg.Title, Fixes: msg.Fixes}
+		r.Explanation = &supervise.Explanation{Category: last.Category, Title: msg.Title, Fixes: msg.Fixes}
 		tried := ""
 		if len(steps) > 0 {
 			tried = " after trying " + strings.Join(steps, ", ")
@@ -166,7 +125,7 @@ func recommendSupport(d probe.Device) capability.Support {
 
 // writeReport writes the report whole or not at all (temp file, rename), so
 // a script reading it never sees half a document.
-func writeReport(path string, r *Report) error {
+func writeReport(path string, r *supervise.Report) error {
 	var b bytes.Buffer
 	if err := output.WriteJSON(&b, r); err != nil {
 		return err

@@ -3,6 +3,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -37,17 +38,20 @@ schema_version changes are in docs/schemas.md.`,
 			if len(args) == 1 {
 				opts.Name = args[0]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	return cmd
 }
 
+// Complete has nothing to fill in: the name is used as given.
+func (opts *Options) Complete() error { return nil }
+
+// Validate has nothing to check without reading the schemas.
+func (opts *Options) Validate() error { return nil }
+
 // Run prints the schema, or the list of names.
-func Run(opts *Options) error {
+func (opts *Options) Run(context.Context) error {
 	out := opts.IO.Out
 	if opts.Name == "" {
 		for _, n := range schemas.Names() {

@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/cobra"
 
+	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	"github.com/devctl/devctl/internal/cmdutil"
@@ -37,7 +38,7 @@ func start(t *testing.T, snapshot string, interval time.Duration, mods ...func(*
 	t.Helper()
 	io, _, _, _ := iostreams.Test()
 	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
-	f := root.NewFactory(io, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	f := factory.New(io, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "dev")
 	f.Global.From = snapshot
 	f.Global.Timeout = 5 * time.Second
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

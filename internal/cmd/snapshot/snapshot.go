@@ -23,47 +23,39 @@ import (
 	"github.com/devctl/devctl/internal/units"
 )
 
-// Options are the command's flags and dependencies.
+// Options are the command's flags and the dependencies it uses: the
+// machine and settings to record, and how to probe them.
 type Options struct {
-	*Deps
+	IO     *iostreams.IOStreams
+	Host   func() (*host.Host, error)
+	Config func() (*config.Config, error)
+	Probe  func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error)
+	// Timeout is --timeout, each driver's and program's deadline.
+	Timeout func() time.Duration
+	Version string
+	Now     func() time.Time
+
 	Output     string
 	Force      bool
 	RedactHost bool
-}
 
-// Deps are what snapshot uses: the machine and settings to record, and
-// how to probe them.
-type Deps struct {
-	IO      *iostreams.IOStreams
-	Host    func() (*host.Host, error)
-	Config  func() (*config.Config, error)
-	Probe   func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error)
-	Timeout time.Duration
-	Version string
-	Now     func() time.Time
-}
-
-// NewDeps takes what snapshot uses from the factory, once flags are parsed.
-func NewDeps(f *cmdutil.Factory) *Deps {
-	d := &Deps{
-		IO:     f.IO,
-		Host:   f.Host,
-		Config: f.Config,
-		Probe: func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error) {
-			return cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
-		},
-		Version: f.Version,
-		Now:     f.Now,
-	}
-	if f.Global != nil {
-		d.Timeout = f.Global.Timeout
-	}
-	return d
+	kind outputKind // set by Validate
 }
 
 // NewCmdSnapshot builds the command.
 func NewCmdSnapshot(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{}
+	opts := &Options{
+		IO: f.IO, Host: f.Host, Config: f.Config, Version: f.Version, Now: f.Now,
+		Probe: func(ctx context.Context, h *host.Host, cfg *config.Config) (*probe.Report, []probe.Outcome, error) {
+			return cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
+		},
+		Timeout: func() time.Duration {
+			if f.Global == nil {
+				return 0
+			}
+			return f.Global.Timeout
+		},
+	}
 	cmd := &cobra.Command{
 		Use:   "snapshot -o FILE.tar.gz",
 		Short: "Record what devctl reads on this machine, for bug reports and replay",
@@ -88,11 +80,7 @@ Replay it anywhere, on any OS, with --from:
   devctl --from bug-1234.tar.gz probe -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Deps = NewDeps(f)
-			if runF != nil {
-				return runF(opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "file to write (required), e.g. snap.tar.gz")
@@ -115,10 +103,13 @@ const (
 // into; a symlink is never replaced, a device, socket or directory never
 // written: `-o /dev/stdout --force` once turned a container's /dev/stdout
 // into a gzip file.
-func Validate(opts *Options) error {
-	_, err := classifyOutput(opts)
+func (opts *Options) Validate() (err error) {
+	opts.kind, err = classifyOutput(opts)
 	return err
 }
+
+// Complete has nothing to fill in: every flag is used as given.
+func (opts *Options) Complete() error { return nil }
 
 func classifyOutput(opts *Options) (outputKind, error) {
 	if opts.Output == "" {
@@ -162,13 +153,13 @@ func classifyOutput(opts *Options) (outputKind, error) {
 	return outputNew, nil
 }
 
+// Run completes, validates, records and writes.
+func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx, opts) }
+
 // Run records the probe (and doctor's checks when plugged in) and writes
 // the archive atomically: a failed run leaves no half-written file.
-func Run(ctx context.Context, opts *Options) error {
-	kind, err := classifyOutput(opts)
-	if err != nil {
-		return err
-	}
+func (opts *Options) Run(ctx context.Context) error {
+	kind := opts.kind
 	base, err := opts.Host()
 	if err != nil {
 		return err
@@ -188,7 +179,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// Doctor's checks read more than the drivers (ld.so.cache, cgroup
 	// limits, mounts); run them too so `--from FILE doctor` replays them.
 	env := &doctor.Env{Host: rec.Host(), Report: rep, Outcomes: outcomes, Config: cfg}
-	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: opts.Timeout})
+	doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: opts.Timeout()})
 
 	wopts := snapshot.WriteOptions{RedactHost: opts.RedactHost, DevctlVersion: opts.Version}
 	if opts.Now != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/devctl/devctl/internal/cmdutil"
 )
@@ -29,8 +30,8 @@ func TestFlagsFillOptions(t *testing.T) {
 			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			got.Deps = nil
-			if diff := cmp.Diff(tt.want, *got); diff != "" {
+			deps := cmpopts.IgnoreFields(Options{}, "IO", "Host", "Config", "Probe", "Timeout", "Version", "Now")
+			if diff := cmp.Diff(tt.want, *got, deps, cmpopts.IgnoreUnexported(Options{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -64,7 +65,7 @@ func TestValidateRefusesBadOutputPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Validate(&tt.opts)
+			err := tt.opts.Validate()
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	"github.com/devctl/devctl/internal/cmdutil"
@@ -21,7 +22,7 @@ import (
 func TestCommandReferenceUpToDate(t *testing.T) {
 	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
-	cmd := root.NewCmdRoot(root.NewFactory(io, func(string) (string, bool) { return "", false }))
+	cmd := root.NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev"))
 	md, man := t.TempDir(), t.TempDir()
 	if err := Write(cmd, md, man, time.Unix(0, 0).UTC()); err != nil {
 		t.Fatal(err)

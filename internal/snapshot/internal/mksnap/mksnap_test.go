@@ -148,7 +148,9 @@ func TestRecordIsWhatTheSnapshotCommandWrites(t *testing.T) {
 			out := filepath.Join(dir, m.Name+".tar.gz")
 			f := Factory(h)
 			f.Global.ConfigFlags = map[string]config.Flag{}
-			if err := snapshotcmd.Run(context.Background(), &snapshotcmd.Options{Deps: snapshotcmd.NewDeps(f), Output: out, RedactHost: true}); err != nil {
+			cmd := snapshotcmd.NewCmdSnapshot(f, nil)
+			cmd.SetArgs([]string{"-o", out, "--redact-host"})
+			if err := cmd.ExecuteContext(context.Background()); err != nil {
 				t.Fatalf("devctl snapshot: %v", err)
 			}
 			got, err := os.ReadFile(out)
