@@ -245,9 +245,9 @@ var checkJetson = &Check{
 // macFacts are the mps probe driver's facts: from the probe run when there
 // was one, else read once with the driver's own Collect.
 func (e *Env) macFacts(ctx context.Context) *mps.Facts {
-	if o := e.Outcome("mps"); o != nil {
-		if f, ok := o.Result.Raw.(mps.Facts); ok {
-			return &f
+	if e.Outcome("mps") != nil {
+		if f, ok := mps.Read(e.Host); ok {
+			return f
 		}
 	}
 	f, _ := mps.Collect(ctx, e.Host)

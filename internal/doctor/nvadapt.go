@@ -4,15 +4,15 @@ import (
 	"github.com/devctl/devctl/internal/probe/nvidia"
 )
 
-// nvidiaFromProbe adapts the nvidia driver's raw answers (Result.Raw is a
-// *nvidia.Raw, also when the driver failed) into NVState.
+// nvidiaFromProbe adapts the nvidia driver's raw answers (nvidia.Answers,
+// also when the driver failed) into NVState.
 func nvidiaFromProbe(e *Env) (*NVState, string) {
 	o := e.Outcome("nvidia")
 	if o == nil {
 		return nil, "the nvidia probe did not run"
 	}
-	raw, ok := o.Result.Raw.(*nvidia.Raw)
-	if !ok || raw == nil {
+	raw, ok := nvidia.Answers(e.Host)
+	if !ok {
 		return nil, o.Status.Detail
 	}
 	return FromRaw(raw), o.Status.Detail

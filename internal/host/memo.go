@@ -3,6 +3,7 @@ package host
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
@@ -21,13 +22,33 @@ func Once[T any](h *Host, key string, fn func() (T, error)) (T, error) {
 		m.entries[key] = e
 	}
 	m.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = fn() })
+	e.once.Do(func() {
+		e.val, e.err = fn()
+		e.done.Store(true)
+	})
 	v, _ := e.val.(T)
 	return v, e.err
 }
 
+// Done gives the answer Once computed for key on h, if it has finished;
+// ok is false when nobody asked or the computation is still running. It
+// never waits, so a reader of a driver's answers (doctor) is not held by
+// a driver that hung past its deadline.
+func Done[T any](h *Host, key string) (v T, err error, ok bool) {
+	m := memoFor(h)
+	m.mu.Lock()
+	e := m.entries[key]
+	m.mu.Unlock()
+	if e == nil || !e.done.Load() {
+		return v, nil, false
+	}
+	v, _ = e.val.(T)
+	return v, e.err, true
+}
+
 type memoEntry struct {
 	once sync.Once
+	done atomic.Bool
 	val  any
 	err  error
 }

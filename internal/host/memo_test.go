@@ -37,3 +37,23 @@ func TestOnceSharesOneAnswerPerHostAndKey(t *testing.T) {
 		t.Errorf("error not returned: %v", err)
 	}
 }
+
+func TestDoneNeverWaitsForARunningComputation(t *testing.T) {
+	h := &Host{}
+	if _, _, ok := Done[int](h, "k"); ok {
+		t.Fatal("Done before anyone asked")
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	go Once(h, "k", func() (int, error) { close(started); <-release; return 7, nil })
+	<-started
+	if _, _, ok := Done[int](h, "k"); ok {
+		t.Fatal("Done while the computation runs")
+	}
+	close(release)
+	if v, _ := Once(h, "k", func() (int, error) { return 0, nil }); v != 7 {
+		t.Fatalf("Once = %d, want 7", v)
+	}
+	if v, err, ok := Done[int](h, "k"); !ok || err != nil || v != 7 {
+		t.Fatalf("Done = %d, %v, %v; want 7, nil, true", v, err, ok)
+	}
+}

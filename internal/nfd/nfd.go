@@ -88,16 +88,16 @@ func Labels(rep *probe.Report) []Label {
 			if first.Architecture != nil {
 				set(p+"gfx-target", *first.Architecture)
 			}
-			set(p+"compute-partition", extraString(first, "compute_partition"))
+			set(p+"compute-partition", first.ExtraString(probe.ExtraComputePartition))
 		case backend.XLA:
-			set(Namespace+"tpu.generation", extraString(first, "generation"))
-			set(Namespace+"tpu.accelerator-type", extraString(first, "accelerator_type"))
+			set(Namespace+"tpu.generation", first.ExtraString(probe.ExtraGeneration))
+			set(Namespace+"tpu.accelerator-type", first.ExtraString(probe.ExtraAcceleratorType))
 			setInt(Namespace+"tpu.chips", int64(len(devs)))
 		case backend.Neuron:
-			set(p+"generation", extraString(first, "generation"))
+			set(p+"generation", first.ExtraString(probe.ExtraGeneration))
 			cores := int64(0)
 			for _, d := range devs {
-				if n, ok := extraInt(d, "neuron_cores"); ok {
+				if n, ok := d.ExtraInt(probe.ExtraNeuronCores); ok {
 					cores += n
 				}
 			}
@@ -176,7 +176,7 @@ func nvidia(set func(k, v string), setInt func(k string, v int64), rep *probe.Re
 	}
 	mig := false
 	for _, d := range gpus {
-		if s := extraString(d, "mig_mode_current"); s != "" && s != "not_supported" && s != "unsupported" {
+		if s := d.ExtraString(probe.ExtraMIGModeCurrent); s != "" && s != "not_supported" && s != "unsupported" {
 			mig = true
 		}
 	}
@@ -213,23 +213,6 @@ func family(major int, minor string) string {
 		return "blackwell"
 	}
 	return "undefined"
-}
-
-func extraString(d probe.Device, key string) string {
-	s, _ := d.Extra[key].(string)
-	return s
-}
-
-func extraInt(d probe.Device, key string) (int64, bool) {
-	switch v := d.Extra[key].(type) {
-	case int:
-		return int64(v), true
-	case int64:
-		return v, true
-	case float64:
-		return int64(v), v == float64(int64(v))
-	}
-	return 0, false
 }
 
 // labelValue makes s a valid label value: characters outside

@@ -40,9 +40,6 @@ type Result struct {
 	Source string
 	// Detail is a short note for drivers[] (e.g. "2 GPUs").
 	Detail string
-	// Raw is driver-specific data later commands (doctor) may inspect; it is
-	// not part of the JSON report.
-	Raw any
 }
 
 // Platform is the vendor software stack for one backend.

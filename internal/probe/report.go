@@ -8,6 +8,15 @@ package probe
 
 import "github.com/devctl/devctl/internal/backend"
 
+// report_json.go is the report's JSON encoder, generated from these types
+// and held to encoding/json's bytes by TestReportEncoderUpToDate and the
+// encoder tests. It is kept because encoding/json's reflection costs about
+// 0.2 ms the first time it meets the report's types, some 5% of a whole
+// `devctl probe -o json` (docs/performance.md); regenerate after changing a
+// type here:
+//
+//go:generate go test . -run TestReportEncoderUpToDate -update
+
 // SchemaVersion is the version of the capability report's JSON schema.
 const SchemaVersion = 1
 
@@ -180,6 +189,37 @@ type Selection struct {
 
 // Ptr returns a pointer to v; report fields use pointers for "unknown".
 func Ptr[T any](v T) *T { return &v }
+
+// Extra keys other packages read (nfd's labels). Drivers write them under
+// these names; readers go through ExtraString and ExtraInt, so the type a
+// driver stored is interpreted in one place.
+const (
+	ExtraGeneration       = "generation"        // TPU, Neuron: the chip generation
+	ExtraAcceleratorType  = "accelerator_type"  // TPU: TPU_ACCELERATOR_TYPE (v6e-8)
+	ExtraComputePartition = "compute_partition" // ROCm: SPX, CPX, ...
+	ExtraNeuronCores      = "neuron_cores"      // Neuron: cores per device
+	ExtraMIGModeCurrent   = "mig_mode_current"  // NVIDIA: enabled, disabled, not_supported
+)
+
+// ExtraString is a text fact from Extra ("" when absent or not text).
+func (d Device) ExtraString(key string) string {
+	s, _ := d.Extra[key].(string)
+	return s
+}
+
+// ExtraInt is a whole-number fact from Extra, whether the driver stored an
+// int or a decoded JSON report holds a float64.
+func (d Device) ExtraInt(key string) (int64, bool) {
+	switch v := d.Extra[key].(type) {
+	case int:
+		return int64(v), true
+	case int64:
+		return v, true
+	case float64:
+		return int64(v), v == float64(int64(v))
+	}
+	return 0, false
+}
 
 // MB converts a byte count to the report's whole MiB, keeping nil as
 // unknown.

@@ -74,7 +74,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		return probe.Result{}, err
 	}
 	dev := device(f)
-	res := probe.Result{Devices: []probe.Device{dev}, Source: f.Source, Raw: f}
+	res := probe.Result{Devices: []probe.Device{dev}, Source: f.Source}
 	if mem, err := meminfo.Read(h); err == nil {
 		eff := mem.Effective()
 		dev.TotalMemoryMB = probe.MB(eff)

@@ -37,7 +37,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		MemoryLimitMB: probe.MB(f.Limit),
 		ShmTotalMB:    probe.MB(f.Shm),
 	}
-	return probe.Result{Host: hi, Source: f.Source, Detail: detail(f), Raw: f}, nil
+	return probe.Result{Host: hi, Source: f.Source, Detail: detail(f)}, nil
 }
 
 func detail(f meminfo.Facts) string {

@@ -53,7 +53,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	if err != nil {
 		res := probe.Result{Source: "sysctl"}
 		if f != nil {
-			res.Source, res.Raw = f.Source, *f
+			res.Source = f.Source
 		}
 		return res, err
 	}
@@ -63,7 +63,23 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 // Collect reads sysctl and, by platform, ioreg (Apple silicon) or
 // system_profiler (Intel Macs, for an AMD GPU). It returns a probe.Absent
 // error, with the facts read so far, when MPS cannot run here.
+//
+// The facts are read once per Host: the driver and doctor's Apple checks
+// share them (a second caller gets the first one's answer).
 func Collect(ctx context.Context, h *host.Host) (*Facts, error) {
+	return host.Once(h, factsKey, func() (*Facts, error) { return collect(ctx, h) })
+}
+
+// Read gives the facts Collect read on h, if it has finished; it never
+// waits (a hung ioreg must not hold doctor).
+func Read(h *host.Host) (*Facts, bool) {
+	f, _, ok := host.Done[*Facts](h, factsKey)
+	return f, ok && f != nil
+}
+
+const factsKey = "mps.facts"
+
+func collect(ctx context.Context, h *host.Host) (*Facts, error) {
 	if h.OS != "darwin" {
 		return nil, probe.Absent("not macOS")
 	}
@@ -226,7 +242,6 @@ func Interpret(f Facts) probe.Result {
 		Devices:  []probe.Device{dev},
 		Source:   f.Source,
 		Detail:   detail,
-		Raw:      f,
 		Platform: &probe.Platform{Backend: "mps", RuntimeVersion: probe.Ptr(f.MacOS)},
 	}
 }

@@ -94,8 +94,8 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		cores := c.chip.LogicalCores
 		sup := capability.Evaluate(capability.Facts{Backend: "neuron", Generation: c.chip.Generation})
 		extra := map[string]any{
-			"generation":           c.chip.Generation,
-			"neuron_cores":         c.chip.Cores,
+			probe.ExtraGeneration:  c.chip.Generation,
+			probe.ExtraNeuronCores: c.chip.Cores,
 			"logical_neuron_cores": cores,
 			"visible_cores":        coreRange(firstCore, cores),
 			"dev_node":             node,

@@ -25,6 +25,30 @@ func (*Driver) Name() string { return "nvidia" }
 // Probe implements probe.Driver. Result.Raw is always a *Raw (also on
 // failure) so doctor can read the NVML return code and the fallback's error.
 func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
+	a, err := host.Once(h, answersKey, func() (answers, error) { return probeNow(ctx, h) })
+	return a.res, err
+}
+
+// answersKey is where a Host keeps what the driver learned on it.
+const answersKey = "nvidia.answers"
+
+// answers are what the driver learned from one Host: the report's result
+// and the raw NVML or nvidia-smi answers behind it.
+type answers struct {
+	res probe.Result
+	raw *Raw
+}
+
+// Answers are the raw NVML or nvidia-smi answers the driver got on h, also
+// when no GPU could be listed (they say why), for doctor's NVIDIA checks.
+// ok is false when the driver has not run on h or has not finished (a hung
+// NVML): Answers never waits.
+func Answers(h *host.Host) (raw *Raw, ok bool) {
+	a, _, ok := host.Done[answers](h, answersKey)
+	return a.raw, ok && a.raw != nil
+}
+
+func probeNow(ctx context.Context, h *host.Host) (answers, error) {
 	var res probe.Result
 	km, hasKM := kernelModule(h)
 	if hasKM {
@@ -33,7 +57,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 
 	raw, nvmlWhy := queryNVML(ctx, h)
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return answers{res: res}, err
 	}
 	if raw.Usable() {
 		return finish(res, raw, km, hasKM, SourceNVML, "")
@@ -41,9 +65,9 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 
 	smi, smiWhy, err := querySMI(ctx, h)
 	smi.InitRet, smi.NVMLError = raw.InitRet, raw.NVMLError
-	res.Raw = smi
+	a := answers{res: res, raw: smi}
 	if ctx.Err() != nil {
-		return res, ctx.Err()
+		return a, ctx.Err()
 	}
 	switch {
 	case err == nil:
@@ -52,23 +76,23 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		smi.SMIError = smiWhy
 	case errors.Is(err, errNoDevices):
 		smi.SMIError = smiWhy
-		return res, probe.Absent("%s; %s", nvmlWhy, smiWhy)
+		return a, probe.Absent("%s; %s", nvmlWhy, smiWhy)
 	default:
 		smi.SMIError = smiWhy
-		return res, fmt.Errorf("%s; %s", nvmlWhy, smiWhy)
+		return a, fmt.Errorf("%s; %s", nvmlWhy, smiWhy)
 	}
 
 	// Neither NVML nor nvidia-smi could list GPUs.
 	if brokenInit(raw) {
-		return res, fmt.Errorf("%s; %s", nvmlWhy, smiWhy)
+		return a, fmt.Errorf("%s; %s", nvmlWhy, smiWhy)
 	}
 	if hasKM {
 		if !h.Exists("/dev/nvidiactl") {
-			return res, probe.Absent("NVIDIA kernel module %s is loaded but /dev/nvidiactl is missing here (a container without GPU access?); %s; %s", km.Version, nvmlWhy, smiWhy)
+			return a, probe.Absent("NVIDIA kernel module %s is loaded but /dev/nvidiactl is missing here (a container without GPU access?); %s; %s", km.Version, nvmlWhy, smiWhy)
 		}
-		return res, fmt.Errorf("NVIDIA kernel module %s is loaded but no GPU could be listed: %s; %s", km.Version, nvmlWhy, smiWhy)
+		return a, fmt.Errorf("NVIDIA kernel module %s is loaded but no GPU could be listed: %s; %s", km.Version, nvmlWhy, smiWhy)
 	}
-	return res, probe.Absent("%s; %s", nvmlWhy, smiWhy)
+	return a, probe.Absent("%s; %s", nvmlWhy, smiWhy)
 }
 
 // brokenInit is an NVML init failure that means an NVIDIA stack is installed
@@ -84,14 +108,13 @@ func brokenInit(r *Raw) bool {
 	return true
 }
 
-func finish(res probe.Result, raw *Raw, km KernelModule, hasKM bool, source, fallbackWhy string) (probe.Result, error) {
-	res.Raw = raw
+func finish(res probe.Result, raw *Raw, km KernelModule, hasKM bool, source, fallbackWhy string) (answers, error) {
 	res.Source = source
 	if len(raw.GPUs) == 0 {
 		if hasKM {
-			return res, probe.Absent("%s found no NVIDIA GPU (kernel module %s is loaded)", source, km.Version)
+			return answers{res, raw}, probe.Absent("%s found no NVIDIA GPU (kernel module %s is loaded)", source, km.Version)
 		}
-		return res, probe.Absent("%s found no NVIDIA GPU", source)
+		return answers{res, raw}, probe.Absent("%s found no NVIDIA GPU", source)
 	}
 	res.Devices = Devices(raw)
 	res.Platform = Platform(raw)
@@ -102,7 +125,7 @@ func finish(res probe.Result, raw *Raw, km KernelModule, hasKM bool, source, fal
 	if fallbackWhy != "" {
 		res.Detail += "; fallback: " + fallbackWhy
 	}
-	return res, nil
+	return answers{res, raw}, nil
 }
 
 func kernelModule(h *host.Host) (KernelModule, bool) {

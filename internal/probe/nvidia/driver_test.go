@@ -157,7 +157,8 @@ func TestProbeFallsBackToNvidiaSMI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := New().Probe(context.Background(), testHost(t, nil, tt.nvml, tt.smi))
+			h := testHost(t, nil, tt.nvml, tt.smi)
+			res, err := New().Probe(context.Background(), h)
 			if err != nil {
 				t.Fatalf("Probe: %v", err)
 			}
@@ -183,7 +184,7 @@ func TestProbeFallsBackToNvidiaSMI(t *testing.T) {
 			if !strings.Contains(res.Detail, tt.wantDetail) {
 				t.Errorf("detail %q lacks %q", res.Detail, tt.wantDetail)
 			}
-			raw := res.Raw.(*Raw)
+			raw, _ := Answers(h)
 			if raw.Source != SourceNVIDIASMI || !cmp.Equal(tt.wantInitRet, raw.InitRet) {
 				t.Errorf("raw source %q init %v", raw.Source, raw.InitRet)
 			}
@@ -265,8 +266,8 @@ func TestProbeOutcomes(t *testing.T) {
 			if st.Status != tt.wantStatus || !strings.Contains(st.Detail, tt.wantDetail) {
 				t.Errorf("got %s %q\nwant %s containing %q", st.Status, st.Detail, tt.wantStatus, tt.wantDetail)
 			}
-			if _, ok := outs[0].Result.Raw.(*Raw); !ok {
-				t.Errorf("Result.Raw = %T, want *Raw for doctor", outs[0].Result.Raw)
+			if _, ok := Answers(h); !ok {
+				t.Error("no raw answers for doctor (Answers)")
 			}
 		})
 	}

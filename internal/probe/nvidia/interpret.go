@@ -78,7 +78,7 @@ func device(g GPU) probe.Device {
 		extra["persistence_mode"] = enabled(v)
 	}
 	if v, ok := g.MIGMode.Get(); ok {
-		extra["mig_mode_current"] = enabled(v.Current)
+		extra[probe.ExtraMIGModeCurrent] = enabled(v.Current)
 		extra["mig_mode_pending"] = enabled(v.Pending)
 	}
 	if v, ok := g.ComputeMode.Get(); ok {

@@ -24,11 +24,14 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 )
 
-// probeWith runs the driver against a host whose only NVIDIA source is lib.
-func probeWith(t *testing.T, lib nvml.Interface) (probe.Result, error) {
+// probeWith runs the driver against a host whose only NVIDIA source is lib,
+// and returns its result and the raw answers doctor reads (Answers).
+func probeWith(t *testing.T, lib nvml.Interface) (probe.Result, *Raw, error) {
 	t.Helper()
 	h := &host.Host{OS: "linux", FS: host.DirFS(t.TempDir()), Runner: host.NoRunner{}, NVML: FromInterface(lib)}
-	return New().Probe(context.Background(), h)
+	res, err := New().Probe(context.Background(), h)
+	raw, _ := Answers(h)
+	return res, raw, err
 }
 
 func TestCollectDGXMocks(t *testing.T) {
@@ -47,7 +50,7 @@ func TestCollectDGXMocks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := probeWith(t, tt.lib)
+			res, raw, err := probeWith(t, tt.lib)
 			if err != nil {
 				t.Fatalf("Probe: %v", err)
 			}
@@ -78,7 +81,6 @@ func TestCollectDGXMocks(t *testing.T) {
 					t.Errorf("device %d has a power reading the mock never set", i)
 				}
 			}
-			raw := res.Raw.(*Raw)
 			want := Platform(raw)
 			if diff := cmp.Diff(probe.Ptr("550.54.15"), want.DriverVersion); diff != "" {
 				t.Errorf("driver version (-want +got):\n%s", diff)
@@ -243,7 +245,7 @@ func TestCollectUnsupportedFieldsAreAbsent(t *testing.T) {
 		GetCurrentClocksEventReasonsFunc:    func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
 		GetCurrentClocksThrottleReasonsFunc: func() (uint64, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
 	}
-	res, err := probeWith(t, server(nvml.SUCCESS, notSupported))
+	res, raw, err := probeWith(t, server(nvml.SUCCESS, notSupported))
 	if err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
@@ -259,7 +261,7 @@ func TestCollectUnsupportedFieldsAreAbsent(t *testing.T) {
 			t.Errorf("unsupported %s is present in extra: %v", k, d.Extra[k])
 		}
 	}
-	g := res.Raw.(*Raw).GPUs[0]
+	g := raw.GPUs[0]
 	if g.PowerUsageMW.Ret != ErrNotSupported || g.MIGMode.Ret != ErrNotSupported {
 		t.Errorf("answers lost their return code: power %+v mig %+v", g.PowerUsageMW, g.MIGMode)
 	}
@@ -269,7 +271,7 @@ func TestCollectLostGPU(t *testing.T) {
 	lost := &mock.Device{
 		GetNameFunc: func() (string, nvml.Return) { return "", nvml.ERROR_GPU_IS_LOST },
 	}
-	res, err := probeWith(t, server(nvml.SUCCESS, fullDevice(0), lost))
+	res, raw, err := probeWith(t, server(nvml.SUCCESS, fullDevice(0), lost))
 	if err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
@@ -283,12 +285,12 @@ func TestCollectLostGPU(t *testing.T) {
 	if !strings.Contains(res.Detail, "cuda:1 lost (ERROR_GPU_IS_LOST)") {
 		t.Errorf("detail %q does not name the lost GPU", res.Detail)
 	}
-	g := res.Raw.(*Raw).GPUs[1]
+	g := raw.GPUs[1]
 	if !g.Lost || g.UUID != nil {
 		t.Errorf("collection went on after the GPU was lost: %+v", g)
 	}
-	if len(res.Raw.(*Raw).P2P) != 0 {
-		t.Errorf("P2P was asked of a lost GPU: %+v", res.Raw.(*Raw).P2P)
+	if len(raw.P2P) != 0 {
+		t.Errorf("P2P was asked of a lost GPU: %+v", raw.P2P)
 	}
 }
 
@@ -316,9 +318,9 @@ func TestCollectInitFailures(t *testing.T) {
 			if st.Status != tt.wantStatus || !strings.Contains(st.Detail, tt.wantDetail) {
 				t.Errorf("status %s %q, want %s containing %q", st.Status, st.Detail, tt.wantStatus, tt.wantDetail)
 			}
-			raw, ok := outs[0].Result.Raw.(*Raw)
+			raw, ok := Answers(h)
 			if !ok || raw.InitRet == nil || *raw.InitRet != Return(tt.ret) {
-				t.Errorf("Raw does not carry the init return: %+v", outs[0].Result.Raw)
+				t.Errorf("Answers do not carry the init return: %+v", raw)
 			}
 		})
 	}

@@ -98,11 +98,7 @@ type Raw struct {
 func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	raw, err := Collect(ctx, h)
 	if err != nil {
-		res := probe.Result{Source: "sysfs"}
-		if raw != nil {
-			res.Raw = *raw
-		}
-		return res, err
+		return probe.Result{Source: "sysfs"}, err
 	}
 	return Interpret(*raw), nil
 }

@@ -28,7 +28,7 @@ func Interpret(raw Raw) probe.Result {
 			d.Extra["partition_index"] = seen[key]
 			d.Extra["partitions"] = k
 			if n.ComputePartition != "" {
-				d.Extra["compute_partition"] = n.ComputePartition
+				d.Extra[probe.ExtraComputePartition] = n.ComputePartition
 			}
 		}
 		seen[key]++
@@ -37,7 +37,7 @@ func Interpret(raw Raw) probe.Result {
 		}
 		out = append(out, d)
 	}
-	res := probe.Result{Devices: out, Source: "sysfs", Raw: raw, Platform: platform(raw)}
+	res := probe.Result{Devices: out, Source: "sysfs", Platform: platform(raw)}
 	res.Detail = fmt.Sprintf("%d GPU(s)", len(out))
 	if len(gfxList) > 0 {
 		res.Detail += " (" + strings.Join(gfxList, ", ") + ")"

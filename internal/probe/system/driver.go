@@ -71,7 +71,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	if f.Container != ContainerNone {
 		detail += fmt.Sprintf(", container %s (%s)", f.Container, f.Evidence)
 	}
-	return probe.Result{Host: hi, Source: source, Detail: detail, Raw: f}, nil
+	return probe.Result{Host: hi, Source: source, Detail: detail}, nil
 }
 
 // gather reads the files and variables that betray a container.

@@ -98,18 +98,6 @@ type Env struct {
 	PJRTDevice      string `json:"pjrt_device,omitempty"`
 }
 
-// Raw is what doctor can inspect after a probe.
-type Raw struct {
-	Env Env `json:"env"`
-	// Holders maps a device node to the pid holding it open.
-	Holders map[string]int `json:"holders"`
-	// HolderScanPartial is true when some /proc/<pid>/fd could not be read
-	// (other users' processes without root) or the scan hit its bound.
-	HolderScanPartial bool `json:"holder_scan_partial"`
-	// OtherGoogle counts Google PCI functions that are not TPUs.
-	OtherGoogle int `json:"other_google_functions"`
-}
-
 // Probe implements probe.Driver.
 func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	devs, err := pci.Scan(h)
@@ -155,7 +143,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	for i, c := range chips {
 		sup := capability.Evaluate(capability.Facts{Backend: "xla", Generation: c.chip.Generation})
 		extra := map[string]any{
-			"generation":           c.chip.Generation,
+			probe.ExtraGeneration:  c.chip.Generation,
 			"tensorcores":          c.chip.TensorCores,
 			"jax_devices_per_chip": c.chip.DevicesPerChip,
 			"chips_on_host":        len(chips),
@@ -167,7 +155,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 			extra["holder_pid"] = pid
 		}
 		if env.AcceleratorType != "" {
-			extra["accelerator_type"] = env.AcceleratorType
+			extra[probe.ExtraAcceleratorType] = env.AcceleratorType
 		}
 		if visibleSet {
 			extra["visible"] = visible[i]
@@ -202,11 +190,13 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	if len(holders) > 0 {
 		detail += fmt.Sprintf(", %d in use", len(holders))
 	}
+	if partial {
+		detail += " (some processes could not be inspected: holders may be missing)"
+	}
 	return probe.Result{
 		Devices: out,
 		Source:  "sysfs",
 		Detail:  detail,
-		Raw:     Raw{Env: env, Holders: holders, HolderScanPartial: partial, OtherGoogle: other},
 	}, nil
 }
 

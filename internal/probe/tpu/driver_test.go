@@ -103,10 +103,6 @@ func TestProbeV6eHost(t *testing.T) {
 	if res.Devices[0].Extra["visible"] != true {
 		t.Error("chip 0 is in TPU_VISIBLE_CHIPS")
 	}
-	raw := res.Raw.(tpu.Raw)
-	if raw.OtherGoogle != 1 || raw.Env.PJRTDevice != "TPU" || raw.Holders["/dev/vfio/3"] != 4242 {
-		t.Errorf("raw = %+v", raw)
-	}
 	if res.Detail != "8 TPU v6e chip(s), 1 in use" {
 		t.Errorf("detail %q", res.Detail)
 	}

@@ -67,20 +67,13 @@ func Family(device uint16) string {
 	return ""
 }
 
-// Raw is what doctor can inspect after a probe.
-type Raw struct {
-	// Skipped lists Intel display functions that are not listed as
-	// devices: integrated GPUs and functions without i915/xe bound.
-	Skipped []pci.Device `json:"skipped"`
-}
-
 // Probe implements probe.Driver.
 func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	devs, err := pci.Scan(h)
 	if err != nil {
 		return probe.Result{Source: "sysfs"}, probe.Absent("%v", err)
 	}
-	var raw Raw
+	var skipped []pci.Device // integrated GPUs and functions without i915/xe bound: not listed
 	type found struct {
 		pci    pci.Device
 		family string
@@ -93,11 +86,11 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		}
 		fam := Family(d.Device)
 		if fam == "" {
-			raw.Skipped = append(raw.Skipped, d)
+			skipped = append(skipped, d)
 			continue
 		}
 		if d.Driver != "i915" && d.Driver != "xe" {
-			raw.Skipped = append(raw.Skipped, d)
+			skipped = append(skipped, d)
 			unbound++
 			continue
 		}
@@ -106,9 +99,9 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	if len(gpus) == 0 {
 		switch {
 		case unbound > 0:
-			return probe.Result{Source: "sysfs", Raw: raw}, probe.Absent("%d Intel discrete GPU(s) without the i915 or xe driver bound", unbound)
-		case len(raw.Skipped) > 0:
-			return probe.Result{Source: "sysfs", Raw: raw}, probe.Absent("no Intel discrete GPU (%d integrated GPU(s) not listed)", len(raw.Skipped))
+			return probe.Result{Source: "sysfs"}, probe.Absent("%d Intel discrete GPU(s) without the i915 or xe driver bound", unbound)
+		case len(skipped) > 0:
+			return probe.Result{Source: "sysfs"}, probe.Absent("no Intel discrete GPU (%d integrated GPU(s) not listed)", len(skipped))
 		}
 		return probe.Result{Source: "sysfs"}, probe.Absent("no Intel GPU on the PCI bus")
 	}
@@ -148,10 +141,10 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		})
 	}
 	detail := fmt.Sprintf("%d GPU(s)", len(out))
-	if len(raw.Skipped) > 0 {
-		detail += fmt.Sprintf(", %d integrated or unbound not listed", len(raw.Skipped))
+	if len(skipped) > 0 {
+		detail += fmt.Sprintf(", %d integrated or unbound not listed", len(skipped))
 	}
-	return probe.Result{Devices: out, Source: "sysfs", Detail: detail, Raw: raw, Platform: &probe.Platform{Backend: "xpu"}}, nil
+	return probe.Result{Devices: out, Source: "sysfs", Detail: detail, Platform: &probe.Platform{Backend: "xpu"}}, nil
 }
 
 // memory reads device memory where the kernel publishes it: xe has
