@@ -341,7 +341,7 @@ func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
 	m.UnquantizedParams = m.Params - L*linear
 	m.BufferBytes = hd / 2 * 4 // rotary inv_freq, fp32
 	m.Arch = &oomsim.Arch{Layers: int(L), KVLayers: int(L), Hidden: int(h), Heads: int(nh), KVHeads: int(kv),
-		HeadDim: int(hd), FFN: int(ffn), Vocab: int(V), MaxPositions: int(maxPos)}
+		HeadDim: int(hd), FFN: int(ffn), Vocab: int(V), MaxPositions: int(maxPos), Gated: true}
 	return m, nil
 }
 

@@ -83,8 +83,18 @@ func (d decoder) count() oomsim.Model {
 	}
 	m.Experts, m.ExpertsPerToken = int(d.experts), int(d.topK)
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(d.h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos)}
+		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: d.gated()}
 	return m
+}
+
+// gated tells a three-matrix MLP from a two-matrix one by what a token
+// runs through: about 3·h·ffn parameters against 2·h·ffn.
+func (d decoder) gated() bool {
+	if d.activeFFN == 0 || d.L == 0 {
+		return false
+	}
+	_, active, _ := d.mlp(0)
+	return float64(active) > 2.5*float64(d.h*d.activeFFN)
 }
 
 // tooMany refuses dimensions whose product (layers × experts × rows ×
