@@ -1,6 +1,12 @@
 package recommend
 
-import "testing"
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // corpusCounts are the published parameter counts of the config.json files
 // added for the measured-memory corpus (testdata/models/README.md names each
@@ -65,5 +71,71 @@ func TestCorpusModelConfigsMatchPublishedCounts(t *testing.T) {
 				t.Errorf("%d params + %d = %d, want %d (%s)", m.Params, c.extra, m.Params+c.extra, c.published, c.where)
 			}
 		})
+	}
+}
+
+// TestCorpusModelsTSV reads testdata/memory/models.tsv, which maps every
+// model id of the measured-memory corpus to the config.json it is planned
+// with: each named config must parse with ModelFromFiles into a usable
+// shape, and match its published count where corpusCounts records one (the
+// older fixtures it names are held to theirs in hffamilies*_test.go). A
+// params:N id has no config; a row without one says why in its note.
+func TestCorpusModelsTSV(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "memory", "models.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	published := map[string][]int{}
+	for i, c := range corpusCounts {
+		published[c.file] = append(published[c.file], i)
+	}
+	sc := bufio.NewScanner(f)
+	seen := map[string]bool{}
+	line, withConfig := 0, 0
+	for sc.Scan() {
+		line++
+		cols := strings.Split(sc.Text(), "\t")
+		if line == 1 {
+			if got := strings.Join(cols, ","); got != "id,config,weights_note,source" {
+				t.Fatalf("header %q, want id, config, weights_note, source", got)
+			}
+			continue
+		}
+		if len(cols) != 4 {
+			t.Errorf("models.tsv:%d: %d columns, want 4", line, len(cols))
+			continue
+		}
+		id, file, note, source := cols[0], cols[1], cols[2], cols[3]
+		if id == "" || note == "" || source == "" || seen[id] {
+			t.Errorf("models.tsv:%d: id %q (seen before: %v), note %q, source %q", line, id, seen[id], note, source)
+		}
+		seen[id] = true
+		if strings.HasPrefix(id, "params:") && file != "" {
+			t.Errorf("models.tsv:%d: %s names a config, %s", line, id, file)
+		}
+		if file == "" {
+			continue
+		}
+		withConfig++
+		m, _, err := ModelFromFiles(id, readModel(t, file), 0)
+		if err != nil {
+			t.Errorf("models.tsv:%d: %s: %v", line, file, err)
+			continue
+		}
+		if m.Params <= 0 || m.Arch == nil || m.Arch.Layers <= 0 || m.Arch.KVHeads <= 0 || m.Arch.HeadDim <= 0 || m.Arch.Vocab <= 0 {
+			t.Errorf("models.tsv:%d: %s gives no usable shape: %d params, %+v", line, file, m.Params, m.Arch)
+		}
+		for _, i := range published[file] {
+			if c := corpusCounts[i]; m.Params+c.extra != c.published {
+				t.Errorf("models.tsv:%d: %s counts %d + %d, want %d (%s)", line, file, m.Params, c.extra, c.published, c.where)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 187 || withConfig < 100 {
+		t.Errorf("%d ids, %d with a config; the corpus has 187 ids", len(seen), withConfig)
 	}
 }
