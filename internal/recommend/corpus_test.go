@@ -79,13 +79,13 @@ type corpusCase struct {
 	// the maximum, a benchmark's fixed length), "max" when seq is a
 	// truncation limit over a variable-length dataset, "" when the source
 	// does not say (README.md, "Sequence lengths").
-	seqKind string
-	holdout             bool
-	in                  Input
-	devices             int
-	perDeviceTotal      bool // the figure is summed over the devices
-	measuredGiB         float64
-	ran                 bool
+	seqKind        string
+	holdout        bool
+	in             Input
+	devices        int
+	perDeviceTotal bool // the figure is summed over the devices
+	measuredGiB    float64
+	ran            bool
 }
 
 type corpusWorld struct {
@@ -121,6 +121,10 @@ func newCorpusWorld(t testing.TB) *corpusWorld {
 	}
 	return w
 }
+
+// gpuUtil finds a serving row's gpu_memory_utilization in its note (the
+// engine's logged arguments).
+var gpuUtil = regexp.MustCompile(`gpu_memory_utilization['"]?\s*[:=]\s*([0-9.]+)`)
 
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
@@ -386,6 +390,15 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.OffloadParams = in.ZeROStage == 3
 	default:
 		in.Offload = oomsim.OffloadNone
+	}
+	if in.Stack == oomsim.StackVLLM && mode == oomsim.Inference {
+		// A serving row's batch is the engine's max_num_seqs, a cap on
+		// what it schedules; it starts when one max_model_len sequence
+		// fits its KV cache. Its memory share is the row's own setting.
+		in.BatchSize = 1
+		if m := gpuUtil.FindStringSubmatch(r["note"]); m != nil {
+			in.Prealloc, _ = strconv.ParseFloat(m[1], 64)
+		}
 	}
 	in.Convention = oomsim.Devctl
 	in.ModelSource = "corpus"
