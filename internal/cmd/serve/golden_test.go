@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 )
 
@@ -18,11 +21,11 @@ var update = flag.Bool("update", false, "rewrite testdata/metrics/*.prom with wh
 // this instant and its duration zero.
 var fixedNow = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
-// TestMetricsGolden scrapes /metrics of every testdata snapshot and
-// compares the answer with testdata/metrics/NAME.prom. The files were first
-// written by the client_golang collector devctl-serve used (see
-// testdata/metrics/README.md), so the hand-written exposition must give
-// the same bytes.
+// TestMetricsGolden scrapes /metrics of every testdata snapshot, parses it
+// with prometheus/common's text parser (a test-only import) and compares
+// it with testdata/metrics/NAME.prom. The files were written by the
+// client_golang collector devctl-serve used (testdata/metrics/README.md),
+// so the hand-written exposition must give the same bytes.
 func TestMetricsGolden(t *testing.T) {
 	snaps, err := filepath.Glob(snapshot("*.tar.gz"))
 	if err != nil || len(snaps) < 10 {
@@ -52,6 +55,14 @@ func TestMetricsGolden(t *testing.T) {
 			want, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
+			}
+			p := expfmt.NewTextParser(model.LegacyValidation)
+			fams, err := p.TextToMetricFamilies(bytes.NewReader(got))
+			if err != nil {
+				t.Fatalf("the text parser refuses /metrics: %v", err)
+			}
+			if fams["devctl_probe_success"].GetMetric()[0].GetGauge().GetValue() != 1 || len(fams["devctl_driver_status"].GetMetric()) < 5 {
+				t.Errorf("parsed: probe_success %v, %d driver statuses", fams["devctl_probe_success"], len(fams["devctl_driver_status"].GetMetric()))
 			}
 			if !bytes.Equal(want, got) {
 				t.Errorf("/metrics differs from %s:\n%s", path, lineDiff(string(want), string(got)))
