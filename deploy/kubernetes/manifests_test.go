@@ -17,11 +17,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/spf13/cobra"
-
 	"github.com/devctl/devctl/internal/cmd/root"
-	servecmd "github.com/devctl/devctl/internal/cmd/serve"
-	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
 )
 
@@ -138,8 +134,8 @@ func TestDaemonSetsKeepLeastPrivilege(t *testing.T) {
 					t.Errorf("%s/%s mounts host path %s writable", ds.Name, c.Name, m.MountPath)
 				}
 			}
-			if len(c.Command) != 1 || c.Command[0] != root.ServeBinary {
-				t.Errorf("%s/%s runs %v, want [%s] (the binary with serve)", ds.Name, c.Name, c.Command, root.ServeBinary)
+			if len(c.Command) != 1 || c.Command[0] != "devctl" {
+				t.Errorf("%s/%s runs %v, want [devctl]", ds.Name, c.Name, c.Command)
 			}
 			checkArgs(t, ds.Name, c.Args)
 		}
@@ -159,7 +155,6 @@ func TestDaemonSetsKeepLeastPrivilege(t *testing.T) {
 // a renamed or removed flag fails here, not on a cluster.
 func checkArgs(t *testing.T, name string, args []string) {
 	t.Helper()
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
 	cmd := root.NewCmdRoot(root.NewFactory(io, func(string) (string, bool) { return "", false }))
 	sub, rest, err := cmd.Find(args)

@@ -16,20 +16,12 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
-	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/schemas"
 )
-
-// TestMain puts serve into the command tree, as devctl-serve does.
-func TestMain(m *testing.M) {
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
-	os.Exit(m.Run())
-}
 
 // start runs `devctl --from SNAPSHOT serve` on a loopback port and returns
 // its base URL and a stop function that shuts it down as SIGTERM does.
