@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -76,7 +77,7 @@ SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Listen, "listen", DefaultListen, "address to listen on (host:port; :9455 for every interface)")
+	fl.StringVar(&opts.Listen, "listen", DefaultListen, "address to listen on: host:port with a port from 1 to 65535 (:9455 for every interface; port 0: any free port)")
 	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "probe at most once per this interval (at least 1s)")
 	fl.IntVar(&opts.MaxInFlight, "max-in-flight", 64, "requests handled at once; more are answered 503")
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "deadline for handling one request")
@@ -101,11 +102,48 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --nfd-file -: serve writes a file; want a path such as %s", nfd.DefaultPath)
 	}
 	if o.Listener == nil {
-		if _, _, err := net.SplitHostPort(o.Listen); err != nil {
-			return cmdutil.Usagef("invalid --listen %q: want host:port, e.g. 127.0.0.1:9455 or :9455", o.Listen)
-		}
+		return validateListen(o.Listen)
 	}
 	return nil
+}
+
+// listenAccepted is what every --listen message says is accepted.
+const listenAccepted = "want host:port with a port from 1 to 65535, e.g. 127.0.0.1:9455 (this machine only) or :9455 (every interface); port 0 picks a free one"
+
+// validateListen refuses a --listen that cannot be meant: no port (":"
+// would listen on every interface on a port the kernel picks), a port out
+// of range or not a number (net.Listen would take a service name such as
+// "http" too).
+func validateListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+		return cmdutil.Usagef("invalid --listen %q: %s", addr, listenAccepted)
+	case port == "":
+		return cmdutil.Usagef("invalid --listen %q: the port is empty; %s", addr, listenAccepted)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return cmdutil.Usagef("invalid --listen %q: port %q is not a number from 0 to 65535; %s", addr, port, listenAccepted)
+	}
+	return nil
+}
+
+// listenError turns a failure to listen on the address the user chose
+// into a usage error (exit 2) that says why and what would work; other
+// failures stay runtime errors.
+func listenError(addr string, err error) error {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return cmdutil.Usagef("invalid --listen %q: the address is already in use (another program, or another devctl serve, listens there); want a free port, e.g. :9456", addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return cmdutil.Usagef("invalid --listen %q: no network interface of this machine has that address; want one of its addresses, 127.0.0.1 for this machine only, or no host (:9455) for every interface", addr)
+	case errors.Is(err, syscall.EACCES):
+		return cmdutil.Usagef("invalid --listen %q: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); want a port from 1024 to 65535, e.g. :9455", addr)
+	case errors.As(err, &dns):
+		return cmdutil.Usagef("invalid --listen %q: cannot resolve host %q (%s); want an IP address or a host name this machine resolves", addr, dns.Name, dns.Err)
+	}
+	return fmt.Errorf("listening on %s: %w", addr, err)
 }
 
 // Run serves until ctx ends.
@@ -131,7 +169,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
-			return fmt.Errorf("listening on %s: %w", opts.Listen, err)
+			return listenError(opts.Listen, err)
 		}
 	}
 	srv := &http.Server{

@@ -206,3 +206,34 @@ func TestServeWritesNFDLabelsAfterEachProbe(t *testing.T) {
 		}
 	}
 }
+
+func TestListenIsValidated(t *testing.T) {
+	tests := []struct {
+		listen string
+		want   string // "" when valid
+	}{
+		{"127.0.0.1:9455", ""},
+		{":9455", ""},
+		{"[::1]:9455", ""},
+		{"localhost:9455", ""},
+		{":0", ""},
+		{":", `invalid --listen ":": the port is empty; want host:port`},
+		{"127.0.0.1:", `invalid --listen "127.0.0.1:": the port is empty`},
+		{":99999", `invalid --listen ":99999": port "99999" is not a number from 0 to 65535`},
+		{":65536", `port "65536" is not a number from 0 to 65535`},
+		{":-1", `invalid --listen ":-1": port "-1" is not a number from 0 to 65535`},
+		{":http", `port "http" is not a number`},
+		{"9455", `invalid --listen "9455": want host:port with a port from 1 to 65535`},
+		{"", `invalid --listen "": want host:port`},
+		{"::1:9455", `invalid --listen "::1:9455": want host:port`},
+	}
+	for _, tc := range tests {
+		err := (&servecmd.Options{Listen: tc.listen, Interval: time.Minute, MaxInFlight: 1, RequestTimeout: time.Second}).Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("--listen %q: %v", tc.listen, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || root.ExitCode(err) != 2):
+			t.Errorf("--listen %q: %v (exit %d), want exit 2 and %q", tc.listen, err, root.ExitCode(err), tc.want)
+		}
+	}
+}
