@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -42,6 +43,9 @@ type Options struct {
 	Listener net.Listener
 	// Ready, when set, receives the address once the server listens.
 	Ready func(addr string)
+	// Signals delivers the signals that stop the server (see
+	// shutdownSignals); tests inject them. Nil: none.
+	Signals <-chan os.Signal
 }
 
 // NewCmdServe builds `devctl serve`. runF, when not nil, replaces the run
@@ -62,7 +66,13 @@ however many clients ask, and serves the cached result:
   /readyz      readiness: 200 once the first probe finished
 
 Requests beyond --max-in-flight are answered 503; each has --request-timeout.
-SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
+
+Stopping: SIGTERM, SIGINT (Ctrl-C) and SIGHUP (the terminal closed) all shut it
+down gracefully: no new connections, and in-flight requests get 5s. The exit
+code is 0 after SIGTERM (a service manager's stop), 130 after SIGINT and 129
+after SIGHUP (128 + the signal, as a shell reports it). A second signal closes
+every connection at once. SIGINT or SIGHUP ignored when serve starts (nohup, a
+background job) stay ignored. See docs/cluster.md.`,
 		Example: `  devctl serve
   devctl serve --listen :9455 --interval 30s
   curl -s localhost:9455/metrics | grep devctl_device_memory`,
@@ -71,9 +81,13 @@ SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			return Run(ctx, opts)
+			if opts.Signals == nil {
+				ch := make(chan os.Signal, 4)
+				signal.Notify(ch, shutdownSignals()...)
+				defer signal.Stop(ch)
+				opts.Signals = ch
+			}
+			return Run(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -146,6 +160,47 @@ func listenError(addr string, err error) error {
 	return fmt.Errorf("listening on %s: %w", addr, err)
 }
 
+// shutdownSignals are the signals that stop serve: SIGTERM, and SIGINT and
+// SIGHUP unless they were ignored when devctl started (nohup, a background
+// job of a script), since asking to be told of a signal would undo that.
+func shutdownSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
+// signalName is how messages name a signal.
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// stoppedBy is the result of a graceful shutdown after sig: nil (exit 0)
+// for SIGTERM, which is how service managers stop a service; 128 + the
+// signal number, as a shell reports a process a signal ended, for SIGINT
+// (130) and SIGHUP (129), so a script sees it was interrupted and a service
+// manager that sent SIGHUP for a reload sees a stop it did not ask for.
+func stoppedBy(sig os.Signal) error {
+	switch sig {
+	case syscall.SIGINT:
+		return &cmdutil.ExitError{Code: 128 + 2}
+	case syscall.SIGHUP:
+		return &cmdutil.ExitError{Code: 128 + 1}
+	}
+	return nil
+}
+
 // Run serves until ctx ends.
 func Run(ctx context.Context, opts *Options) error {
 	if err := opts.Validate(); err != nil {
@@ -180,6 +235,8 @@ func Run(ctx context.Context, opts *Options) error {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 	}
+	ctx, cancel := context.WithCancel(ctx) // a stop signal cancels it
+	defer cancel()
 	go func() { _, _ = cache.Get(ctx) }() // probe now, not at the first scrape
 	if opts.NFDFile != "" {
 		// The labels must not expire for want of a scrape.
@@ -200,11 +257,40 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
+	// A signal cancels ctx, which starts the graceful shutdown; a second
+	// one closes every connection at once.
+	stopped := make(chan os.Signal, 1)
+	served := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-opts.Signals:
+			fmt.Fprintf(f.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", signalName(sig), serve.ShutdownGrace)
+			stopped <- sig
+			cancel()
+		case <-served:
+			return
+		}
+		select {
+		case sig := <-opts.Signals:
+			fmt.Fprintf(f.IO.ErrOut, "devctl: %s again: closing every connection now\n", signalName(sig))
+			_ = srv.Close()
+		case <-served:
+		}
+	}()
 	err := serve.Serve(ctx, srv, func() error { return srv.Serve(ln) })
+	close(served)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	select {
+	case sig := <-stopped:
+		return stoppedBy(sig)
+	default:
+		return nil
+	}
 }
 
 // refresher probes a fresh Host (a Host caches what it read), runs every

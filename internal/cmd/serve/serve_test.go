@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
+	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/schemas"
 )
@@ -204,6 +207,145 @@ func TestServeWritesNFDLabelsAfterEachProbe(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("feature file lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// signalRun is `devctl --from SNAPSHOT serve` run with a signal channel in
+// place of the process's signals, a first probe that waits for release,
+// and a GET /v1/probe that waits for that probe: a request in flight.
+type signalRun struct {
+	base     string
+	sigs     chan os.Signal
+	release  func()
+	inflight chan probeAnswer
+	done     chan error
+	errOut   *bytes.Buffer
+}
+
+type probeAnswer struct {
+	code int
+	body []byte
+	err  error
+}
+
+func runWithSignals(t *testing.T) *signalRun {
+	t.Helper()
+	ios, _, _, errOut := iostreams.Test()
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
+	f := root.NewFactory(ios, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	f.Global.From = snapshot("nvidia-h100-pcie-x2.tar.gz")
+	f.Global.Timeout = 5 * time.Second
+	rel := make(chan struct{})
+	var once sync.Once
+	r := &signalRun{sigs: make(chan os.Signal, 2), release: func() { once.Do(func() { close(rel) }) },
+		inflight: make(chan probeAnswer, 1), done: make(chan error, 1), errOut: errOut}
+	t.Cleanup(r.release)
+	var calls atomic.Int64
+	hostFunc := f.HostFunc
+	f.HostFunc = func() (*host.Host, error) {
+		if calls.Add(1) > 1 { // the first call is Run's early check; the next ones probe
+			<-rel
+		}
+		return hostFunc()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 10 * time.Second, Listener: ln, Signals: r.sigs}
+	go func() { r.done <- servecmd.Run(context.Background(), opts) }()
+	r.base = "http://" + ln.Addr().String()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if code, _ := get(t, r.base+"/healthz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never answered /healthz")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	go func() {
+		resp, err := http.Get(r.base + "/v1/probe")
+		if err != nil {
+			r.inflight <- probeAnswer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		r.inflight <- probeAnswer{code: resp.StatusCode, body: b, err: err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the request reaches the handler and waits for the probe
+	return r
+}
+
+func (r *signalRun) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+// TestSignalsShutDownGracefully: each stop signal closes the listener,
+// lets the request in flight finish, then Run returns the documented exit
+// code: 0 for SIGTERM, 130 for SIGINT, 129 for SIGHUP.
+func TestSignalsShutDownGracefully(t *testing.T) {
+	tests := []struct {
+		sig  os.Signal
+		name string
+		code int
+	}{
+		{syscall.SIGTERM, "SIGTERM", 0},
+		{syscall.SIGINT, "SIGINT", 130},
+		{syscall.SIGHUP, "SIGHUP", 129},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runWithSignals(t)
+			r.sigs <- tc.sig
+			select {
+			case err := <-r.done:
+				t.Fatalf("Run returned %v with a request in flight", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if code, _ := get(t, r.base+"/healthz"); code != 0 {
+				t.Errorf("a new request after %s got %d; the listener must be closed", tc.name, code)
+			}
+			r.release()
+			if a := <-r.inflight; a.err != nil || a.code != 200 || !bytes.Contains(a.body, []byte(`"devices"`)) {
+				t.Errorf("the request in flight got %d %v: %.200s", a.code, a.err, a.body)
+			}
+			err := r.wait(t)
+			if got := root.ExitCode(err); got != tc.code {
+				t.Errorf("exit code %d (%v), want %d", got, err, tc.code)
+			}
+			if want := "devctl: " + tc.name + ": shutting down; in-flight requests get 5s\n"; !strings.Contains(r.errOut.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+			}
+		})
+	}
+}
+
+// TestSecondSignalClosesConnections: a second Ctrl-C does not wait for
+// the requests in flight.
+func TestSecondSignalClosesConnections(t *testing.T) {
+	r := runWithSignals(t)
+	r.sigs <- syscall.SIGINT
+	time.Sleep(100 * time.Millisecond)
+	r.sigs <- syscall.SIGINT
+	start := time.Now()
+	err := r.wait(t)
+	if root.ExitCode(err) != 130 || time.Since(start) > 2*time.Second {
+		t.Errorf("Run returned %v after %s; want exit 130 at once", err, time.Since(start))
+	}
+	if a := <-r.inflight; a.err == nil {
+		t.Errorf("the request in flight got %d; want its connection closed", a.code)
+	}
+	if !strings.Contains(r.errOut.String(), "devctl: SIGINT again: closing every connection now\n") {
+		t.Errorf("stderr:\n%s", r.errOut)
 	}
 }
 
