@@ -13,7 +13,8 @@ package serve
 // ParseFloat syntax, with NaN, +Inf and -Inf. The output is laid out as
 // client_golang laid it out (families by name, labels by name, samples by
 // label values, floats as strconv's shortest 'g'), so the answers are the
-// bytes devctl-serve gave (testdata/full.prom, internal/cmd/serve/testdata).
+// bytes serve gave when it used client_golang (testdata/full.prom,
+// internal/cmd/serve/testdata).
 
 import (
 	"cmp"
