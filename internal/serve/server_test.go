@@ -212,3 +212,19 @@ func TestMetricsAreRenderedOncePerSnapshot(t *testing.T) {
 		t.Error("the scrape after a refresh reused the old rendering")
 	}
 }
+
+// BenchmarkMetrics is one /metrics answer of a full snapshot through the
+// whole handler (bounds, timeout, the cached rendering), plain and gzip.
+func BenchmarkMetrics(b *testing.B) {
+	c := NewCache(func(ctx context.Context) *Snapshot { return fullSnapshot() }, time.Hour, time.Minute, nil)
+	h := Handler(c, Options{Version: "v1", MaxInFlight: 64, Timeout: 10 * time.Second})
+	for _, enc := range []string{"", "gzip"} {
+		b.Run("encoding="+enc, func(b *testing.B) {
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept-Encoding", enc)
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
+	}
+}
