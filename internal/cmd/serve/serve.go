@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -41,6 +43,9 @@ type Options struct {
 	Listener net.Listener
 	// Ready, when set, receives the address once the server listens.
 	Ready func(addr string)
+	// Signals delivers the signals that stop the server (see
+	// shutdownSignals); tests inject them. Nil: none.
+	Signals <-chan os.Signal
 }
 
 // NewCmdServe builds `devctl serve`. runF, when not nil, replaces the run
@@ -61,7 +66,13 @@ however many clients ask, and serves the cached result:
   /readyz      readiness: 200 once the first probe finished
 
 Requests beyond --max-in-flight are answered 503; each has --request-timeout.
-SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
+
+Stopping: SIGTERM, SIGINT (Ctrl-C) and SIGHUP (the terminal closed) all shut it
+down gracefully: no new connections, and in-flight requests get 5s. The exit
+code is 0 after SIGTERM (a service manager's stop), 130 after SIGINT and 129
+after SIGHUP (128 + the signal, as a shell reports it). A second signal closes
+every connection at once. SIGINT or SIGHUP ignored when serve starts (nohup, a
+background job) stay ignored. See docs/cluster.md.`,
 		Example: `  devctl serve
   devctl serve --listen :9455 --interval 30s
   curl -s localhost:9455/metrics | grep devctl_device_memory`,
@@ -70,13 +81,17 @@ SIGTERM or SIGINT shut it down gracefully. See docs/cluster.md.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			return Run(ctx, opts)
+			if opts.Signals == nil {
+				ch := make(chan os.Signal, 4)
+				signal.Notify(ch, shutdownSignals()...)
+				defer signal.Stop(ch)
+				opts.Signals = ch
+			}
+			return Run(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Listen, "listen", DefaultListen, "address to listen on (host:port; :9455 for every interface)")
+	fl.StringVar(&opts.Listen, "listen", DefaultListen, "address to listen on: host:port with a port from 1 to 65535 (:9455 for every interface; port 0: any free port)")
 	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "probe at most once per this interval (at least 1s)")
 	fl.IntVar(&opts.MaxInFlight, "max-in-flight", 64, "requests handled at once; more are answered 503")
 	fl.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Second, "deadline for handling one request")
@@ -101,9 +116,87 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --nfd-file -: serve writes a file; want a path such as %s", nfd.DefaultPath)
 	}
 	if o.Listener == nil {
-		if _, _, err := net.SplitHostPort(o.Listen); err != nil {
-			return cmdutil.Usagef("invalid --listen %q: want host:port, e.g. 127.0.0.1:9455 or :9455", o.Listen)
+		return validateListen(o.Listen)
+	}
+	return nil
+}
+
+// listenAccepted is what every --listen message says is accepted.
+const listenAccepted = "want host:port with a port from 1 to 65535, e.g. 127.0.0.1:9455 (this machine only) or :9455 (every interface); port 0 picks a free one"
+
+// validateListen refuses a --listen that cannot be meant: no port (":"
+// would listen on every interface on a port the kernel picks), a port out
+// of range or not a number (net.Listen would take a service name such as
+// "http" too).
+func validateListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+		return cmdutil.Usagef("invalid --listen %q: %s", addr, listenAccepted)
+	case port == "":
+		return cmdutil.Usagef("invalid --listen %q: the port is empty; %s", addr, listenAccepted)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return cmdutil.Usagef("invalid --listen %q: port %q is not a number from 0 to 65535; %s", addr, port, listenAccepted)
+	}
+	return nil
+}
+
+// listenError turns a failure to listen on the address the user chose
+// into a usage error (exit 2) that says why and what would work; other
+// failures stay runtime errors.
+func listenError(addr string, err error) error {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return cmdutil.Usagef("invalid --listen %q: the address is already in use (another program, or another devctl serve, listens there); want a free port, e.g. :9456", addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return cmdutil.Usagef("invalid --listen %q: no network interface of this machine has that address; want one of its addresses, 127.0.0.1 for this machine only, or no host (:9455) for every interface", addr)
+	case errors.Is(err, syscall.EACCES):
+		return cmdutil.Usagef("invalid --listen %q: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); want a port from 1024 to 65535, e.g. :9455", addr)
+	case errors.As(err, &dns):
+		return cmdutil.Usagef("invalid --listen %q: cannot resolve host %q (%s); want an IP address or a host name this machine resolves", addr, dns.Name, dns.Err)
+	}
+	return fmt.Errorf("listening on %s: %w", addr, err)
+}
+
+// shutdownSignals are the signals that stop serve: SIGTERM, and SIGINT and
+// SIGHUP unless they were ignored when devctl started (nohup, a background
+// job of a script), since asking to be told of a signal would undo that.
+func shutdownSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
 		}
+	}
+	return sigs
+}
+
+// signalName is how messages name a signal.
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// stoppedBy is the result of a graceful shutdown after sig: nil (exit 0)
+// for SIGTERM, which is how service managers stop a service; 128 + the
+// signal number, as a shell reports a process a signal ended, for SIGINT
+// (130) and SIGHUP (129), so a script sees it was interrupted and a service
+// manager that sent SIGHUP for a reload sees a stop it did not ask for.
+func stoppedBy(sig os.Signal) error {
+	switch sig {
+	case syscall.SIGINT:
+		return &cmdutil.ExitError{Code: 128 + 2}
+	case syscall.SIGHUP:
+		return &cmdutil.ExitError{Code: 128 + 1}
 	}
 	return nil
 }
@@ -131,7 +224,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
-			return fmt.Errorf("listening on %s: %w", opts.Listen, err)
+			return listenError(opts.Listen, err)
 		}
 	}
 	srv := &http.Server{
@@ -142,6 +235,8 @@ func Run(ctx context.Context, opts *Options) error {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    16 << 10,
 	}
+	ctx, cancel := context.WithCancel(ctx) // a stop signal cancels it
+	defer cancel()
 	go func() { _, _ = cache.Get(ctx) }() // probe now, not at the first scrape
 	if opts.NFDFile != "" {
 		// The labels must not expire for want of a scrape.
@@ -162,11 +257,40 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
+	// A signal cancels ctx, which starts the graceful shutdown; a second
+	// one closes every connection at once.
+	stopped := make(chan os.Signal, 1)
+	served := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-opts.Signals:
+			fmt.Fprintf(f.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", signalName(sig), serve.ShutdownGrace)
+			stopped <- sig
+			cancel()
+		case <-served:
+			return
+		}
+		select {
+		case sig := <-opts.Signals:
+			fmt.Fprintf(f.IO.ErrOut, "devctl: %s again: closing every connection now\n", signalName(sig))
+			_ = srv.Close()
+		case <-served:
+		}
+	}()
 	err := serve.Serve(ctx, srv, func() error { return srv.Serve(ln) })
+	close(served)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	select {
+	case sig := <-stopped:
+		return stoppedBy(sig)
+	default:
+		return nil
+	}
 }
 
 // refresher probes a fresh Host (a Host caches what it read), runs every
