@@ -35,8 +35,8 @@ func TestMetricsGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(s), ".tar.gz")
 		t.Run(name, func(t *testing.T) {
 			base, _ := start(t, s, 0, func(o *servecmd.Options) {
-				o.Factory.Now = func() time.Time { return fixedNow }
-				o.Factory.Version = "v0.0.0-golden"
+				o.Now = func() time.Time { return fixedNow }
+				o.Version = "v0.0.0-golden"
 			})
 			code, got := get(t, base+"/metrics")
 			if code != 200 {

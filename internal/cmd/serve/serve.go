@@ -18,7 +18,10 @@ import (
 
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/doctor"
+	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/nfd"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
@@ -28,9 +31,28 @@ import (
 // DefaultListen is loopback: exposing the endpoint is a choice.
 const DefaultListen = "127.0.0.1:9455"
 
-// Options are the command's flags and dependencies.
+// Options are the command's flags and the dependencies it uses.
 type Options struct {
-	Factory        *cmdutil.Factory
+	IO *iostreams.IOStreams
+	// Host is the Host of this invocation: Run builds it once to fail
+	// early on a bad --sysroot, --from or configuration.
+	Host func() (*host.Host, error)
+	// FreshHost builds a new Host for every probe: a Host remembers what
+	// it read, and serve must see the machine change.
+	FreshHost func() (*host.Host, error)
+	Config    func() (*config.Config, error)
+	// Probe runs every driver against h with the effective configuration.
+	Probe func(ctx context.Context, h *host.Host) (*probe.Report, []probe.Outcome, error)
+	// Timeout is --timeout, each driver's and check's deadline.
+	Timeout func() time.Duration
+	// Replaying reports --from or --sysroot: the bench history then
+	// describes another machine and is not exported.
+	Replaying func() bool
+	// BenchHistory is the path of this machine's bench history.
+	BenchHistory func() (string, error)
+	Version      string
+	Now          func() time.Time
+
 	Listen         string
 	Interval       time.Duration
 	MaxInFlight    int
@@ -44,14 +66,34 @@ type Options struct {
 	// Ready, when set, receives the address once the server listens.
 	Ready func(addr string)
 	// Signals delivers the signals that stop the server (see
-	// shutdownSignals); tests inject them. Nil: none.
+	// shutdownSignals); tests inject them. Nil: Run listens for them.
 	Signals <-chan os.Signal
+}
+
+// NewOptions fills the dependencies from the Factory, reading it only when
+// they are called (so a test may still replace a Factory field). The flags
+// keep their zero values; NewCmdServe sets their defaults.
+func NewOptions(f *cmdutil.Factory) *Options {
+	return &Options{
+		IO:        f.IO,
+		Host:      func() (*host.Host, error) { return f.Host() },
+		FreshHost: func() (*host.Host, error) { return f.HostFunc() },
+		Config:    func() (*config.Config, error) { return f.Config() },
+		Probe: func(ctx context.Context, h *host.Host) (*probe.Report, []probe.Outcome, error) {
+			return cmdutil.ProbeHost(ctx, f, h, drivers.All())
+		},
+		Timeout:      func() time.Duration { return f.Global.Timeout },
+		Replaying:    func() bool { return f.Global.From != "" || f.Global.Sysroot != "" },
+		BenchHistory: func() (string, error) { return bench.HistoryPath(f.LookupEnv) },
+		Version:      f.Version,
+		Now:          func() time.Time { return f.Now() },
+	}
 }
 
 // NewCmdServe builds `devctl serve`. runF, when not nil, replaces the run
 // step (tests stop after flag parsing).
 func NewCmdServe(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+	opts := NewOptions(f)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve Prometheus metrics and the probe and doctor JSON over HTTP",
@@ -78,16 +120,7 @@ background job) stay ignored. See docs/cluster.md.`,
   curl -s localhost:9455/metrics | grep devctl_device_memory`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			if opts.Signals == nil {
-				ch := make(chan os.Signal, 4)
-				signal.Notify(ch, shutdownSignals()...)
-				defer signal.Stop(ch)
-				opts.Signals = ch
-			}
-			return Run(cmd.Context(), opts)
+			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
 	fl := cmd.Flags()
@@ -100,6 +133,9 @@ background job) stay ignored. See docs/cluster.md.`,
 	fl.BoolVar(&opts.RuntimeMetrics, "runtime-metrics", false, "also export Go runtime and process metrics (go_*, process_*; gathered on every scrape, so slower)")
 	return cmd
 }
+
+// Complete has nothing to fill in: every flag is used as given.
+func (o *Options) Complete() error { return nil }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
@@ -201,24 +237,26 @@ func stoppedBy(sig os.Signal) error {
 	return nil
 }
 
-// Run serves until ctx ends.
-func Run(ctx context.Context, opts *Options) error {
-	if err := opts.Validate(); err != nil {
-		return err
-	}
-	f := opts.Factory
+// Run serves until ctx ends or a stop signal arrives.
+func (opts *Options) Run(ctx context.Context) error {
 	// Fail early on a bad --sysroot, --from or config rather than serve errors.
-	if _, err := f.Host(); err != nil {
+	if _, err := opts.Host(); err != nil {
 		return err
 	}
-	if _, err := f.Config(); err != nil {
+	if _, err := opts.Config(); err != nil {
 		return err
 	}
-	timeout := max(4*f.Global.Timeout, 30*time.Second)
+	if opts.Signals == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, shutdownSignals()...)
+		defer signal.Stop(ch)
+		opts.Signals = ch
+	}
+	timeout := max(4*opts.Timeout(), 30*time.Second)
 	// Bench history describes this machine: not a --from snapshot or --sysroot tree.
-	withBench := !opts.NoBench && f.Global.From == "" && f.Global.Sysroot == ""
-	cache := serve.NewCache(refresher(f, withBench, opts.NFDFile, nfdExpiry(opts.Interval)), opts.Interval, timeout, f.Now)
-	handler := serve.Handler(cache, serve.Options{Version: f.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout, RuntimeMetrics: opts.RuntimeMetrics})
+	withBench := !opts.NoBench && !opts.Replaying()
+	cache := serve.NewCache(opts.refresher(withBench, nfdExpiry(opts.Interval)), opts.Interval, timeout, opts.Now)
+	handler := serve.Handler(cache, serve.Options{Version: opts.Version, MaxInFlight: opts.MaxInFlight, Timeout: opts.RequestTimeout, RuntimeMetrics: opts.RuntimeMetrics})
 
 	ln := opts.Listener
 	if ln == nil {
@@ -253,7 +291,7 @@ func Run(ctx context.Context, opts *Options) error {
 			}
 		}()
 	}
-	fmt.Fprintf(f.IO.ErrOut, "devctl: serving http://%s/metrics (probe at most every %s)\n", ln.Addr(), opts.Interval)
+	fmt.Fprintf(opts.IO.ErrOut, "devctl: serving http://%s/metrics (probe at most every %s)\n", ln.Addr(), opts.Interval)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
@@ -264,7 +302,7 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() {
 		select {
 		case sig := <-opts.Signals:
-			fmt.Fprintf(f.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", signalName(sig), serve.ShutdownGrace)
+			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", signalName(sig), serve.ShutdownGrace)
 			stopped <- sig
 			cancel()
 		case <-served:
@@ -272,7 +310,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		select {
 		case sig := <-opts.Signals:
-			fmt.Fprintf(f.IO.ErrOut, "devctl: %s again: closing every connection now\n", signalName(sig))
+			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s again: closing every connection now\n", signalName(sig))
 			_ = srv.Close()
 		case <-served:
 		}
@@ -293,42 +331,43 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 }
 
-// refresher probes a fresh Host (a Host caches what it read), runs every
-// doctor check on that one probe, and reads the last recorded bench run.
 // nfdExpiry is how long NFD keeps serve's labels: three probe intervals,
 // and at least five minutes, so one slow or failed probe does not drop them.
 func nfdExpiry(interval time.Duration) time.Duration {
 	return max(3*interval, 5*time.Minute)
 }
 
-func refresher(f *cmdutil.Factory, withBench bool, nfdFile string, expiry time.Duration) serve.RefreshFunc {
+// refresher probes a fresh Host, runs every doctor check on that one
+// probe, writes the NFD labels when asked, and reads the last recorded
+// bench run.
+func (opts *Options) refresher(withBench bool, expiry time.Duration) serve.RefreshFunc {
 	return func(ctx context.Context) *serve.Snapshot {
 		snap := &serve.Snapshot{}
-		h, err := f.HostFunc()
+		h, err := opts.FreshHost()
 		if err != nil {
 			snap.Err = err
 			return snap
 		}
-		cfg, err := f.Config()
+		cfg, err := opts.Config()
 		if err != nil {
 			snap.Err = err
 			return snap
 		}
-		rep, outcomes, err := cmdutil.ProbeHost(ctx, f, h, drivers.All())
+		rep, outcomes, err := opts.Probe(ctx, h)
 		snap.Probe, snap.Err = rep, err
 		if rep == nil {
 			return snap
 		}
 		env := &doctor.Env{Host: h, Config: cfg, Report: rep, Outcomes: outcomes}
-		results := doctor.RenderAll(doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: f.Global.Timeout}), doctor.English)
+		results := doctor.RenderAll(doctor.Run(ctx, doctor.All(), env, doctor.Options{Timeout: opts.Timeout()}), doctor.English)
 		snap.Doctor = &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: doctor.English, Checks: results, Summary: doctor.Counts(results)}
-		if nfdFile != "" && snap.Err == nil {
-			if err := writeLabels(f, rep, nfdFile, expiry); err != nil {
-				fmt.Fprintf(f.IO.ErrOut, "devctl: %v\n", err)
+		if opts.NFDFile != "" && snap.Err == nil {
+			if err := opts.writeLabels(rep, expiry); err != nil {
+				fmt.Fprintf(opts.IO.ErrOut, "devctl: %v\n", err)
 			}
 		}
 		if withBench {
-			if path, err := bench.HistoryPath(f.LookupEnv); err == nil {
+			if path, err := opts.BenchHistory(); err == nil {
 				if runs, err := bench.LoadHistory(path); err == nil && len(runs) > 0 {
 					last := runs[len(runs)-1]
 					snap.Bench = &last
@@ -339,10 +378,10 @@ func refresher(f *cmdutil.Factory, withBench bool, nfdFile string, expiry time.D
 	}
 }
 
-func writeLabels(f *cmdutil.Factory, rep *probe.Report, path string, expiry time.Duration) error {
-	data, err := nfd.Render(nfd.Labels(rep), f.Version, f.Now().Add(expiry))
+func (opts *Options) writeLabels(rep *probe.Report, expiry time.Duration) error {
+	data, err := nfd.Render(nfd.Labels(rep), opts.Version, opts.Now().Add(expiry))
 	if err != nil {
 		return err
 	}
-	return nfd.Write(path, data)
+	return nfd.Write(opts.NFDFile, data)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
+	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/schemas"
@@ -42,14 +43,15 @@ func start(t *testing.T, snapshot string, interval time.Duration, mods ...func(*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 5 * time.Second, Listener: ln}
+	opts := servecmd.NewOptions(f)
+	opts.Interval, opts.MaxInFlight, opts.RequestTimeout, opts.Listener = time.Hour, 64, 5*time.Second, ln
 	if interval > 0 {
 		opts.Interval = interval
 	}
 	for _, m := range mods {
 		m(opts)
 	}
-	go func() { done <- servecmd.Run(ctx, opts) }()
+	go func() { done <- cmdutil.RunSteps(ctx, opts) }()
 	base := "http://" + ln.Addr().String()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -253,8 +255,9 @@ func runWithSignals(t *testing.T) *signalRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 10 * time.Second, Listener: ln, Signals: r.sigs}
-	go func() { r.done <- servecmd.Run(context.Background(), opts) }()
+	opts := servecmd.NewOptions(f)
+	opts.Interval, opts.MaxInFlight, opts.RequestTimeout, opts.Listener, opts.Signals = time.Hour, 64, 10*time.Second, ln, r.sigs
+	go func() { r.done <- cmdutil.RunSteps(context.Background(), opts) }()
 	r.base = "http://" + ln.Addr().String()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if code, _ := get(t, r.base+"/healthz"); code == 200 {
