@@ -4,11 +4,12 @@ import (
 	"github.com/devctl/devctl/internal/procgroup"
 
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -79,16 +80,26 @@ type Result struct {
 	StderrOpenLine bool `json:"-"`
 }
 
-// ErrStart wraps a failure to start the program (not found, not
-// executable): the command never ran.
-var ErrStart = errors.New("cannot start")
-
 // Run starts the command, passes its output through, forwards signals and
 // waits for the child and its process group to finish. A context
-// cancellation is treated like a forwarded termination signal.
+// cancellation is treated like a forwarded termination signal; a context
+// already done starts nothing (ErrCanceled). A program that cannot be
+// started is a *StartError.
 func Run(ctx context.Context, s Spec) (Result, error) {
 	if s.Path == "" {
 		return Result{}, fmt.Errorf("%w: no program given", ErrStart)
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+	}
+	path := s.Path
+	// A relative path with a slash is the child's to resolve when it
+	// starts in another directory.
+	if s.Dir == "" || filepath.IsAbs(path) || !strings.ContainsRune(path, os.PathSeparator) {
+		var err error
+		if path, err = LookPath(s.Path); err != nil {
+			return Result{}, err
+		}
 	}
 	grace := s.Grace
 	if grace <= 0 {
@@ -103,7 +114,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if s.Subreaper {
 		becomeSubreaper()
 	}
-	cmd := exec.Command(s.Path, s.Args...)
+	cmd := exec.Command(path, s.Args...)
+	cmd.Args[0] = s.Path
 	cmd.Env = s.Env
 	cmd.Dir = s.Dir
 	cmd.Stdin = s.Stdin
@@ -139,7 +151,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		closeAll(pipes)
-		return Result{}, fmt.Errorf("%w %s: %w", ErrStart, s.Path, err)
+		return Result{}, startError(s.Path, err)
 	}
 	// The child holds the write ends now; closing ours lets EOF arrive
 	// when the last process of the group closes them.

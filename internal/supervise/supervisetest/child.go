@@ -19,6 +19,7 @@
 //	                       COND is NAME=VALUE (equal), NAME<=N (a number at
 //	                       most N) or NAME~TEXT (contains TEXT)
 //	printenv NAME…         print NAME=VALUE for each NAME that is set
+//	touch FILE             create FILE, exit 0
 package supervisetest
 
 import (
@@ -118,6 +119,12 @@ func Main(args []string) int {
 			}
 		}
 		fmt.Println("ok")
+		return 0
+	case "touch":
+		if err := os.WriteFile(arg(args, 1), nil, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		return 0
 	case "printenv":
 		for _, k := range args[1:] {
