@@ -3,8 +3,11 @@ package supervise
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"os/exec"
+	"sync"
 )
 
 // ErrStart wraps a failure to start the program (not found, not
@@ -66,4 +69,41 @@ func startError(path string, err error) *StartError {
 		inner = pe.Err
 	}
 	return &StartError{Path: path, Code: code, Err: inner}
+}
+
+// childStdin returns the file the child reads as its stdin: r itself when
+// it is a file (a terminal stays the child's terminal), /dev/null for nil,
+// and otherwise a pipe fed from r. closeChild is called once the child has
+// started; done when Run ends.
+func childStdin(r io.Reader) (f *os.File, closeChild, done func(), err error) {
+	nop := func() {}
+	switch r := r.(type) {
+	case nil:
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return f, func() { f.Close() }, nop, nil
+	case *os.File:
+		if r != nil {
+			return r, nop, nop, nil
+		}
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return f, func() { f.Close() }, nop, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var once sync.Once
+	closeW := func() { once.Do(func() { pw.Close() }) }
+	go func() {
+		// Ends when r does, or when the child is gone (EPIPE) or Run ended.
+		_, _ = io.Copy(pw, r)
+		closeW()
+	}()
+	return pr, func() { pr.Close() }, closeW, nil
 }
