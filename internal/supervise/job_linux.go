@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,6 +20,8 @@ import (
 //   - It waits for the child itself (wait4 with WUNTRACED, woken by
 //     SIGCHLD) instead of os/exec's Wait, so it sees the job stop as well
 //     as end.
+//   - The child gets the terminal's foreground when devctl has it, and
+//     job-control stops travel up to devctl's own shell (onStop).
 //   - With Spec.Subreaper, orphans of the job are reaped as they die, and
 //     at the end every descendant is ended: the job's cgroup
 //     (Spec.Cgroup), else the descendants the subreaper can see.
@@ -48,10 +51,12 @@ type job struct {
 	subreaper bool
 	born      uint64 // the child's start time: what came before is not the job's
 	cg        *cgroup
+	tty       *terminal // stdin's terminal, or /dev/tty once a stop needed it
 	ws        syscall.WaitStatus
 	done      bool
 	lost      error // the status could not be read
 	stopped   bool
+	released  bool
 }
 
 // startJob starts the child. The calling goroutine stays locked to its OS
@@ -67,6 +72,15 @@ func startJob(s Spec, path string, files []*os.File) (*job, error) {
 	}
 	signal.Notify(j.chld, syscall.SIGCHLD)
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if t := stdinTerminal(s.Stdin); t != nil {
+		j.tty = t
+		if t.inForeground() {
+			// The child makes its new group the foreground before it
+			// execs, with its signals blocked (os/exec's Foreground),
+			// so it can read the terminal from its first instruction.
+			attr.Foreground, attr.Ctty, t.handed = true, t.fd, true
+		}
+	}
 	if s.Cgroup {
 		if cg, err := newCgroup(); err == nil {
 			j.cg = cg
@@ -146,6 +160,7 @@ func (j *job) poll() bool {
 			j.unregister()
 		case ws.Stopped():
 			j.stopped = true
+			j.onStop(ws.StopSignal())
 		case ws.Continued():
 			j.stopped = false
 		}
@@ -170,9 +185,111 @@ func (j *job) status() (int, string, error) {
 	return code, sig, nil
 }
 
+// onStop handles a job-control stop of the child the way a shell's job
+// and sudo do. A child that needs the terminal (SIGTTIN, SIGTTOU) while
+// devctl is in the foreground gets it and goes on. Otherwise the stop
+// travels up: devctl stops with the same signal, so the shell it runs
+// under sees its job stopped ("Stopped", "Stopped (tty input)") and gets
+// the terminal back; when the shell continues devctl (fg, bg), the child
+// is continued too, with the terminal again when devctl has it. In an
+// orphaned process group the kernel discards those stop signals, so devctl
+// does not stop and the child goes on at once. SIGSTOP is not passed up:
+// whoever stopped the job on purpose continues it.
+func (j *job) onStop(sig syscall.Signal) {
+	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
+		return
+	}
+	t := j.tty
+	if t == nil {
+		if t = controllingTerminal(); t == nil {
+			return // no terminal, no job control: the job waits to be continued
+		}
+		j.tty = t
+	}
+	wantsTTY := sig == syscall.SIGTTIN || sig == syscall.SIGTTOU
+	if wantsTTY && t.inForeground() {
+		if t.give(j.pid) == nil {
+			t.handed = true
+			j.cont()
+			return
+		}
+	}
+	if fg, err := t.foreground(); err == nil && fg != t.pgrp && j.ownsGroup(fg) {
+		_ = t.give(t.pgrp)
+	}
+	_ = syscall.Kill(j.self, sig)
+	// Continued (or never stopped).
+	if (t.handed || wantsTTY) && t.inForeground() {
+		if t.give(j.pid) == nil {
+			t.handed = true
+		}
+	}
+	j.cont()
+}
+
 func (j *job) cont() {
 	_ = syscall.Kill(-j.pid, syscall.SIGCONT)
 	j.stopped = false
+}
+
+// ownsGroup reports whether process group pgid is the job's: the child's
+// own, one whose members descend from devctl, or one with no member left.
+// The shell's own group, or another job of the shell, is not.
+func (j *job) ownsGroup(pgid int) bool {
+	if pgid <= 0 || pgid == j.pid {
+		return true
+	}
+	for _, p := range allProcs() {
+		if p.pgid == pgid && p.state != 'Z' {
+			return descendsFrom(p.pid, j.self)
+		}
+	}
+	return true
+}
+
+// releaseTerminal takes the foreground back from the job once it has
+// ended, and restores the terminal's modes when a signal killed it.
+func (j *job) releaseTerminal() {
+	t := j.tty
+	if t == nil || j.released || !t.handed {
+		return
+	}
+	j.released = true
+	fg, err := t.foreground()
+	if err != nil {
+		return
+	}
+	if fg != t.pgrp {
+		if !j.ownsGroup(fg) || t.give(t.pgrp) != nil {
+			return
+		}
+	}
+	if j.done && j.lost == nil && j.ws.Signaled() {
+		t.restoreModes()
+	}
+}
+
+// handedTo reports whether w is the terminal the job was given. devctl
+// then passes the job's output on to it from outside the foreground group,
+// which the kernel stops with SIGTTOU under `stty tostop` (or refuses with
+// EIO in an orphaned group): the goroutine that writes there blocks
+// SIGTTOU on its thread (blockTTOU).
+func (j *job) handedTo(w io.Writer) bool {
+	return j.tty != nil && j.tty.handed && isTerminal(w)
+}
+
+// terminalInterrupt reports whether the job held the terminal and was
+// ended by a signal the terminal sends (Ctrl-C, Ctrl-\, a hang-up): with
+// the foreground handed over, those reach the job, not devctl.
+func (j *job) terminalInterrupt() bool {
+	if j.tty == nil || !j.tty.handed || j.lost != nil || !j.ws.Signaled() {
+		return false
+	}
+	switch j.ws.Signal() {
+	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }
 
 // signal forwards sig to the child's group; a stopped group is continued
@@ -330,9 +447,13 @@ func (j *job) endLeftovers(kill bool) {
 	}
 }
 
-// close removes the cgroup and unlocks the thread. It runs on the
-// goroutine that called startJob.
+// close gives the terminal back, removes the cgroup and unlocks the
+// thread. It runs on the goroutine that called startJob.
 func (j *job) close() {
+	j.releaseTerminal()
+	if j.tty != nil {
+		j.tty.close()
+	}
 	signal.Stop(j.chld)
 	if j.cg != nil {
 		j.cg.remove()

@@ -3,6 +3,7 @@
 package supervise
 
 import (
+	"io"
 	"os"
 	"os/exec"
 
@@ -60,7 +61,12 @@ func (j *job) status() (int, string, error) {
 	return code, sig, nil
 }
 
-func (j *job) leftovers() bool { return j.group.alive() }
+func (j *job) releaseTerminal()        {}
+func (j *job) handedTo(io.Writer) bool { return false }
+
+func blockTTOU() (restore func())      { return func() {} }
+func (j *job) terminalInterrupt() bool { return false }
+func (j *job) leftovers() bool         { return j.group.alive() }
 
 func (j *job) endLeftovers(kill bool) {
 	if kill {

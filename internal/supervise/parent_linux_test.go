@@ -30,7 +30,8 @@ func init() { parentMain = runAsParent }
 //
 //	parent: exit=N interrupted=BOOL fg=devctl|other|none echo=on|off|none
 //
-// PARENT_PATH runs another program instead; PARENT_CGROUP=1 asks for a
+// PARENT_PATH runs another program instead; PARENT_TOSTOP=1 sets the
+// terminal's tostop mode first; PARENT_CGROUP=1 asks for a
 // cgroup; PARENT_CHURN=1 ends OS threads while the child runs (goroutines
 // that exit locked to theirs), which would fire the parent-death signal if
 // the thread that started the child could be one of them.
@@ -58,6 +59,17 @@ func runAsParent() int {
 				time.Sleep(time.Millisecond)
 			}
 		}()
+	}
+	if os.Getenv("PARENT_TOSTOP") == "1" {
+		m, err := unix.IoctlGetTermios(0, unix.TCGETS)
+		if err == nil {
+			m.Lflag |= unix.TOSTOP
+			err = unix.IoctlSetTermios(0, unix.TCSETS, m)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "parent: tostop:", err)
+			return 1
+		}
 	}
 	res, err := Run(context.Background(), Spec{
 		Path: path, Args: os.Args[1:], Env: env,

@@ -102,3 +102,22 @@ func parseCgroup2(b []byte) string {
 	}
 	return ""
 }
+
+// descendsFrom reports whether pid's chain of parents reaches ancestor
+// (pid itself included), walking at most 4096 generations.
+func descendsFrom(pid, ancestor int) bool {
+	for range 4096 {
+		if pid == ancestor {
+			return true
+		}
+		if pid <= 1 {
+			return false
+		}
+		s, err := readStat(pid)
+		if err != nil {
+			return false
+		}
+		pid = s.ppid
+	}
+	return false
+}

@@ -37,6 +37,8 @@ type Spec struct {
 
 	// Stdin is the child's stdin: a file (the terminal) is passed as it
 	// is, nil is /dev/null, another reader is copied in through a pipe.
+	// When it is devctl's controlling terminal and devctl is in its
+	// foreground, the child's process group gets the foreground (Linux).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
@@ -76,7 +78,9 @@ type Result struct {
 	// Signal names the signal that ended the child ("" when it exited).
 	Signal   string        `json:"signal,omitempty"`
 	Duration time.Duration `json:"-"`
-	// Interrupted is true when a signal was forwarded to the child.
+	// Interrupted is true when a signal was forwarded to the child, or
+	// when the child held the terminal and Ctrl-C, Ctrl-\ or a hang-up
+	// ended it (those reach the job, not devctl).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Killed is true when devctl killed the group: a second interrupt, or
 	// a child that outlived the grace period.
@@ -163,12 +167,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	var lastErr byte = '\n'
 	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
 		wg.Add(1)
-		go func(r *os.File, w io.Writer, last *byte) {
+		go func(r *os.File, w io.Writer, last *byte, toTerminal bool) {
 			defer wg.Done()
+			if toTerminal {
+				defer blockTTOU()()
+			}
 			if !teePump(r, w, tl, last) {
 				pump(r, w, tl, last)
 			}
-		}(readers[i], w, []*byte{nil, &lastErr}[i])
+		}(readers[i], w, []*byte{nil, &lastErr}[i], j.handedTo(w))
 	}
 
 	var res Result
@@ -212,6 +219,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if graceT != nil {
 		graceT.Stop()
 	}
+	if j.terminalInterrupt() {
+		res.Interrupted = true
+	}
+	j.releaseTerminal()
 	// The child is reaped. Anything of the job still running (workers,
 	// data loaders, a server it started) is ended the same way: it would
 	// hold the device's memory into the next attempt.

@@ -30,8 +30,14 @@
 //	keeper                 (setsid's) start "ignore", print "ready PID PID"
 //	                       with both pids, ignore signals, sleep a minute
 //	sleep                  print "ready PID", sleep a minute
+//	read-line              print "reading", read a line from stdin, print
+//	                       "got LINE", exit 0 (3 at end of input)
+//	raw                    put the stdin terminal in raw mode (no echo),
+//	                       print "raw", sleep a minute
 //	stop-self SIG          print "ready PID", stop itself with SIG (STOP,
 //	                       TSTP), print "resumed" when continued, exit 0
+//	fg-check               print "foreground yes" when its process group
+//	                       holds the stdin terminal's foreground (Linux)
 package supervisetest
 
 import (
@@ -46,6 +52,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Main runs one mode and returns the exit status.
@@ -174,6 +182,22 @@ func Main(args []string) int {
 		return 0
 	case "sleep":
 		fmt.Printf("ready %d\n", os.Getpid())
+		time.Sleep(time.Minute)
+		return 0
+	case "read-line":
+		fmt.Println("reading")
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil {
+			return 3
+		}
+		fmt.Printf("got %s\n", strings.TrimRight(line, "\r\n"))
+		return 0
+	case "raw":
+		if _, err := term.MakeRaw(int(os.Stdin.Fd())); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Print("raw\r\n")
 		time.Sleep(time.Minute)
 		return 0
 	case "printenv":

@@ -26,5 +26,5 @@ func unixMode(args []string) (int, bool) {
 		fmt.Println("resumed")
 		return 0, true
 	}
-	return 0, false
+	return osMode(args)
 }
