@@ -404,7 +404,15 @@ func Recommend(in Input) (*Result, error) {
 		if !r.Fits {
 			edge = "does not fit at the estimate, but would at the bottom of its range"
 		}
-		why("edge", "near the limit", fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
+		// Close to the budget the estimate's own error decides; far from
+		// it, an assumption the user can pin (the stack, mixed precision,
+		// the attention kernel) does.
+		label := "near the limit"
+		if d := b.TotalBytes - budget; d > budget/10 || -d > budget/10 {
+			label = "an assumption decides"
+			edge += " (name the stack or pin the assumption to decide)"
+		}
+		why("edge", label, fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
 			edge, units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(band.LowBytes).Format(units.GiB, 2),
 			units.Bytes(band.HighBytes).Format(units.GiB, 2), strings.Join(band.DependsOn, " and "), units.Bytes(budget).Format(units.GiB, 2)))
 	}
