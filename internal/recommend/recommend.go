@@ -457,6 +457,13 @@ func Recommend(in Input) (*Result, error) {
 		final = r.Ladder.Final
 	}
 	r.Env = Env(t, strategy, frac, final, in.Devices)
+	if r.Max != nil {
+		// A script that asked for the most that fits reads it from the
+		// environment, next to the settings it runs with.
+		name := "DEVCTL_MAX_" + strings.ToUpper(string(r.Max.What))
+		r.Env = append(r.Env, envvar.Var{Name: name, Value: strconv.Itoa(r.Max.Value),
+			Why: fmt.Sprintf("the largest %s that fits (--max %s)", r.Max.What, r.Max.What)})
+	}
 	r.Framework = FrameworkFor(t, final)
 	return r, nil
 }
