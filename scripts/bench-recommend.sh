@@ -35,5 +35,5 @@ echo
 echo "== recommend --model llama-3-8b --max batch (probed device)"
 compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --max batch -o json -- "$BIN" probe -o json
 echo
-echo "== recommend --model llama-3-8b --stack vllm --max concurrency (probed device)"
-compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --stack vllm --max concurrency -o json -- "$BIN" probe -o json
+echo "== recommend --model qwen2.5-0.5b --stack vllm --max concurrency (probed device)"
+compare "${N:-30}" 3 30 -- "$BIN" recommend --model qwen2.5-0.5b --stack vllm --max concurrency -o json -- "$BIN" probe -o json

@@ -135,7 +135,9 @@ func resolve(p Plan) settings {
 // realistic is devctl's estimate of a plan (see the top of this file).
 func realistic(p Plan) (Breakdown, error) {
 	s := resolve(p)
-	if s.prof.Preallocates > 0 && p.Mode == Inference && p.DeviceBytes > 0 {
+	if s.prof.Preallocates > 0 && p.Mode == Inference && p.DeviceBytes > 0 && !p.OnCPU && p.Backend != backend.CPU {
+		// On the CPU vLLM sizes its KV cache by VLLM_CPU_KVCACHE_SPACE,
+		// not a share of memory: it is planned as it allocates.
 		return servingEngine(s)
 	}
 	var b Breakdown
