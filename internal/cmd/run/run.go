@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
@@ -47,8 +50,14 @@ type Options struct {
 	Config func() (*config.Config, error)
 	// PlanDeps are the planner's dependencies, for --model.
 	PlanDeps recommend.Deps
-	// LookupEnv reads devctl's own environment (the history's location).
-	LookupEnv func(string) (string, bool)
+	// HistoryLog opens this machine's history (cmdutil.HistoryLog: a
+	// replay gets cmdutil.ErrReplay and records nothing).
+	HistoryLog func() (*history.Log, error)
+	// OpenMemory opens the source that samples a backend's device memory
+	// per process (devmem.ErrUnavailable when there is none).
+	OpenMemory func(method string, b backend.Backend, interval time.Duration) (devmem.Source, error)
+	// IsJob tells the job's processes (devctl's descendants).
+	IsJob func(pid int) bool
 
 	// Command is CMD and its arguments, everything after "--".
 	Command []string
@@ -59,7 +68,19 @@ type Options struct {
 	AccumEnv     string
 	PrecisionEnv string
 	AllowCPU     bool
-	ReportFile   string
+	// AllowCPUSet is true when --allow-cpu was given (either way): it then
+	// overrides device.fallback_enabled.
+	AllowCPUSet bool
+	ReportFile  string
+	// Devices runs on the first N devices of the chosen backend (0: all).
+	Devices int
+	// Operation names what the job does; the history judges devices per
+	// operation.
+	Operation string
+	// MemoryInterval is the device-memory sampling period (0: off);
+	// MemorySource picks how (auto, nvml, nvidia-smi, drm, off).
+	MemoryInterval time.Duration
+	MemorySource   string
 
 	// Model flags, passed to recommend when one is given.
 	ModelParams string
@@ -74,18 +95,22 @@ type Options struct {
 
 	inherited []string               // set by Complete
 	ladder    supervise.LadderConfig // set by Validate, without the devices
+	planned   *recommend.Result      // the plan of the first device, with --model
 }
 
 // NewCmdRun builds `devctl run`. runF, when not nil, replaces the run step
 // (tests stop after flag parsing).
 func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{
-		IO: f.IO, Now: f.Now, Config: f.Config, PlanDeps: cmdutil.PlanDeps(f), LookupEnv: f.LookupEnv,
-		Probe: func(ctx context.Context) (*probe.Report, error) {
-			rep, _, err := cmdutil.RunProbe(ctx, f, nil)
-			return rep, err
-		},
-		Environ: os.Environ,
+		IO: f.IO, Now: f.Now, Config: f.Config, PlanDeps: cmdutil.PlanDeps(f),
+		HistoryLog: func() (*history.Log, error) { return cmdutil.HistoryLog(f) },
+		OpenMemory: openMemory(f),
+		Environ:    os.Environ,
+	}
+	opts.IsJob = newJob().Has
+	opts.Probe = func(ctx context.Context) (*probe.Report, error) {
+		rep, _, err := cmdutil.RunProbeFor(ctx, f, nil, opts.Operation)
+		return rep, err
 	}
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
@@ -127,6 +152,7 @@ output, arguments or environment values.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = args
+			opts.AllowCPUSet = c.Flags().Changed("allow-cpu")
 			return cmdutil.Execute(c.Context(), opts, runF)
 		},
 	}
@@ -136,7 +162,11 @@ output, arguments or environment values.`,
 	fl.StringVar(&opts.BatchEnv, "batch-env", "", "the variable CMD reads its batch size from, NAME=N or NAME (value from the environment); halved on out of memory")
 	fl.StringVar(&opts.AccumEnv, "accum-env", "", "the gradient-accumulation variable, NAME=N or NAME (default 1); doubled when the batch is halved")
 	fl.StringVar(&opts.PrecisionEnv, "precision-env", "", "the precision variable, NAME=fp32|bf16|fp16|8bit|4bit (or float32, bfloat16, ...); lowered on out of memory")
-	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let the last recovery step run CMD on the CPU")
+	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let (or with =false, forbid) the last recovery step run CMD on the CPU; default: device.fallback_enabled")
+	fl.IntVar(&opts.Devices, "devices", 0, "run on the first N devices of the chosen backend (default: all of them)")
+	fl.StringVar(&opts.Operation, "operation", "", "what the job does (e.g. train, transcribe): the history judges a device per operation")
+	fl.DurationVar(&opts.MemoryInterval, "memory-interval", time.Second, "how often to sample the job's device memory (0 turns sampling off)")
+	fl.StringVar(&opts.MemorySource, "memory-source", memAuto, "how to read device memory: "+strings.Join(memSources, ", "))
 	fl.StringVar(&opts.ReportFile, "report", "", "write the attempts and the outcome as JSON to this file")
 	fl.StringVar(&opts.ModelParams, "model-params", "", "plan the environment for a model of this size (as recommend)")
 	fl.StringVar(&opts.Model, "model", "", "plan the environment for a catalogued model (as recommend)")
@@ -236,6 +266,18 @@ func (o *Options) validate(lookup func(string) (string, bool)) (supervise.Ladder
 		cfg.Precision = &supervise.StrVar{Name: name, Value: v}
 	}
 	cfg.AllowCPU = o.AllowCPU
+	if o.Devices < 0 || o.Devices > 4096 {
+		return cfg, cmdutil.Usagef("invalid --devices %d: want a number of devices from 1, or 0 for all", o.Devices)
+	}
+	if o.MemoryInterval < 0 || o.MemoryInterval > 0 && o.MemoryInterval < 10*time.Millisecond {
+		return cfg, cmdutil.Usagef("invalid --memory-interval %s: want 0 (off) or at least 10ms", o.MemoryInterval)
+	}
+	if !slices.Contains(memSources, o.MemorySource) {
+		return cfg, cmdutil.Usagef("invalid --memory-source %q: want one of %s", o.MemorySource, strings.Join(memSources, ", "))
+	}
+	if len(o.Operation) > 128 || strings.ContainsAny(o.Operation, "\n\r") {
+		return cfg, cmdutil.Usagef("invalid --operation: want a short name on one line (at most 128 bytes)")
+	}
 	if o.model().Given() > 1 {
 		return cfg, cmdutil.Usagef("give at most one of --model-params, --model or --model-config")
 	}
@@ -264,8 +306,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Devices, err = o.candidates(ctx, rep); err != nil {
+	conf, err := o.Config()
+	if err != nil {
 		return err
+	}
+	if cfg.Devices, err = o.candidates(ctx, rep, conf); err != nil {
+		return err
+	}
+	// The CPU rung follows device.fallback_enabled; --allow-cpu (=true or
+	// =false) overrides it.
+	cfg.AllowCPU = conf.Device.FallbackEnabled
+	if o.AllowCPUSet {
+		cfg.AllowCPU = o.AllowCPU
 	}
 	ladder, err := supervise.NewLadder(cfg)
 	if err != nil {
@@ -286,34 +338,51 @@ func (o *Options) Run(ctx context.Context) error {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	hist, histErr := history.Path(o.LookupEnv)
-	s := &session{o: o, runID: newRunID(), hist: hist, report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
-	if histErr != nil {
-		s.say("not recording history: %v", histErr)
+	s := &session{o: o, runID: newRunID(), report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries, Operation: o.Operation}}
+	log, err := o.HistoryLog()
+	switch {
+	case errors.Is(err, cmdutil.ErrReplay):
+		// A replay is another machine: nothing is recorded, silently.
+	case err != nil:
+		s.say("not recording history: %v", err)
+	default:
+		s.log = log
 	}
 	if sel := rep.Selection; sel != nil && (sel.FellBack || len(sel.PassedOver) > 0) {
 		s.say("device %s: %s", ladder.Device().ID, sel.Reason)
-	} else if recs, err := history.LoadRecent(o.LookupEnv); err == nil {
-		// An explicit --device wins over the rule, with a warning.
-		if v := recs.Judge(ladder.Device().Backend); v.PassOver {
-			s.say("warning: device %s is used as requested, although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
+	} else if s.log != nil {
+		// An explicit --device (or device.fallback_enabled false) keeps a
+		// device the rule would pass over, with a warning.
+		if recs, err := s.log.Recent(); err == nil {
+			if v := recs.JudgeFor(ladder.Device().Backend, o.Operation); v.PassOver {
+				s.say("warning: device %s is used (requested, or device.fallback_enabled is false), although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
+			}
 		}
 	}
+	m := &meter{open: o.OpenMemory, method: o.MemorySource, interval: o.MemoryInterval, isJob: o.IsJob,
+		sources: map[backend.Backend]devmem.Source{}, failed: map[backend.Backend]error{}}
+	defer m.close()
 	step := supervise.Step{}
 	for attempt := 1; ; attempt++ {
 		dev := ladder.Device()
+		est := o.estimate(ladder)
+		stop := m.begin(ctx, backend.Backend(dev.Backend))
 		res, err := supervise.Run(ctx, supervise.Spec{
 			Path: path, Args: o.Command[1:], Env: ladder.Env(inherited),
 			Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
 			Signals: sigs, Grace: o.Grace, Subreaper: true,
 		})
+		mem, memErr := stop()
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		if res.StderrOpenLine {
 			fmt.Fprintln(o.IO.ErrOut) // devctl's lines start on a line of their own
 		}
-		a := s.record(attempt, dev, step, res)
+		if mem != nil {
+			mem.Plan = est
+		}
+		a := s.record(attempt, dev, step, res, mem, memErr)
 		if a.Outcome == history.Success || a.Outcome == history.Interrupted {
 			return s.finish(res.ExitCode)
 		}
@@ -344,62 +413,8 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 }
 
-// candidates lists the devices in priority order, the chosen one first,
-// each with the environment recommend gives for it; the CPU is last.
-func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervise.Candidate, error) {
-	cfg, err := o.Config()
-	if err != nil {
-		return nil, err
-	}
-	strategy, frac := cfg.Device.MemoryStrategy, cfg.Device.MemoryFraction
-	if f, ok := strategy.Fraction(); ok {
-		frac = f
-	}
-	chosen := ""
-	if rep.Selection != nil {
-		chosen = rep.Selection.Chosen
-	}
-	priority := cfg.Device.PlatformPriority
-	if len(priority) == 0 {
-		priority = backend.All()
-	}
-	var order []probe.Device
-	for _, d := range rep.Devices {
-		if d.ID == chosen && d.Usable() {
-			order = append(order, d)
-		}
-	}
-	for _, b := range priority {
-		for _, d := range rep.Devices {
-			if d.Backend == b && d.ID != chosen && d.Usable() {
-				order = append(order, d)
-			}
-		}
-	}
-	var out []supervise.Candidate
-	hasCPU := false
-	for i, d := range order {
-		t := targetFor(rep, d)
-		env := recommend.Env(t, strategy, frac, oomsim.Plan{}, 1)
-		if i == 0 && o.model().Given() > 0 {
-			res, err := o.plan(ctx, rep, d.ID, cfg)
-			if err != nil {
-				return nil, err
-			}
-			env = res.Env
-		}
-		out = append(out, candidate(d.ID, t, env))
-		hasCPU = hasCPU || d.Backend == backend.CPU
-	}
-	if !hasCPU {
-		t := recommend.Target{Name: "cpu", Backend: backend.CPU, Count: 1}
-		out = append(out, candidate("cpu", t, recommend.Env(t, strategy, frac, oomsim.Plan{}, 1)))
-	}
-	return out, nil
-}
-
 func candidate(id string, t recommend.Target, env []envvar.Var) supervise.Candidate {
-	c := supervise.Candidate{ID: id, Backend: string(t.Backend), BF16: t.Support.BF16}
+	c := supervise.Candidate{ID: id, Backend: string(t.Backend), Support: t.Support}
 	for _, e := range env {
 		c.Env = append(c.Env, envvar.Var{Name: e.Name, Value: e.Value})
 	}
@@ -430,10 +445,12 @@ func (o *Options) model() recommend.ModelSpec {
 	return recommend.ModelSpec{Params: o.ModelParams, Name: o.Model, Config: o.ModelConfig}
 }
 
-// plan asks the planner for the model on the probed device id, with the
-// recommend flags' defaults: the environment is exactly what `recommend
-// --model ... --device id -o env` prints.
-func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, cfg *config.Config) (*recommend.Result, error) {
+// plan asks the planner for the model on the probed device id over
+// devices devices, with the recommend flags' defaults and the user's batch
+// and precision: the environment is what `recommend --model ... --device
+// id --devices N -o env` prints, the visibility variable widened to the
+// devices the job sees.
+func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, devices int, cfg *config.Config) (*recommend.Result, error) {
 	mode, _ := oomsim.Parse(o.Mode, oomsim.Modes)
 	deps := o.PlanDeps
 	deps.Probe = func(context.Context) (*probe.Report, error) {
@@ -441,7 +458,17 @@ func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, cfg *c
 		r.Selection = &probe.Selection{Chosen: id}
 		return &r, nil
 	}
-	req := recommend.Request{Model: o.model(), Run: recommend.RunSettings{Mode: mode}, Settings: cmdutil.PlanSettings(cfg)}
+	req := recommend.Request{Model: o.model(), Run: recommend.RunSettings{Mode: mode, Devices: devices}, Settings: cmdutil.PlanSettings(cfg)}
+	// The user's own batch and precision are the plan's: its estimate is
+	// then the one the measured peak is compared with.
+	if b := o.ladder.Batch; b != nil {
+		req.Run.BatchSize = b.Value
+	}
+	if p := o.ladder.Precision; p != nil {
+		if v, err := capability.ParsePrecision(p.Value); err == nil {
+			req.Settings.Precision, req.Settings.PrecisionSource = v, "--precision-env "+p.Name
+		}
+	}
 	res, err := recommend.Plan(ctx, req, deps)
 	if errors.Is(err, recommend.ErrInput) || errors.Is(err, recommend.ErrContradiction) {
 		return nil, cmdutil.Usagef("%w", err)

@@ -37,8 +37,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fixtureHost is a real machine's tree (testdata/hosts): the probe reads
-// it, never this machine.
+// fixtureHost is a real machine's tree (testdata/hosts), for the tests
+// that need no history: a --sysroot run is another machine and records
+// nothing. The others run on this machine's CPU (--device cpu, so a GPU
+// on the test machine changes nothing).
 var fixtureHost = filepath.Join("..", "..", "..", "testdata", "hosts", "x86-sapphire-rapids")
 
 func logFile(t *testing.T, name string) string {
@@ -57,7 +59,7 @@ func devctl(t *testing.T, state string, runFlags []string, child ...string) *exe
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"run", "--sysroot", fixtureHost}, runFlags...)
+	args := append([]string{"run", "--device", "cpu"}, runFlags...)
 	args = append(args, "--", exe, "-testchild")
 	args = append(args, child...)
 	cmd := exec.Command(exe, args...)
@@ -241,8 +243,8 @@ func TestConcurrentRunsWriteOneHistory(t *testing.T) {
 func TestReportFile(t *testing.T) {
 	state := t.TempDir()
 	rep := filepath.Join(state, "report.json")
-	mps := logFile(t, "mps_unsupported_op/205-sd-webui-lcm-45.log")
-	cmd := devctl(t, state, []string{"--report", rep}, "fail-unless", mps, "PYTORCH_ENABLE_MPS_FALLBACK=1", "SECRET_ARG=hunter2")
+	oom := logFile(t, "out_of_memory/001-zero-dce-test.log")
+	cmd := devctl(t, state, []string{"--report", rep, "--batch-env", "BATCH_SIZE=2"}, "fail-unless", oom, "BATCH_SIZE<=1", "SECRET_ARG=hunter2")
 	cmd.Env = append(cmd.Env, "SECRET_ARG=hunter2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -262,10 +264,10 @@ func TestReportFile(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Outcome != "success" || !r.Recovered || len(r.Attempts) != 2 || r.Attempts[0].Category != "mps_unsupported_op" || r.Attempts[1].Step != "mps_fallback" {
+	if r.Outcome != "success" || !r.Recovered || len(r.Attempts) != 2 || r.Attempts[0].Category != "out_of_memory" || r.Attempts[1].Step != "halve_batch" {
 		t.Errorf("report %s", data)
 	}
-	for _, secret := range []string{"hunter2", "SECRET_ARG", "sd-webui"} {
+	for _, secret := range []string{"hunter2", "SECRET_ARG", "zero-dce"} {
 		if bytes.Contains(data, []byte(secret)) {
 			t.Errorf("the report holds %q", secret)
 		}
