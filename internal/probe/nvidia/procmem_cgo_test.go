@@ -76,3 +76,40 @@ func TestProcessMemoryWithoutNVML(t *testing.T) {
 		t.Errorf("NVML without its library: %v, want ErrUnavailable", err)
 	}
 }
+
+// One NVML reading of a DGX H100 mock whose 8 GPUs each list 4 processes,
+// the job's 2 among them: go-nvml's mock stands in for the driver, so this
+// is devctl's side of the cost (calls, matching), not the driver's.
+func BenchmarkProcessMemoryReading(b *testing.B) {
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	srv := dgxh100.New()
+	for i := range srv.Devices {
+		d := srv.Devices[i].(*mockserver.Device)
+		pids := []nvml.ProcessInfo{{Pid: uint32(child.Process.Pid), UsedGpuMemory: 1 << 30}, {Pid: uint32(os.Getpid()), UsedGpuMemory: 1 << 20}, {Pid: 1, UsedGpuMemory: 1 << 30}, {Pid: 2, UsedGpuMemory: 1 << 30}}
+		d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return pids, nvml.SUCCESS }
+		d.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
+	}
+	src, err := OpenProcessMemory(srv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	job := &devmem.Job{Proc: os.DirFS("/proc"), Root: os.Getpid()}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		rs, err := src.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rs {
+			for _, u := range r {
+				job.Has(u.PID)
+			}
+		}
+	}
+}
