@@ -69,12 +69,23 @@ func TestEstimateTerms(t *testing.T) {
 			want: parts{Weights: 2_000_000 + 4*5_000, Gradients: 4 * 5_000, Optimizer: 8 * 5_000},
 		},
 		{
-			name: "a prefill keeps one block's working set per prompt token and the last position's fp32 logits; the KV cache is 2·L·kv·hd per token",
+			name: "an eager prefill keeps one MLP intermediate per prompt token and the last position's fp32 logits; the KV cache is 2·L·kv·hd per token",
 			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024},
 			want: parts{
 				Weights: 2_000_000,
+				// ffn 16-bit values per token
+				Activations: 1024 * 512 * 2,
+				Logits:      1000 * 4,
+				KVCache:     2 * 2 * 2 * 64 * 1024 * 2,
+			},
+		},
+		{
+			name: "a graph-planning stack (llama.cpp) holds a block's whole working set for one 512-token micro-batch",
+			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Stack: StackLlamaCpp},
+			want: parts{
+				Weights: 2_000_000,
 				// (3h + q + 2kv + q + 3·ffn) 16-bit values per token
-				Activations: 1024 * (3*128 + 128 + 2*128 + 128 + 3*512) * 2,
+				Activations: 512 * (3*128 + 128 + 2*128 + 128 + 3*512) * 2,
 				Logits:      1000 * 4,
 				KVCache:     2 * 2 * 2 * 64 * 1024 * 2,
 			},
@@ -84,7 +95,7 @@ func TestEstimateTerms(t *testing.T) {
 			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
 			want: parts{
 				Weights:     2_000_000 / 4,
-				Activations: 1024 * (3*128 + 128 + 2*128 + 128 + 3*512) * 2 / 4,
+				Activations: 1024 * 512 * 2 / 4,
 				Logits:      1000 * 4,
 				KVCache:     2 * 2 * 2 * 64 * 1024 * 2 / 4,
 			},
@@ -131,9 +142,13 @@ func TestTrainingActivationsPerBlock(t *testing.T) {
 		{"LoRA keeps nothing for frozen Linears",
 			Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF},
 			(2*2180 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
-		{"torch.compile fuses the norms and silu·up",
+		{"torch.compile fuses the norms and silu·up, and the loss's upcast into its kernel",
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Compiled: true},
-			(2*2434 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+			(2*2434 + int64(final)) * tokens * 2, 4 * 1000 * tokens},
+		{"torchtitan's per-op selective checkpointing keeps the input, the attention output and every second matmul's output",
+			// h + q + (wq q + wv kv + w1 f + w2 h) = 128+128+128+128+512+128
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackFSDP, Recompute: RecomputeSelective},
+			(2*1152 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
 		{"checkpointing keeps each block's input and two blocks' worth for the recompute",
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Recompute: RecomputeFull},
 			(2*128 + 2*2948 + int64(final)) * tokens * 2, 14 * 1000 * tokens},

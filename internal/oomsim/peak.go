@@ -142,10 +142,8 @@ func realistic(p Plan) (Breakdown, error) {
 		}
 		b.KVCacheBytes = sat(float64(kvCache(a, p, mb, seq)) / s.n)
 		prefill := seq
-		if s.prof.Stack == StackLlamaCpp {
-			// llama.cpp evaluates the prompt n_ubatch (512) tokens at a
-			// time: its compute buffer is sized for a micro-batch.
-			prefill = min(seq, 512)
+		if c := s.prof.PrefillChunk; c > 0 {
+			prefill = min(seq, float64(c))
 		}
 		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill) / s.n)
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
@@ -162,7 +160,7 @@ func realistic(p Plan) (Breakdown, error) {
 		w, g, o, host, temp := fullModelStates(s, P)
 		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
 		act, logits := trainingActivations(s, a, tokens, false)
-		b.ActivationsBytes, b.LogitsBytes = sat(act/s.n), sat(logits/s.n)
+		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
 		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m))
 		b.PeakAllocatedBytes = trainingPeak(s, b, temp)
 	default: // LoRA, QLoRA
@@ -186,7 +184,7 @@ func realistic(p Plan) (Breakdown, error) {
 			b.OptimizerBytes = 0
 		}
 		act, logits := trainingActivations(s, a, tokens, true)
-		b.ActivationsBytes, b.LogitsBytes = sat(act/s.n), sat(logits/s.n)
+		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
 		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m))
 		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
@@ -444,7 +442,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		q = h
 	}
 	kv := float64(a.KVHeads * a.HeadDim)
-	if kv == 0 || s.attn != AttentionSDPA || s.prof.Stack == StackHF || s.prof.Stack == StackAuto || s.prof.Stack == StackDeepSpeed || s.prof.Stack == StackPyTorch {
+	if kv == 0 || s.attn != AttentionSDPA || s.prof.RepeatKV {
 		// transformers' sdpa and eager paths expand k and v with repeat_kv.
 		kv = q
 	}
@@ -460,15 +458,15 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 			mlp = 3 * f // silu(gate)·up fused: gate, up and the product
 		}
 	}
-	if s.p.Recompute == RecomputeSelective {
-		// Selective checkpointing keeps the matmuls' outputs (q, k, v, the
-		// attention output, the MLP's gate and up) and recomputes the
-		// element-wise ops and norms from them (Megatron's selective
-		// recompute, torchtitan's per-op policy).
-		norms = 1
-		mlp = 2 * f
-		if !a.Gated {
-			mlp = f
+	if s.p.Recompute == RecomputeSelective && !lora {
+		if s.prof.Stack == StackFSDP {
+			return opSACSaved(a, h, q, kv, f)
+		}
+		// Megatron's selective recompute (also NeMo's) recomputes only the
+		// attention core, its s×s scores: fused attention keeps none, so
+		// it saves nothing more there; eager attention's scores go.
+		if s.attn == AttentionEager {
+			return norms + attn + mlp + h + q + h
 		}
 	}
 	var linIn float64
@@ -500,8 +498,26 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 	return per
 }
 
+// opSACSaved is torchtitan's per-op selective activation checkpointing
+// (activation_checkpoint.mode selective, selective_ac_option op): each
+// block keeps its input, the attention kernel's output and the output of
+// every second matmul (wq, wv, w1, w2 of a Llama block: the policy saves the
+// odd-numbered mm calls and recomputes the rest), per token.
+func opSACSaved(a *Arch, h, q, kv, f float64) float64 {
+	mms := []float64{q, kv, kv, h, f} // wq, wk, wv, wo, w1 (fc1)
+	if a.Gated {
+		mms = append(mms, f) // w3
+	}
+	mms = append(mms, h) // w2 (fc2)
+	saved := h + q       // the block input and the attention output
+	for i := 0; i < len(mms); i += 2 {
+		saved += mms[i]
+	}
+	return saved
+}
+
 // trainingActivations is what the forward keeps for the backward, and the
-// loss's buffers, on one device.
+// loss's buffers, on one device (tensor parallelism included).
 //
 // Checkpointing as the stacks do it (transformers gradient_checkpointing,
 // torchtune, litgpt): each block keeps only its input, and the backward
@@ -522,6 +538,16 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		L = float64(p.LoRALayers)
 	}
 	per := layerSaved(s, a, lora, seq) * tokens
+	ckpt := h * tokens // a checkpointed block's input
+	if s.n > 1 {
+		// Tensor parallelism splits the heads and the MLP's columns, and
+		// with sequence parallelism (Megatron's advice whenever TP > 1,
+		// NeMo's recipes' default) the norms and block inputs by tokens:
+		// everything a block saves is split n ways (Korthikanti et al.
+		// 2022, sbh·34/t).
+		per /= s.n
+		ckpt /= s.n
+	}
 	rc := p.Recompute
 	if rc == "" {
 		rc = s.prof.Recompute
@@ -530,14 +556,16 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	case rc == RecomputeFull && s.prof.Stack == StackUnsloth:
 		act = 2 * per
 	case rc == RecomputeFull:
-		act = L*h*tokens + 2*per
+		act = L*ckpt + 2*per
 	default: // none, or selective (layerSaved keeps less)
 		act = L * per
 	}
 	// The final norm and the LM head's input.
-	act += 3 * h * tokens
+	act += 3 * h * tokens / s.n
 	act *= s.cb
-	logits = lossBuffers(s, a, tokens)
+	// The LM head is column-parallel too: each device has its share of
+	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
+	logits = lossBuffers(s, a, tokens) / s.n
 	return act, logits
 }
 
@@ -569,6 +597,12 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		}
 		return per * V * tokens
 	}
+	if s.p.Compiled && s.cb < 4 {
+		// torch.compile fuses the fp32 upcast, log-softmax and NLL into
+		// one kernel: the 16-bit logits and, in the backward, their
+		// 16-bit gradient (torchtitan compiles its loss).
+		return 4 * V * tokens
+	}
 	if s.cb == 4 {
 		return 12 * V * tokens
 	}
@@ -576,27 +610,41 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 }
 
 // prefillWorkingSet is the largest transient of a forward without
-// gradients: one block at a time holds its input, the fp32 norm, q, k, v,
-// the attention output and the MLP's intermediates for every prompt token,
-// and eager attention a b·heads·s² score matrix (its softmax in fp32).
+// gradients, beyond the KV cache it fills.
+//
+// A stack that plans a block's whole compute graph ahead (llama.cpp's
+// ggml-alloc, mlx's lazy graphs: Profile.GraphCompute) holds the block's
+// input, fp32 norm, q, k, v, the attention output and the MLP's
+// intermediates for every token of a chunk at once. Eager PyTorch frees
+// each intermediate as soon as Python drops it: the Qwen3 speed benchmark
+// (transformers 4.51, FlashAttention-2, testdata/memory) grows with the
+// prompt by the KV cache and about one MLP intermediate (tokens × ffn), and
+// that is what devctl counts. Eager attention adds its b·heads·s² score
+// matrix (and the softmax's fp32 copy).
 func prefillWorkingSet(s settings, a *Arch, batch, seq float64) float64 {
 	if a == nil || a.Hidden == 0 {
 		return 0
 	}
 	h, f := float64(a.Hidden), float64(a.FFN)
-	q := float64(a.Heads * a.HeadDim)
-	if q == 0 {
-		q = h
+	if f == 0 {
+		f = 4 * h
 	}
-	kv := float64(a.KVHeads * a.HeadDim)
-	if kv == 0 {
-		kv = q
+	per := f * s.cb
+	if s.prof.GraphCompute {
+		q := float64(a.Heads * a.HeadDim)
+		if q == 0 {
+			q = h
+		}
+		kv := float64(a.KVHeads * a.HeadDim)
+		if kv == 0 {
+			kv = q
+		}
+		mlp := 2 * f
+		if a.Gated {
+			mlp = 3 * f
+		}
+		per = (3*h + q + 2*kv + q + mlp) * s.cb
 	}
-	mlp := 2 * f
-	if a.Gated {
-		mlp = 3 * f
-	}
-	per := (3*h + q + 2*kv + q + mlp) * s.cb
 	ws := batch * seq * per
 	if s.attn == AttentionEager {
 		heads := float64(a.Heads)
@@ -678,9 +726,9 @@ func servingEngine(s settings) (Breakdown, error) {
 	}
 	budget := float64(p.DeviceBytes) * frac
 	b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
-	// vLLM profiles a forward of max_num_batched_tokens (8,192 by default
-	// in the V1 engine) with the sampler's logits.
-	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, 8192) + inferenceLogits(s, a, 256))
+	// vLLM profiles a forward of max_num_batched_tokens (the profile's
+	// PrefillChunk) with the sampler's logits for max_num_seqs (256).
+	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, float64(s.prof.PrefillChunk)) + inferenceLogits(s, a, 256))
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	need := kvCache(a, p, float64(p.micro()), float64(p.SeqLen))
 	b.KVCacheBytes = sat(float64(need) / s.n)

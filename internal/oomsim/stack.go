@@ -16,30 +16,32 @@ type Stack string
 // assumes the most common one for the mode (Hugging Face transformers for
 // training and generation) and says so.
 const (
-	StackAuto      Stack = "auto"
-	StackHF        Stack = "hf"        // transformers: Trainer, generate(); also accelerate, TRL, PEFT, axolotl, LLaMA-Factory
-	StackDeepSpeed Stack = "deepspeed" // DeepSpeed ZeRO (usually under the HF Trainer)
-	StackFSDP      Stack = "fsdp"      // PyTorch FSDP/FSDP2 (torchtitan, accelerate's FSDP plugin)
-	StackLitGPT    Stack = "litgpt"
-	StackTorchtune Stack = "torchtune"
-	StackUnsloth   Stack = "unsloth"
-	StackVLLM      Stack = "vllm" // also SGLang and TGI: serving engines that preallocate the device
-	StackLlamaCpp  Stack = "llama.cpp"
-	StackMLX       Stack = "mlx"
-	StackPyTorch   Stack = "pytorch" // a plain PyTorch loop: eager attention, full fp32 loss, fp32 weights under autocast
+	StackAuto         Stack = "auto"
+	StackHF           Stack = "hf"            // transformers: Trainer, generate(); also accelerate, TRL, PEFT, axolotl, LLaMA-Factory
+	StackAxolotl      Stack = "axolotl"       // transformers under axolotl's configs
+	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
+	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
+	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (torchtitan, accelerate's FSDP plugin)
+	StackLitGPT       Stack = "litgpt"
+	StackTorchtune    Stack = "torchtune"
+	StackUnsloth      Stack = "unsloth"
+	StackVLLM         Stack = "vllm" // also SGLang and TGI: serving engines that preallocate the device
+	StackLlamaCpp     Stack = "llama.cpp"
+	StackMLX          Stack = "mlx"
+	StackPyTorch      Stack = "pytorch" // a plain PyTorch loop: eager attention, full fp32 loss, fp32 weights under autocast
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackLlamaCpp, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
 var stackAliases = map[string]Stack{
 	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "trl": StackHF, "peft": StackHF,
-	"axolotl": StackHF, "llama-factory": StackHF, "llamafactory": StackHF, "hf-trainer": StackHF, "hf-generate": StackHF,
+	"llamafactory": StackLlamaFactory, "llama_factory": StackLlamaFactory, "hf-trainer": StackHF, "hf-generate": StackHF,
 	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "torchtitan": StackFSDP, "fsdp2": StackFSDP,
 	"sglang": StackVLLM, "tgi": StackVLLM, "text-generation-inference": StackVLLM,
-	"ollama": StackLlamaCpp, "llamacpp": StackLlamaCpp, "gguf": StackLlamaCpp,
+	"ollama": StackLlamaCpp, "llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
 	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
 	"lit-llama": StackLitGPT,
 }
@@ -117,6 +119,18 @@ type Profile struct {
 	// temporary the size of one state (torch/optim/adamw.py
 	// _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs)).
 	FusedOptimizer bool
+	// PrefillChunk is how many prompt tokens one forward evaluates at a
+	// time (0: the whole prompt at once): the working set of a prefill is
+	// sized for a chunk, not the prompt.
+	PrefillChunk int
+	// GraphCompute: the stack allocates a block's whole compute graph at
+	// once (llama.cpp's ggml-alloc, mlx's lazy evaluation) rather than
+	// freeing each intermediate as eager PyTorch does.
+	GraphCompute bool
+	// RepeatKV: the attention path expands grouped k and v to every query
+	// head before the kernel (transformers' sdpa and eager paths call
+	// repeat_kv), so the backward keeps the expanded copies.
+	RepeatKV bool
 	// Preallocates is the share of device memory a serving engine takes
 	// at start-up whatever the model (vLLM's gpu_memory_utilization,
 	// default 0.9); 0 for stacks that allocate as they go.
@@ -129,10 +143,16 @@ type Profile struct {
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
 	StackHF: {Stack: StackHF, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4,
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
 		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default; PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
+	StackAxolotl: {Stack: StackAxolotl, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
+		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded) and lora_target_linear: true; the model, loss and adapters are transformers' and PEFT's"},
+	StackLlamaFactory: {Stack: StackLlamaFactory, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
+		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
 	StackDeepSpeed: {Stack: StackDeepSpeed, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true,
+		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4,
@@ -146,15 +166,15 @@ var profiles = map[Stack]Profile{
 	StackUnsloth: {Stack: StackUnsloth, Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
-	StackVLLM: {Stack: StackVLLM, Attention: AttentionSDPA, Preallocates: 0.9,
-		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the profiled activation peak, CUDA graphs, and the KV cache in the rest"},
-	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true,
-		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer"},
+	StackVLLM: {Stack: StackVLLM, Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
+		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest"},
+	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
+		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt"},
 	StackMLX: {Stack: StackMLX, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true,
-		Source: "mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device"},
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true,
+		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4,
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
 		Source: "a plain PyTorch loop: attention as written (eager s×s scores), fp32 weights under autocast, F.cross_entropy over all logits"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,7 +125,7 @@ func newCorpusWorld(t testing.TB) *corpusWorld {
 
 // gpuUtil finds a serving row's gpu_memory_utilization in its note (the
 // engine's logged arguments).
-var gpuUtil = regexp.MustCompile(`gpu_memory_utilization['"]?\s*[:=]\s*([0-9.]+)`)
+var gpuUtil = regexp.MustCompile(`gpu[_-]memory[_-]utilization['"]?(?:\s*[:=]\s*|\s+\(?)([01]?\.[0-9]+)`)
 
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
@@ -562,6 +563,10 @@ func TestCorpusMeasuredPeaks(t *testing.T) {
 		t.Logf("skipped %3d: %s", n, why)
 	}
 	if testing.Verbose() {
+		for _, src := range slices.Sorted(maps.Keys(res.train.sources)) {
+			es := res.train.sources[src]
+			t.Logf("training source %-40s %3d rows: median |error| %5.1f%%, median error %+6.1f%%", src, len(es), 100*median(absAll(es)), 100*median(es))
+		}
 		for _, m := range res.misses {
 			t.Log(m)
 		}

@@ -200,7 +200,7 @@ func (o *Options) Validate() error {
 	o.strat, ok = oomsim.Parse(o.Strategy, append([]oomsim.Strategy{"auto"}, config.Strategies...))
 	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
-	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, axolotl, llama-factory, torchtitan, sglang, tgi, ollama)", ok)
+	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, torchtitan, sglang, tgi, ollama)", ok)
 	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
 	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
 	r.LoRATargets, ok = oomsim.Parse(auto(o.LoRATargets), []oomsim.LoRATargets{oomsim.LoRAQV, oomsim.LoRAQKVO, oomsim.LoRAAllLinear})
