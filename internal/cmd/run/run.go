@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -294,25 +293,30 @@ func Run(ctx context.Context, o *Options) error { return cmdutil.RunSteps(ctx, o
 // with the ladder's next step after a recoverable failure.
 func (o *Options) Run(ctx context.Context) error {
 	inherited, cfg := o.inherited, o.ladder
-	path, err := exec.LookPath(o.Command[0])
+	path, err := supervise.LookPath(o.Command[0])
 	if err != nil {
-		code := 127
-		if !errors.Is(err, exec.ErrNotFound) {
-			code = 126
-		}
-		return &cmdutil.ExitError{Code: code, Msg: fmt.Sprintf("run: %s: %v", o.Command[0], unwrapExec(err))}
+		return startError(o.Command[0], err)
 	}
-	rep, err := o.Probe(ctx)
+	// The forwarded signals are caught from the start: Ctrl-C while devctl
+	// still probes (a hung nvidia-smi) cancels the probe, starts nothing
+	// and exits 128+N (130), as a shell does.
+	sigs := o.Signals
+	if sigs == nil {
+		c := make(chan os.Signal, 4)
+		signal.Notify(c, supervise.ForwardedSignals...)
+		defer signal.Stop(c)
+		sigs = c
+	}
+	pre, stopPre, interrupted := beforeStart(ctx, sigs)
+	rep, conf, cands, err := o.prepare(pre)
+	stopPre()
+	if sig := interrupted(); sig != nil {
+		return interruptedBeforeStart(sig)
+	}
 	if err != nil {
 		return err
 	}
-	conf, err := o.Config()
-	if err != nil {
-		return err
-	}
-	if cfg.Devices, err = o.candidates(ctx, rep, conf); err != nil {
-		return err
-	}
+	cfg.Devices = cands
 	// The CPU rung follows device.fallback_enabled; --allow-cpu (=true or
 	// =false) overrides it.
 	cfg.AllowCPU = conf.Device.FallbackEnabled
@@ -331,13 +335,6 @@ func (o *Options) Run(ctx context.Context) error {
 	pipeSig := make(chan os.Signal, 1)
 	signal.Notify(pipeSig, syscall.SIGPIPE)
 	defer signal.Stop(pipeSig)
-	sigs := o.Signals
-	if sigs == nil {
-		c := make(chan os.Signal, 4)
-		signal.Notify(c, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer signal.Stop(c)
-		sigs = c
-	}
 	s := &session{o: o, runID: newRunID(), report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries, Operation: o.Operation}}
 	log, err := o.HistoryLog()
 	switch {
@@ -364,16 +361,31 @@ func (o *Options) Run(ctx context.Context) error {
 	defer m.close()
 	step := supervise.Step{}
 	for attempt := 1; ; attempt++ {
+		if attempt == 1 {
+			// A signal that arrived after the probe and before the start:
+			// nothing was started yet.
+			select {
+			case sig := <-sigs:
+				return interruptedBeforeStart(sig)
+			default:
+			}
+		}
 		dev := ladder.Device()
 		est := o.estimate(ladder)
 		stop := m.begin(ctx, backend.Backend(dev.Backend))
 		res, err := supervise.Run(ctx, supervise.Spec{
 			Path: path, Args: o.Command[1:], Env: ladder.Env(inherited),
 			Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
-			Signals: sigs, Grace: o.Grace, Subreaper: true,
+			Signals: sigs, Grace: o.Grace, Subreaper: true, Cgroup: true,
 		})
 		mem, memErr := stop()
-		if err != nil {
+		var se *supervise.StartError
+		switch {
+		case errors.As(err, &se):
+			return startError(o.Command[0], err)
+		case errors.Is(err, supervise.ErrCanceled):
+			return &cmdutil.ExitError{Code: 130, Msg: "run: interrupted before the job started; nothing was started"}
+		case err != nil:
 			return fmt.Errorf("run: %w", err)
 		}
 		if res.StderrOpenLine {
@@ -493,10 +505,58 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
+// startError is a program that could not be started, with the shell's
+// exit code: 127 when it is not there, 126 when it cannot be executed.
+func startError(name string, err error) error {
+	var se *supervise.StartError
+	if errors.As(err, &se) {
+		return &cmdutil.ExitError{Code: se.Code, Msg: fmt.Sprintf("run: %s: %v", name, se.Err)}
 	}
-	return err
+	return fmt.Errorf("run: %w", err)
+}
+
+// prepare probes the machine and lists the devices, with ctx cancelled by
+// an interrupt before the start.
+func (o *Options) prepare(ctx context.Context) (*probe.Report, *config.Config, []supervise.Candidate, error) {
+	rep, err := o.Probe(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conf, err := o.Config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cands, err := o.candidates(ctx, rep, conf)
+	return rep, conf, cands, err
+}
+
+// beforeStart watches sigs until stop is called: a signal cancels the
+// returned context and is what interrupted returns (nil when none came).
+// After stop, the signals are the job's (supervise.Run forwards them).
+func beforeStart(ctx context.Context, sigs <-chan os.Signal) (context.Context, func(), func() os.Signal) {
+	pre, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var got os.Signal
+	go func() {
+		defer close(finished)
+		select {
+		case sig := <-sigs:
+			got = sig
+			cancel(fmt.Errorf("%v received before the job started", sig))
+		case <-done:
+		}
+	}()
+	stop := func() { close(done); <-finished; cancel(nil) }
+	return pre, stop, func() os.Signal { return got }
+}
+
+// interruptedBeforeStart is devctl's exit when a signal came before the
+// job started: 128+N (130 for Ctrl-C), nothing started, nothing recorded.
+func interruptedBeforeStart(sig os.Signal) error {
+	code := 130
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return &cmdutil.ExitError{Code: code, Msg: fmt.Sprintf("run: %v before the job started; nothing was started", sig)}
 }
