@@ -17,8 +17,8 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
-	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/devmem"
+	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
