@@ -233,6 +233,9 @@ func withDefaults(p Plan) Plan {
 		}
 		if p.Recompute == "" {
 			p.Recompute = prof.Recompute
+			if p.Mode == QLoRA && prof.QLoRARecompute != "" {
+				p.Recompute = prof.QLoRARecompute
+			}
 		}
 		if p.Loss == "" {
 			p.Loss = prof.Loss

@@ -104,6 +104,10 @@ type Profile struct {
 	// Recompute is the activation checkpointing a training recipe turns
 	// on by default.
 	Recompute Recompute
+	// QLoRARecompute, when set, replaces Recompute for QLoRA: PEFT's
+	// prepare_model_for_kbit_training, which every transformers QLoRA
+	// recipe calls, turns gradient checkpointing on by default.
+	QLoRARecompute Recompute
 	// LoRATargets and AdapterBytes: the modules adapted by default and the
 	// bytes per adapter value (4 for fp32 adapters, 2 for 16-bit).
 	LoRATargets  LoRATargets
@@ -142,9 +146,9 @@ type Profile struct {
 // profiles are the stacks' defaults. Each was read in the stack's own code
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
-	StackHF: {Stack: StackHF, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+	StackHF: {Stack: StackHF, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
-		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default; PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
+		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
 	StackAxolotl: {Stack: StackAxolotl, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded) and lora_target_linear: true; the model, loss and adapters are transformers' and PEFT's"},

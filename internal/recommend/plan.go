@@ -80,6 +80,10 @@ type Request struct {
 	// size (24GiB: a generic GPU of that memory), or "" for this
 	// machine's probed device (Deps.Probe decides which).
 	Device string
+	// Probed is a backend or device id the user named (--device cuda:1)
+	// for this machine's probe: unlike the configured default device, a
+	// named one that is not there is an input error, never a fallback.
+	Probed string
 	// DeviceMemory, when set, replaces the device's memory (a card the
 	// catalogue has in another size, a MIG slice, a cloud instance's
 	// reported figure).
@@ -171,7 +175,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 			return nil, inputf("%q is not a catalogued device", req.Device)
 		}
 		target = TargetFromCatalogue(d, req.Run.Devices)
-	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices); err != nil {
+	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
 	}
 	if req.DeviceMemory > 0 {
@@ -270,13 +274,20 @@ func resized(t Target, mem int64) Target {
 
 // probedTarget probes the machine for the device to plan for, and says why
 // it was chosen.
-func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, error) {
+func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Target, string, error) {
 	if deps.Probe == nil {
 		return Target{}, "", errors.New("no probe to plan for this machine")
 	}
 	rep, err := deps.Probe(ctx)
 	if err != nil {
 		return Target{}, "", err
+	}
+	if sel := rep.Selection; named != "" && sel != nil && sel.FellBack && sel.Requested != backend.Auto {
+		ids := make([]string, 0, len(rep.Devices))
+		for _, d := range rep.Devices {
+			ids = append(ids, d.ID)
+		}
+		return Target{}, "", inputf("invalid --device %q: this machine has no such device (found: %s); want one of those, a catalogued device such as a100-80gb, or a size such as 24GiB", named, strings.Join(ids, ", "))
 	}
 	target, err := TargetFromProbe(rep)
 	if err != nil {

@@ -404,7 +404,15 @@ func Recommend(in Input) (*Result, error) {
 		if !r.Fits {
 			edge = "does not fit at the estimate, but would at the bottom of its range"
 		}
-		why("edge", "near the limit", fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
+		// Close to the budget the estimate's own error decides; far from
+		// it, an assumption the user can pin (the stack, mixed precision,
+		// the attention kernel) does.
+		label := "near the limit"
+		if d := b.TotalBytes - budget; d > budget/10 || -d > budget/10 {
+			label = "an assumption decides"
+			edge += " (name the stack or pin the assumption to decide)"
+		}
+		why("edge", label, fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
 			edge, units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(band.LowBytes).Format(units.GiB, 2),
 			units.Bytes(band.HighBytes).Format(units.GiB, 2), strings.Join(band.DependsOn, " and "), units.Bytes(budget).Format(units.GiB, 2)))
 	}
@@ -449,6 +457,13 @@ func Recommend(in Input) (*Result, error) {
 		final = r.Ladder.Final
 	}
 	r.Env = Env(t, strategy, frac, final, in.Devices)
+	if r.Max != nil {
+		// A script that asked for the most that fits reads it from the
+		// environment, next to the settings it runs with.
+		name := "DEVCTL_MAX_" + strings.ToUpper(string(r.Max.What))
+		r.Env = append(r.Env, envvar.Var{Name: name, Value: strconv.Itoa(r.Max.Value),
+			Why: fmt.Sprintf("the largest %s that fits (--max %s)", r.Max.What, r.Max.What)})
+	}
 	r.Framework = FrameworkFor(t, final)
 	return r, nil
 }

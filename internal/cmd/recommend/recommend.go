@@ -313,6 +313,7 @@ func (o *Options) plan(ctx context.Context) (*recommend.Result, error) {
 		req.Device = o.Device
 	} else if o.Device != "" {
 		extra["device.preferred"] = config.Flag{Name: "--device", Value: strings.ToLower(o.Device)}
+		req.Probed = o.Device
 	}
 	cfg, err := o.Config(extra)
 	if err != nil {
