@@ -221,6 +221,10 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	if !res.Device.Catalogue && deps.History != nil {
 		recs, err := deps.History()
 		AddHistory(res, recs, err)
+		// How this machine's measured runs of the model compared with their plans.
+		if line := history.PlanComparison(recs, string(res.Device.Backend), res.Model.Params, string(res.Plan.Mode)); line != "" {
+			res.Reasons = append(res.Reasons, Reason{Decision: "history", Choice: "measured", Why: line})
+		}
 	}
 	return res, nil
 }
