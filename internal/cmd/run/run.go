@@ -388,9 +388,7 @@ func (o *Options) Run(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("run: %w", err)
 		}
-		if res.StderrOpenLine {
-			fmt.Fprintln(o.IO.ErrOut) // devctl's lines start on a line of their own
-		}
+		s.openLine = res.StderrOpenLine // devctl's lines start on a line of their own
 		if mem != nil {
 			mem.Plan = est
 		}

@@ -24,11 +24,19 @@ type session struct {
 	log    *history.Log
 	report supervise.Report
 	last   explain.Explanation
+	// openLine: the job's stderr ended mid-line, so devctl's next line
+	// must start with a newline (and only then: a job whose output stands
+	// alone keeps it byte for byte).
+	openLine bool
 }
 
 // say prints one line on stderr with devctl's prefix, so it stands apart
 // from the command's own output.
 func (s *session) say(format string, args ...any) {
+	if s.openLine {
+		fmt.Fprintln(s.o.IO.ErrOut)
+		s.openLine = false
+	}
 	fmt.Fprintf(s.o.IO.ErrOut, "devctl run: "+format+"\n", args...)
 }
 
