@@ -104,6 +104,10 @@ type Plan struct {
 	// Stack is the framework that runs the plan (its Profile supplies the
 	// defaults below when they are empty).
 	Stack Stack `json:"stack,omitempty"`
+	// StackVersion is the stack's version when known ("4.44.2"): a few
+	// terms changed between releases (transformers' generate logits before
+	// 4.45, vLLM's V0 engine before 0.8). Empty: the current release.
+	StackVersion string `json:"stack_version,omitempty"`
 	// Mixed is how 16-bit training holds weights and optimizer state: amp
 	// (fp32 master) or pure 16-bit; empty takes the stack's default.
 	Mixed MixedPrecision `json:"mixed_precision,omitempty"`

@@ -161,6 +161,10 @@ func realistic(p Plan) (Breakdown, error) {
 		}
 		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill) / s.n)
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
+		if a != nil && legacyGenerateLogits(p) {
+			// Every prompt position's logits, 16-bit then their fp32 copy.
+			b.LogitsBytes = sat(mb * seq * float64(a.Vocab) * (s.cb + 4))
+		}
 		b.BuffersBytes = dequantBuffer(s, a)
 		if a == nil {
 			b.ActivationsBytes = b.WeightsBytes / 5
@@ -746,7 +750,11 @@ func servingEngine(s settings) (Breakdown, error) {
 	b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
 	// vLLM profiles a forward of max_num_batched_tokens (the profile's
 	// PrefillChunk) with the sampler's logits for max_num_seqs (256).
-	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, float64(s.prof.PrefillChunk)) + inferenceLogits(s, a, 256))
+	profiled := float64(s.prof.PrefillChunk)
+	if vllmV0(p) && p.SeqLen <= 32768 {
+		profiled = float64(max(p.SeqLen, 2048))
+	}
+	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled) + inferenceLogits(s, a, 256))
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	need := kvCache(a, p, float64(p.micro()), float64(p.SeqLen))
 	b.KVCacheBytes = sat(float64(need) / s.n)

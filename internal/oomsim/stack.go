@@ -1,6 +1,7 @@
 package oomsim
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -191,4 +192,39 @@ func ProfileOf(s Stack) Profile {
 	p := profiles[StackHF]
 	p.Stack = StackAuto
 	return p
+}
+
+// VersionBelow reports whether a "major.minor..." version is below
+// major.minor; an empty or unreadable version (the current release) is
+// not.
+func VersionBelow(v string, major, minor int) bool {
+	parts := strings.SplitN(strings.TrimLeft(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < major || (ma == major && mi < minor)
+}
+
+// legacyGenerateLogits: transformers before 4.45 computed the logits of
+// every prompt position in generate() and upcast them to fp32 (the
+// models' forward did logits.float()); 4.45 keeps only the last position
+// (logits_to_keep).
+func legacyGenerateLogits(p Plan) bool {
+	switch p.Stack {
+	case StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, "":
+		return VersionBelow(p.StackVersion, 4, 45)
+	}
+	return false
+}
+
+// vllmV0 reports a vLLM before 0.8, whose V0 engine profiles a forward of
+// max(max_model_len, 2048) tokens when chunked prefill is off (its default
+// up to 32k contexts) instead of V1's max_num_batched_tokens.
+func vllmV0(p Plan) bool {
+	return p.Stack == StackVLLM && VersionBelow(p.StackVersion, 0, 8)
 }

@@ -259,6 +259,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	if st, ok := oomsim.ParseStack(strings.TrimPrefix(r["stack"], "other:")); ok {
 		in.Stack = st
 	}
+	in.StackVersion = stackVersion(in.Stack, r["stack_version"], r["date"])
 	// Weights and the precision regime.
 	compute := r["compute"]
 	switch w := r["weights"]; {
@@ -404,6 +405,30 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	in.Convention = oomsim.Devctl
 	in.ModelSource = "corpus"
 	return c, ""
+}
+
+// stackVersion is the row's stack version: the one it states, else the
+// release current on the row's date where a term changed between releases
+// (transformers 4.45 on 2024-09-25, vLLM 0.8 on 2025-03-18), else "" (the
+// current release).
+func stackVersion(st oomsim.Stack, stated, date string) string {
+	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' {
+		return strings.Fields(v)[0]
+	}
+	if date == "" {
+		return ""
+	}
+	switch st {
+	case oomsim.StackVLLM:
+		if date < "2025-03-18" {
+			return "0.7"
+		}
+	case oomsim.StackAuto, oomsim.StackHF, oomsim.StackAxolotl, oomsim.StackLlamaFactory, oomsim.StackDeepSpeed:
+		if date < "2024-09-25" {
+			return "4.44"
+		}
+	}
+	return ""
 }
 
 // figure is devctl's prediction for the row's counter, in GiB, on the

@@ -107,14 +107,15 @@ type RunSettings struct {
 	TensorParallel bool
 	Devices        int
 
-	Stack       oomsim.Stack
-	Mixed       oomsim.MixedPrecision
-	LoRARank    int
-	LoRATargets oomsim.LoRATargets
-	LoRALayers  int
-	Quant       oomsim.QuantFormat
-	Compiled    bool
-	Prealloc    float64
+	Stack        oomsim.Stack
+	StackVersion string
+	Mixed        oomsim.MixedPrecision
+	LoRARank     int
+	LoRATargets  oomsim.LoRATargets
+	LoRALayers   int
+	Quant        oomsim.QuantFormat
+	Compiled     bool
+	Prealloc     float64
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -192,6 +193,9 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		if r.Stack == oomsim.StackAuto || r.Stack == "" {
 			r.Stack, stackWhy = StackFromSoftware(probed.Software, r.Mode)
 		}
+		if r.StackVersion == "" {
+			r.StackVersion = StackVersionFromSoftware(probed.Software, r.Stack)
+		}
 		eager, runtimeWhy = EagerCUDAModules(probed.Software)
 	}
 	in := Input{
@@ -201,6 +205,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
+		StackVersion:     r.StackVersion,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
 	}

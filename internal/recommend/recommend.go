@@ -186,15 +186,16 @@ type Input struct {
 
 	// Stack is the framework (oomsim.Stacks); its profile fills the
 	// choices below that are empty.
-	Stack       oomsim.Stack
-	Mixed       oomsim.MixedPrecision
-	Loss        oomsim.Loss
-	LoRARank    int
-	LoRATargets oomsim.LoRATargets
-	LoRALayers  int
-	Quant       oomsim.QuantFormat
-	KVBits      int
-	Prealloc    float64
+	Stack        oomsim.Stack
+	StackVersion string
+	Mixed        oomsim.MixedPrecision
+	Loss         oomsim.Loss
+	LoRARank     int
+	LoRATargets  oomsim.LoRATargets
+	LoRALayers   int
+	Quant        oomsim.QuantFormat
+	KVBits       int
+	Prealloc     float64
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
 	// sharding model states (ZeROStage).
@@ -352,7 +353,7 @@ func Recommend(in Input) (*Result, error) {
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend,
-		Stack: in.Stack, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
+		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
 		Quant: in.Quant, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, EagerModuleLoading: in.EagerCUDAModules})
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:

@@ -2,7 +2,6 @@ package recommend
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/devctl/devctl/internal/oomsim"
@@ -87,6 +86,31 @@ func StackFromSoftware(sw *probe.Software, mode oomsim.Mode) (oomsim.Stack, stri
 	return oomsim.StackAuto, ""
 }
 
+// stackDists are the distributions whose version is a stack's version.
+var stackDists = map[oomsim.Stack][]string{
+	oomsim.StackAuto: {"transformers"}, oomsim.StackHF: {"transformers"}, oomsim.StackAxolotl: {"transformers"},
+	oomsim.StackLlamaFactory: {"transformers"}, oomsim.StackDeepSpeed: {"transformers"},
+	oomsim.StackVLLM: {"vllm", "sglang"}, oomsim.StackTorchtune: {"torchtune"}, oomsim.StackLitGPT: {"litgpt"},
+	oomsim.StackUnsloth: {"unsloth"}, oomsim.StackMLX: {"mlx-lm"},
+}
+
+// StackVersionFromSoftware is the installed version of the stack's
+// distribution in the environment that runs, "" when not found.
+func StackVersionFromSoftware(sw *probe.Software, st oomsim.Stack) string {
+	env := stackEnv(sw)
+	if env == nil {
+		return ""
+	}
+	for _, d := range stackDists[st] {
+		for _, p := range env.Packages {
+			if p.Name == d {
+				return p.Version
+			}
+		}
+	}
+	return ""
+}
+
 // EagerCUDAModules reports whether the environment's torch loads every
 // CUDA module at start-up: lazy loading is PyTorch's default from 1.13 with
 // CUDA 11.7 (pytorch/pytorch#86509); an older torch, or one built for an
@@ -98,24 +122,9 @@ func EagerCUDAModules(sw *probe.Software) (bool, string) {
 		return false, ""
 	}
 	t := env.Torch
-	old := versionBelow(t.Version, 1, 13) || versionBelow(t.AcceleratorVersion, 11, 7)
+	old := oomsim.VersionBelow(t.Version, 1, 13) || oomsim.VersionBelow(t.AcceleratorVersion, 11, 7)
 	if !old {
 		return false, ""
 	}
 	return true, fmt.Sprintf("torch %s built for CUDA %s loads every CUDA module at start-up (lazy loading needs torch >= 1.13 and CUDA >= 11.7): the context is taken as 1,343 MB", t.Version, t.AcceleratorVersion)
-}
-
-// versionBelow reports whether a "major.minor..." version is below
-// major.minor; an unreadable version is not.
-func versionBelow(v string, major, minor int) bool {
-	parts := strings.SplitN(strings.TrimLeft(v, "v"), ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma < major || (ma == major && mi < minor)
 }

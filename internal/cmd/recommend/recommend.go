@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,15 +64,17 @@ type Options struct {
 	DeviceMemory string
 	Output       string
 
-	Stack       string
-	Mixed       string
-	LoRARank    int
-	LoRATargets string
-	LoRALayers  int
-	Quant       string
-	Compile     bool
-	GPUMemUtil  float64
-	Max         string
+	Stack string
+	// StackVersion is the stack's release (4.44.2), when not this machine's.
+	StackVersion string
+	Mixed        string
+	LoRARank     int
+	LoRATargets  string
+	LoRALayers   int
+	Quant        string
+	Compile      bool
+	GPUMemUtil   float64
+	Max          string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
@@ -130,6 +133,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective or full")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused SDPA/flash everywhere but --stack pytorch), eager or sdpa (also flash attention)")
+	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
@@ -201,6 +205,10 @@ func (o *Options) Validate() error {
 	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
 	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, torchtitan, sglang, tgi, ollama)", ok)
+	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE.MatchString(v) {
+		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
+	}
+	r.StackVersion = strings.TrimSpace(o.StackVersion)
 	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
 	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
 	r.LoRATargets, ok = oomsim.Parse(auto(o.LoRATargets), []oomsim.LoRATargets{oomsim.LoRAQV, oomsim.LoRAQKVO, oomsim.LoRAAllLinear})
@@ -352,3 +360,6 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 	extra["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: string(o.strat)}
 	return extra, nil
 }
+
+// stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1.
+var stackVersionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+[.+a-z0-9-]*$`)

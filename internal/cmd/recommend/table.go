@@ -251,6 +251,9 @@ func recStack(p oomsim.Plan) string {
 	if p.Stack == oomsim.StackAuto {
 		s = "auto (transformers' defaults assumed; --stack to name yours)"
 	}
+	if p.StackVersion != "" {
+		s += ", release " + p.StackVersion
+	}
 	var parts []string
 	if p.Attention != "" {
 		parts = append(parts, "attention "+string(p.Attention))
