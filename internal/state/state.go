@@ -114,7 +114,7 @@ func AppendWith(path string, v any, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	line = scrubJSON(line)
+	line = secret.ScrubJSON(line)
 	if len(line) > MaxLine {
 		return fmt.Errorf("record of %d bytes is larger than %d", len(line), MaxLine)
 	}
@@ -157,47 +157,6 @@ func AppendWith(path string, v any, lim Limits) error {
 		return compact(path, lim.MaxRecords)
 	}
 	return nil
-}
-
-// scrubJSON masks secret-shaped values (tokens, URL userinfo, key=value
-// with a secret-looking key) in every string of a JSON record: state files
-// end up in bug reports, and a record may quote a command line or a path.
-func scrubJSON(line []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return line
-	}
-	changed := false
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch t := v.(type) {
-		case string:
-			if s := secret.Scrub(t); s != t {
-				changed = true
-				return s
-			}
-		case map[string]any:
-			for k, e := range t {
-				t[k] = walk(e)
-			}
-		case []any:
-			for i, e := range t {
-				t[i] = walk(e)
-			}
-		}
-		return v
-	}
-	v = walk(v)
-	if !changed {
-		return line
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return line
-	}
-	return out
 }
 
 func endsWithNewline(f *os.File, size int64) bool {
