@@ -31,6 +31,7 @@ import (
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
+	"github.com/devctl/devctl/internal/safetext"
 	"github.com/devctl/devctl/internal/state"
 )
 
@@ -245,8 +246,11 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 // must not become a 1 MB error line.
 const maxQuoted = 80
 
-// OneLine makes an error message the single line devctl promises: line
-// breaks become "; " and over-long quoted values are cut short.
+// OneLine makes an error message the single, inert line devctl promises:
+// line breaks become "; ", over-long quoted values are cut short, and
+// whatever a user's value or a machine put into the message that could act
+// on a terminal (escape sequences, bidirectional overrides) is shown as
+// "?" (safetext.Clean).
 func OneLine(msg string) string {
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
@@ -275,7 +279,7 @@ func OneLine(msg string) string {
 		b.WriteByte(msg[i])
 		i++
 	}
-	return b.String()
+	return safetext.Clean(b.String())
 }
 
 // ExitCode maps an error to devctl's documented exit codes.
