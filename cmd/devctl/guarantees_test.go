@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +73,87 @@ func TestEchoesAreInert(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRejectedHubConfigsAreNotCached: a config.json recommend refuses
+// (issue 22: Hub configs devctl then rejects were still written to its
+// cache). The refused file is testdata/models/mamba.synthetic.config.json,
+// a family devctl does not count, served with no index; the accepted one
+// is the real YouriLalain/3PRYMMAL-PHI3-3B-SLERP pair of internal/hfhub.
+func TestRejectedHubConfigsAreNotCached(t *testing.T) {
+	mamba, err := os.ReadFile("../../testdata/models/mamba.synthetic.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join("..", "..", "internal", "hfhub", "testdata", "YouriLalain--3PRYMMAL-PHI3-3B-SLERP")
+	cfg, err := os.ReadFile(filepath.Join(real, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const good = "YouriLalain/3PRYMMAL-PHI3-3B-SLERP"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/state-spaces/mamba/resolve/main/config.json":
+			_, _ = w.Write(mamba)
+		case "/" + good + "/resolve/main/config.json":
+			_, _ = w.Write(cfg)
+		default:
+			w.Header().Set("X-Error-Code", "EntryNotFound")
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	cache := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir(), "XDG_CACHE_HOME": cache,
+		"HF_HOME": t.TempDir(), "HF_ENDPOINT": srv.URL, "NO_COLOR": "1", "PATH": os.Getenv("PATH")}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	io, _, _, errOut := iostreams.Test()
+	if code := root.Main([]string{"recommend", "--model", "state-spaces/mamba", "--device", "a10g", "-o", "json"}, io, lookup); code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, errOut)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cache, "devctl", "hf", "state-spaces--mamba", "*", "*")); len(files) > 0 {
+		t.Errorf("the refused config was cached: %v", files)
+	}
+	io, _, _, errOut = iostreams.Test()
+	if code := root.Main([]string{"recommend", "--model", good, "--device", "a10g", "-o", "json"}, io, lookup); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, errOut)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cache, "devctl", "hf", "YouriLalain--3PRYMMAL-PHI3-3B-SLERP", "main", "config.json")); len(files) != 1 {
+		t.Errorf("the accepted config was not cached")
+	}
+}
+
+// TestOutputTargetExitCodes pins exit 2 for every path the one output
+// policy refuses, and for label lifetimes NFD cannot use (issue 22:
+// --report into a missing directory only warned, --nfd-expiry 1ns wrote
+// labels already expired).
+func TestOutputTargetExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Skip(err)
+	}
+	snap := h100Snapshot(t)
+	missing := filepath.Join(dir, "nope", "out")
+	runExitCases(t, []exitCase{
+		{"run --report into a missing directory", []string{"run", "--report", missing, "--", "true"}, 2},
+		{"run --report onto a symlink", []string{"run", "--report", link, "--", "true"}, 2},
+		{"run --report onto a device", []string{"run", "--report", os.DevNull, "--", "true"}, 2},
+		{"probe --nfd-file into a missing directory", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", missing}, 2},
+		{"probe --nfd-file onto a symlink", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", link}, 2},
+		{"probe --nfd-expiry 1ns", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", "-", "--nfd-expiry", "1ns"}, 2},
+		{"probe --nfd-expiry 59s", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", "-", "--nfd-expiry", "59s"}, 2},
+		{"probe --nfd-expiry 1m", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", "-", "--nfd-expiry", "1m"}, 0},
+		{"probe --nfd-expiry 0", []string{"--from", snap, "probe", "-o", "nfd", "--nfd-file", "-", "--nfd-expiry", "0"}, 0},
+		{"snapshot -o onto a symlink", []string{"--from", snap, "snapshot", "-o", link, "--force"}, 2},
+		{"snapshot -o into a missing directory", []string{"--from", snap, "snapshot", "-o", missing}, 2},
+	})
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target was written: %q", b)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/secret"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Dir returns $XDG_STATE_HOME/devctl, or ~/.local/state/devctl.
@@ -98,8 +99,9 @@ func (l Limits) withDefaults() Limits {
 var ErrLocked = errors.New("state file is locked by another process")
 
 // ErrNotRegular says the state path is not a regular file (a FIFO, a device,
-// a directory); devctl neither reads nor writes such a path.
-var ErrNotRegular = errors.New("not a regular file")
+// a directory); devctl neither reads nor writes such a path, nor follows a
+// symbolic link there (target.OpenRegular).
+var ErrNotRegular = target.ErrNotRegular
 
 // Append adds v as one JSON line to path with the default Limits.
 func Append(path string, v any) error { return AppendWith(path, v, Limits{}) }
@@ -239,7 +241,7 @@ func isDigits(s string) bool {
 // wait has passed, so a writer stuck elsewhere delays others but never
 // blocks them for good.
 func lock(path string, wait time.Duration) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNonblock, 0o600)
+	f, err := openRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -356,21 +358,9 @@ func ScanLines(r io.Reader, keep int) ([][]byte, error) {
 	}
 }
 
-// openRegular opens path without blocking on a FIFO and refuses anything
-// but a regular file.
+// openRegular opens path without blocking on a FIFO, never through a
+// symbolic link, and refuses anything but a regular file (target's policy
+// for devctl's own files).
 func openRegular(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNonblock, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
+	return target.OpenRegular(path, flag)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/safetext"
 	"github.com/devctl/devctl/internal/state"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Version is set at build time with -ldflags "-X .../root.Version=...".
@@ -292,7 +293,8 @@ func ExitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrUnknownFormat),
-		errors.As(err, &badState): // a relative XDG_STATE_HOME is a bad environment variable
+		errors.Is(err, target.ErrRefused), // an output path the one policy refuses
+		errors.As(err, &badState):         // a relative XDG_STATE_HOME is a bad environment variable
 		return cmdutil.ExitUsage
 	default:
 		return cmdutil.ExitRuntime
