@@ -113,8 +113,28 @@ func PlanDeps(f *Factory) recommend.Deps {
 		ReadFile: func(path string, limit int64) ([]byte, error) {
 			return userfile.ReadAs(path, limit, "a config.json")
 		},
-		Hub: hfhub.OptionsFromEnv(f.LookupEnv),
+		Hub: hubOptions(f.LookupEnv),
 	}
+}
+
+// hubOptions are the Hugging Face settings of the environment, with the
+// planner's own verdict on downloaded files: what it cannot size is not
+// kept in devctl's cache (hfhub.Options.Accept).
+func hubOptions(lookupEnv func(string) (string, bool)) hfhub.Options {
+	o := hfhub.OptionsFromEnv(lookupEnv)
+	o.Accept = func(config, index []byte) error {
+		var total int64
+		if index != nil {
+			ix, err := hfhub.ParseIndex(index)
+			if err != nil {
+				return err
+			}
+			total = *ix.Metadata.TotalSize
+		}
+		_, _, err := recommend.ModelFromFiles("", config, total)
+		return err
+	}
+	return o
 }
 
 // PlanSettings are the configured device settings the planner honours,
