@@ -9,6 +9,7 @@ import (
 	"github.com/devctl/devctl/internal/hfhub"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
@@ -60,6 +61,11 @@ func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config,
 	o := f.ProbeOptions(cfg)
 	o.PassOverLater = passOver
 	rep, outcomes, err := probe.Run(ctx, h, ds, o)
+	if ierr := interrupt.Err(ctx); ierr != nil {
+		// Drivers a signal cut short did not time out: there is no
+		// report to show or gate on.
+		return nil, nil, ierr
+	}
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
 		return rep, outcomes, Usagef("%w", err)
 	}

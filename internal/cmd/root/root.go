@@ -29,8 +29,10 @@ import (
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
+	"github.com/devctl/devctl/internal/procgroup"
 	"github.com/devctl/devctl/internal/safetext"
 	"github.com/devctl/devctl/internal/state"
 	"github.com/devctl/devctl/internal/target"
@@ -162,8 +164,23 @@ wrong when things break.`,
 	DeviceFlag(run)
 	cmd.AddCommand(run)
 	strictHelpAndCompletion(cmd)
+	// run forwards signals to its job and serve shuts down gracefully on
+	// them: each owns its signals. Every other command follows the one
+	// policy of internal/interrupt (set up in Main).
+	for _, c := range cmd.Commands() {
+		if c.Name() == "run" || c.Name() == "serve" {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[ownsSignalsAnnotation] = "true"
+		}
+	}
 	return cmd
 }
+
+// ownsSignalsAnnotation marks a command that handles SIGINT, SIGTERM and
+// SIGHUP itself.
+const ownsSignalsAnnotation = "devctl/owns-signals"
 
 // strictHelpAndCompletion makes `devctl help bogus` and `devctl completion
 // bogus` usage errors (exit 2): cobra's own print a note or the help and
@@ -212,6 +229,7 @@ func configFlag(fs *pflag.FlagSet, name, key, usage string) {
 // only place that decides exit codes.
 func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
 	mainArgs = args
+	stopWatch := func() {}
 	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
@@ -221,13 +239,30 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 		registerCompletions(cmd)
 	}
 	cmd.SetArgs(args)
+	// Whatever way Main returns, no program devctl started outlives it.
+	defer procgroup.KillAll()
 	started := false
+	var watched context.Context
 	prev := cmd.PersistentPreRunE
 	cmd.PersistentPreRunE = func(c *cobra.Command, a []string) error {
 		started = true
+		if c.Annotations[ownsSignalsAnnotation] == "" {
+			ctx, stop := interrupt.Watch(c.Context())
+			c.SetContext(ctx)
+			watched, stopWatch = ctx, stop
+		}
 		return prev(c, a)
 	}
 	err := cmd.ExecuteContext(context.Background())
+	stopWatch()
+	// A cancelled command is not a passed one: a signal decides the exit
+	// code, whatever the command returned.
+	if watched != nil {
+		if in, ok := interrupt.From(watched); ok {
+			fmt.Fprintf(io.ErrOut, "devctl: %s\n", in.Error())
+			return in.Code()
+		}
+	}
 	if err == nil {
 		return cmdutil.ExitOK
 	}
