@@ -168,7 +168,7 @@ func scrubLine(l []byte) []byte {
 
 // knownHeaders are HTTP header names that always carry a credential,
 // whatever Name says of them.
-var knownHeaders = map[string]bool{"authorization": true, "proxy-authorization": true, "cookie": true, "set-cookie": true}
+var knownHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}
 
 // maskHeaders masks the value of "Name: value" (to the end of the line or
 // a quote) when Name is an HTTP authentication header, or a name that
@@ -223,9 +223,10 @@ func headerByte(c byte) bool { return alnum(c) || c == '-' || c == '_' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func secretHeader(name string) bool {
-	low := strings.ToLower(name)
-	if knownHeaders[low] {
-		return true
+	for _, h := range knownHeaders {
+		if strings.EqualFold(name, h) {
+			return true
+		}
 	}
 	return strings.ContainsAny(name, "-_") && Name(name)
 }
