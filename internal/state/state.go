@@ -17,6 +17,9 @@
 //   - Bounded: once the file grows past Limits.MaxBytes, the writer holding
 //     the lock rewrites it atomically (temp file + rename) with only the
 //     newest Limits.MaxRecords records.
+//   - Nothing reached through a link: the file and its lock are opened by
+//     target.OpenRegular, so a symbolic link, FIFO or device at either path
+//     is refused, never followed or waited on.
 package state
 
 import (
