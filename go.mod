@@ -8,7 +8,6 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/google/go-cmp v0.7.0
-	github.com/google/renameio/v2 v2.0.2
 	github.com/muesli/termenv v0.16.0
 	// v1.1.1, not later: from v1.1.2 tablewriter/pkg/twwidth builds an
 	// 8192-entry cache in init(), 0.3-0.8 ms on every devctl start

@@ -9,6 +9,7 @@ import (
 	"github.com/devctl/devctl/internal/hfhub"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
@@ -68,6 +69,11 @@ func runProbe(ctx context.Context, f *Factory, h *host.Host, cfg *config.Config,
 		o.PassOverLater = passOver
 	}
 	rep, outcomes, err := probe.Run(ctx, h, ds, o)
+	if ierr := interrupt.Err(ctx); ierr != nil {
+		// Drivers a signal cut short did not time out: there is no
+		// report to show or gate on.
+		return nil, nil, ierr
+	}
 	if errors.Is(err, probe.ErrDeviceUnavailable) {
 		return rep, outcomes, Usagef("%w", err)
 	}
@@ -120,8 +126,28 @@ func PlanDeps(f *Factory) recommend.Deps {
 		ReadFile: func(path string, limit int64) ([]byte, error) {
 			return userfile.ReadAs(path, limit, "a config.json")
 		},
-		Hub: hfhub.OptionsFromEnv(f.LookupEnv),
+		Hub: hubOptions(f.LookupEnv),
 	}
+}
+
+// hubOptions are the Hugging Face settings of the environment, with the
+// planner's own verdict on downloaded files: what it cannot size is not
+// kept in devctl's cache (hfhub.Options.Accept).
+func hubOptions(lookupEnv func(string) (string, bool)) hfhub.Options {
+	o := hfhub.OptionsFromEnv(lookupEnv)
+	o.Accept = func(config, index []byte) error {
+		var total int64
+		if index != nil {
+			ix, err := hfhub.ParseIndex(index)
+			if err != nil {
+				return err
+			}
+			total = *ix.Metadata.TotalSize
+		}
+		_, _, err := recommend.ModelFromFiles("", config, total)
+		return err
+	}
+	return o
 }
 
 // PlanSettings are the configured device settings the planner honours,

@@ -320,3 +320,30 @@ func TestDefaultsAreDefaultYAML(t *testing.T) {
 		t.Errorf("configs/default.yaml (-) and Defaults() (+) differ:\n%s", diff)
 	}
 }
+
+// TestAMultiDocumentFileIsBadInput: viper read the first document of a
+// multi-document file and silently dropped the rest (issue 22), so
+// `precision: fp16` in a second document was ignored. The file is refused
+// with the line where the second document starts; a trailing "---" alone
+// is not a second document.
+func TestAMultiDocumentFileIsBadInput(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"a second document with settings", "device:\n  preferred: cpu\n---\ndevice:\n  precision: fp16\n", "line 3: a second YAML document"},
+		{"a second document after an explicit start", "---\ndevice:\n  preferred: cpu\n---\ndevice: {}\n", "line 4: a second YAML document"},
+		{"a third document after an empty second", "device: {}\n---\n---\ndevice: {}\n", "a second YAML document"},
+		{"a second document that does not parse", "device: {}\n---\nx: [\n", "config.yaml: line 3: did not find expected node content"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(LoadOptions{File: writeFile(t, c.body), LookupEnv: env(map[string]string{})})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want a one-line ErrInvalid containing %q", err, c.want)
+			}
+		})
+	}
+	for _, body := range []string{"device:\n  preferred: cpu\n", "---\ndevice:\n  preferred: cpu\n", "device:\n  preferred: cpu\n---\n", "device:\n  preferred: cpu\n...\n"} {
+		cfg, err := Load(LoadOptions{File: writeFile(t, body), LookupEnv: env(map[string]string{})})
+		if err != nil || cfg.Device.Preferred != "cpu" {
+			t.Errorf("%q: %v, preferred %q", body, err, cfg.Device.Preferred)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -94,6 +96,9 @@ var removedKeys = map[string]string{
 // unknown keys and wrongly shaped values are refused with the file's name.
 // It returns the file's settings for merging and the keys it sets.
 func readLayer(file string, data []byte) (map[string]any, []string, error) {
+	if err := oneDocument(data); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+	}
 	fv := viper.New()
 	fv.SetConfigType("yaml")
 	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
@@ -141,6 +146,39 @@ func readLayer(file string, data []byte) (map[string]any, []string, error) {
 		}
 	}
 	return fv.AllSettings(), keys, nil
+}
+
+// oneDocument refuses a file of several YAML documents: viper reads the
+// first and drops the rest without a word, so settings in a second
+// document would be silently ignored. A trailing "---" with nothing after
+// it is not a second document. Syntax errors are left to viper, which
+// reports them with their line.
+func oneDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, next yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil
+	}
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return errors.New(yamlError(err)) // viper reads the first document only: say it here
+	case emptyDocument(&next):
+		if dec.Decode(&yaml.Node{}) == io.EOF {
+			return nil
+		}
+	}
+	line := next.Line
+	if line == 0 {
+		line = first.Line
+	}
+	return fmt.Errorf("line %d: a second YAML document (after \"---\"); devctl reads one document: put every setting under one device: mapping", line)
+}
+
+func emptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.DocumentNode && len(n.Content) == 1 && n.Content[0].Kind == yaml.ScalarNode &&
+		n.Content[0].Tag == "!!null" && n.Content[0].Value == ""
 }
 
 // yamlError turns a YAML error into one line: the parser lists several

@@ -19,6 +19,7 @@ import (
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/output"
@@ -308,6 +309,9 @@ func (opts *Options) Run(ctx context.Context) error {
 	results := []doctor.Result{}
 	if runChecks {
 		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout()})
+		if err := interrupt.Err(ctx); err != nil {
+			return err // checks a signal cut short neither passed nor timed out
+		}
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}

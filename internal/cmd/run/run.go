@@ -37,6 +37,7 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/supervise"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Options are `devctl run`'s flags and dependencies.
@@ -232,6 +233,9 @@ func (o *Options) lookup(k string) (string, bool) {
 
 // Validate checks the flags that need no I/O and reads the knobs.
 func (o *Options) Validate() (err error) {
+	if err = target.RunReport.Allow(o.ReportFile); err != nil {
+		return err
+	}
 	o.ladder, err = o.validate(o.lookup)
 	return err
 }

@@ -1,10 +1,7 @@
 package run
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -12,9 +9,9 @@ import (
 	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
-	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/supervise"
+	"github.com/devctl/devctl/internal/target"
 )
 
 type session struct {
@@ -139,29 +136,8 @@ func recommendSupport(d probe.Device) capability.Support {
 	return capability.Support{FP16: d.SupportsFP16, BF16: d.SupportsBF16, Int8: d.Supports8Bit, FP8: d.SupportsFP8}
 }
 
-// writeReport writes the report whole or not at all (temp file, rename), so
-// a script reading it never sees half a document.
+// writeReport writes the report whole or not at all, scrubbed, under the
+// one output policy (internal/target).
 func writeReport(path string, r *supervise.Report) error {
-	var b bytes.Buffer
-	if err := output.WriteJSON(&b, r); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-run-report-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return target.RunReport.WriteJSON(path, r)
 }
