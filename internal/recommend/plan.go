@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -370,8 +371,16 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		if errors.Is(err, userfile.ErrDirectory) {
 			// A model directory: its config.json, and its index if any.
 			path = filepath.Join(spec.Config, hfhub.ConfigFile)
-			if ix, err := deps.ReadFile(filepath.Join(spec.Config, hfhub.IndexFile), hfhub.DefaultMaxIndex); err == nil {
+			ixPath := filepath.Join(spec.Config, hfhub.IndexFile)
+			ix, ixErr := deps.ReadFile(ixPath, hfhub.DefaultMaxIndex)
+			switch {
+			case ixErr == nil:
 				index = ix
+			case !errors.Is(ixErr, fs.ErrNotExist):
+				// An index that is there but cannot be read (too large,
+				// unreadable, a directory) would size the model wrongly
+				// without it: say so rather than ignore it.
+				return oomsim.Model{}, "", inputf("--model-config %s: %w", ixPath, ixErr)
 			}
 			data, err = deps.ReadFile(path, MaxConfigBytes)
 		}
