@@ -228,3 +228,16 @@ func TestLoRAParamsCountsGroupedQueryProjections(t *testing.T) {
 		t.Errorf("loraParams q,v (-want +got):\n%s", diff)
 	}
 }
+
+// --weight-bits replaces the format's bits for the quantised Linears; the
+// embeddings and head keep 16 bits.
+func TestWeightBits(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000, UnquantizedParams: 200_000}
+	b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 5.69, SeqLen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(800_000*5.69/8 + 2*200_000); b.WeightsBytes != want {
+		t.Errorf("weights %d, want %d", b.WeightsBytes, want)
+	}
+}

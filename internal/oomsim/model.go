@@ -119,6 +119,10 @@ type Plan struct {
 	// Quant is the storage format of 8-bit and 4-bit weights (bnb by
 	// default).
 	Quant QuantFormat `json:"quant_format,omitempty"`
+	// WeightBits, when set, is the storage of one quantised weight in
+	// bits, its constants included (GGUF Q5_K_M 5.69, mlx 6-bit 6.5,
+	// EXL2 at 4.65 bpw): it replaces the format's default for 8/4-bit.
+	WeightBits float64 `json:"weight_bits,omitempty"`
 	// KVBits is the KV cache's element width when it is quantised (8 for
 	// an fp8 cache); 0 means the compute dtype.
 	KVBits int `json:"kv_cache_bits,omitempty"`

@@ -257,6 +257,9 @@ func storedWeights(m Model, p Plan) int64 {
 	keep := unquantized(m, m.Params)
 	q := float64(m.Params - keep)
 	bits := quantBits(p.Precision, p.Quant, m)
+	if p.WeightBits > 0 {
+		bits = p.WeightBits
+	}
 	return sat(q*bits/8 + 2*float64(keep))
 }
 

@@ -293,6 +293,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantBnB
 	case w == "gptq4", w == "awq4", w == "mxfp4", strings.HasPrefix(w, "exl"):
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGPTQ
+		if m := bpw.FindStringSubmatch(w); m != nil {
+			in.WeightBits, _ = strconv.ParseFloat(m[1], 64) // EXL2/EXL3 state bits per weight
+		}
 	case w == "gptq8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantGPTQ
 	case w == "fp8":
@@ -301,10 +304,22 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantGGUF
 	case strings.HasPrefix(w, "gguf"):
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGGUF
-	case strings.HasPrefix(w, "mlx-q8"), strings.HasPrefix(w, "mlx-q6"):
-		in.Precision, in.Quant = capability.Int8, oomsim.QuantMLX
+		in.WeightBits = ggufBits[strings.TrimPrefix(w, "gguf-")]
 	case strings.HasPrefix(w, "mlx-q"):
+		// mlx-qN[-gG]: N bits plus an fp16 scale and bias per group of G
+		// (64 by default).
+		var bits, group float64 = 0, 64
+		spec := strings.TrimPrefix(w, "mlx-q")
+		n, g, _ := strings.Cut(spec, "-g")
+		bits, _ = strconv.ParseFloat(n, 64)
+		if g != "" {
+			group, _ = strconv.ParseFloat(g, 64)
+		}
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantMLX
+		if bits > 4 {
+			in.Precision = capability.Int8
+		}
+		in.WeightBits = bits + 32/group
 	default:
 		return c, "weights format " + w
 	}
@@ -406,6 +421,15 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	in.ModelSource = "corpus"
 	return c, ""
 }
+
+// bpw reads an EXL2/EXL3 rate ("exl2-2.65bpw").
+var bpw = regexp.MustCompile(`([0-9.]+)bpw$`)
+
+// ggufBits are bits per weight of llama.cpp's quantisation types where
+// they differ from Q4_K_M's 4.85 (oomsim.quantBits): IQ4_XS 4.25 (its
+// pull request, ggml-org/llama.cpp#5747), MXFP4 4 bits plus an 8-bit
+// scale per 32 (4.25). Others take the default.
+var ggufBits = map[string]float64{"iq4_xs": 4.25, "mxfp4": 4.25}
 
 // stackVersion is the row's stack version: the one it states, else the
 // release current on the row's date where a term changed between releases

@@ -115,6 +115,7 @@ type RunSettings struct {
 	LoRATargets  oomsim.LoRATargets
 	LoRALayers   int
 	Quant        oomsim.QuantFormat
+	WeightBits   float64
 	Compiled     bool
 	Prealloc     float64
 	// Max asks for the largest batch, sequence or concurrency that fits.
@@ -207,6 +208,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
 		StackVersion:     r.StackVersion,
+		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
 	}

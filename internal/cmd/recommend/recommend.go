@@ -67,14 +67,16 @@ type Options struct {
 	Stack string
 	// StackVersion is the stack's release (4.44.2), when not this machine's.
 	StackVersion string
-	Mixed        string
-	LoRARank     int
-	LoRATargets  string
-	LoRALayers   int
-	Quant        string
-	Compile      bool
-	GPUMemUtil   float64
-	Max          string
+	// WeightBits is --weight-bits: a quantised weight's storage in bits.
+	WeightBits  float64
+	Mixed       string
+	LoRARank    int
+	LoRATargets string
+	LoRALayers  int
+	Quant       string
+	Compile     bool
+	GPUMemUtil  float64
+	Max         string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
@@ -139,6 +141,7 @@ not run the probe.`,
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
 	fl.IntVar(&opts.LoRALayers, "lora-layers", 0, "adapt only the last N blocks (0: all, or the stack's: mlx adapts 16)")
+	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's share of the device (vLLM's flag; default 0.9)")
@@ -219,6 +222,10 @@ func (o *Options) Validate() error {
 	}
 	r.Quant, ok = oomsim.Parse(quant, []oomsim.QuantFormat{oomsim.QuantBnB, oomsim.QuantGPTQ, oomsim.QuantFP8, oomsim.QuantGGUF, oomsim.QuantMLX})
 	choice("--quant", o.Quant, "auto, bnb, gptq, awq, fp8, gguf, mlx", ok || quant == "")
+	if o.WeightBits != 0 && !(o.WeightBits >= 1 && o.WeightBits <= 16) {
+		return cmdutil.Usagef("invalid --weight-bits %g: want bits per weight from 1 to 16, e.g. 5.69 for GGUF Q5_K_M", o.WeightBits)
+	}
+	r.WeightBits = o.WeightBits
 	var max recommend.MaxKind
 	max, ok = oomsim.Parse(o.Max, recommend.MaxKinds)
 	choice("--max", o.Max, oomsim.List(recommend.MaxKinds), ok || o.Max == "")
