@@ -17,5 +17,5 @@
 // the kernel grants one. Output is bounded: a child that prints more than
 // MaxOutput bytes is killed. A missing interpreter, a framework that hangs
 // on import or crashes, a device that wedges: each is a finding in the
-// Report, never a hang of devctl.
+// Outcome, never a hang of devctl.
 package selftest

@@ -64,9 +64,9 @@ var Operations = []string{OpAllocate, OpCopyH2D, OpCopyD2H, OpMatmul, OpConv1D, 
 // reports them.
 var Frameworks = []string{"torch", "jax", "tensorflow"}
 
-// Report is the self-test's result: `doctor --selftest -o json` puts it
+// Outcome is the self-test's result: `doctor --selftest -o json` puts it
 // under "selftest". Field names are stable.
-type Report struct {
+type Outcome struct {
 	Status Status `json:"status"`
 	// Detail says in one line what happened.
 	Detail string `json:"detail"`

@@ -80,7 +80,7 @@ type Options struct {
 // process group of its own that is killed when the child ends, fails or
 // outlives the time limit. It never returns an error: what went wrong is in
 // the report.
-func Run(ctx context.Context, o Options) *Report {
+func Run(ctx context.Context, o Options) *Outcome {
 	start := time.Now()
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) *Report {
 	if o.MaxDevices <= 0 {
 		o.MaxDevices = 8
 	}
-	rep := &Report{Python: o.Python, PythonSource: o.PythonSource, BudgetMS: o.Timeout.Milliseconds(), Frameworks: []Framework{},
+	rep := &Outcome{Python: o.Python, PythonSource: o.PythonSource, BudgetMS: o.Timeout.Milliseconds(), Frameworks: []Framework{},
 		Isolation: Isolation{ProcessGroup: processGroups, TimeLimitMS: o.Timeout.Milliseconds(), Memory: o.MemoryNote, Network: NetworkEnvironment, NetworkNote: o.NetNote}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
 	if o.Python == "" {

@@ -49,7 +49,7 @@ func opts(python string, timeout time.Duration) Options {
 		Claims: map[backend.Backend][]string{backend.CUDA: {"fp32", "fp16"}}}
 }
 
-func torchOf(t *testing.T, r *Report) Framework {
+func torchOf(t *testing.T, r *Outcome) Framework {
 	t.Helper()
 	for _, fw := range r.Frameworks {
 		if fw.Name == "torch" {
@@ -81,6 +81,14 @@ ev '{"ev":"done","framework":"torch"}'`,
 ev '{"ev":"op","device":"cuda:0","op":"matmul","precision":"fp16","ok":false,"ms":3.2,"error":"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 14.75 GiB total capacity; 14.61 GiB already allocated; 3.06 MiB free)"}'
 ev '{"ev":"done","framework":"torch"}'`,
 			timeout: 5 * time.Second, status: Fail, torch: Fail, detail: "1 of 1 operations failed: cuda:0 matmul fp16 (out_of_memory)", exit: "exit 0", category: explain.CategoryOutOfMemory},
+		{name: "a claimed reduced precision without kernels is a warning, not a failure",
+			body: absentOthers + `ev '{"ev":"import_begin","framework":"torch"}'
+ev '{"ev":"import_ms","framework":"torch","ms":900}'
+ev '{"ev":"device","framework":"torch","device":"cpu","backend":"cpu","name":"CPU","precisions":["fp32","fp16"]}'
+ev '{"ev":"op","device":"cpu","op":"matmul","precision":"fp32","ok":true,"ms":5}'
+ev '{"ev":"op","device":"cpu","op":"matmul","precision":"fp16","ok":false,"ms":0.2,"error":"RuntimeError: \"addmm_impl_cpu_\" not implemented for '"'"'Half'"'"'"}'
+ev '{"ev":"done","framework":"torch"}'`,
+			timeout: 5 * time.Second, status: Warn, torch: Warn, detail: "the probe claims cpu fp16, but 1 of 2 operations failed in it", exit: "exit 0", category: ""},
 		{name: "an import that hangs is cut at the time limit and the other frameworks still report",
 			body:    absentOthers + `ev '{"ev":"import_begin","framework":"torch"}'` + "\nexec sleep 60",
 			timeout: 1500 * time.Millisecond, status: Timeout, torch: Timeout, detail: "import torch did not finish", exit: "killed at the time limit"},

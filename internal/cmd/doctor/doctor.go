@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/selftest"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -59,6 +61,15 @@ type Options struct {
 	// RunChecks, with Log, also runs the checks related to the log's
 	// category and adds this machine's facts.
 	RunChecks bool
+	// Selftest runs the on-device self-test beside the checks, with
+	// Python (--python, "" to choose from the probe) and SelftestTimeout.
+	Selftest        bool
+	Python          string
+	SelftestTimeout time.Duration
+	// Environ is the user's environment, which the self-test's children
+	// inherit (less proxies); Live is false with --sysroot or --from.
+	Environ func() []string
+	Live    func() bool
 
 	format output.Format // set by Complete
 	lang   doctor.Lang
@@ -69,7 +80,9 @@ type Options struct {
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{
 		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
-		Env: func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Env:     func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Environ: os.Environ,
+		Live:    func() bool { return f.Global == nil || (f.Global.Sysroot == "" && f.Global.From == "") },
 		Timeout: func() time.Duration {
 			if f.Global == nil {
 				return 0
@@ -111,7 +124,9 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
   devctl doctor history
-  devctl doctor -o json --fail-on warn`,
+  devctl doctor -o json --fail-on warn
+  devctl doctor --selftest
+  devctl doctor --selftest --python ~/venvs/train/bin/python -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmdutil.Execute(cmd.Context(), opts, runF)
@@ -131,6 +146,9 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
 	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
 	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
+	fl.BoolVar(&opts.Selftest, "selftest", false, "also run the on-device self-test: your Python runs small operations on each device torch, jax and tensorflow expose (bounded: --selftest-timeout, a process group, no network)")
+	fl.StringVar(&opts.Python, "python", "", "with --selftest: the interpreter to test (default: the active venv or conda env, else the first python on PATH, pyenv/asdf shims resolved)")
+	fl.DurationVar(&opts.SelftestTimeout, "selftest-timeout", selftest.DefaultTimeout, "with --selftest: the self-test's time limit (its children are killed when it ends)")
 	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
 	return cmd
 }
@@ -280,12 +298,23 @@ func (opts *Options) Run(ctx context.Context) error {
 	if logExp != nil && len(opts.Checks) == 0 {
 		checks = doctor.RelatedChecks(all, logExp.Category)
 	}
+	// The self-test runs beside the checks, under its own time limit: a
+	// wedged device delays neither.
+	var selftestDone chan *selftest.Outcome
+	if opts.Selftest {
+		selftestDone = make(chan *selftest.Outcome, 1)
+		req := doctor.SelftestRequest{Python: opts.Python, Timeout: opts.SelftestTimeout, Environ: opts.Environ(), Live: opts.Live()}
+		go func() { selftestDone <- doctor.RunSelftest(ctx, env, req) }()
+	}
 	results := []doctor.Result{}
 	if runChecks {
 		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout()})
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
+	if selftestDone != nil {
+		rep.Selftest = <-selftestDone
+	}
 
 	if logExp != nil {
 		cat := explain.NewCatalog()
@@ -323,7 +352,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	// Explaining a log is not a finding about this machine: only checks
 	// decide exit 3.
-	if doctor.Failed(results, opts.Strict) {
+	if doctor.Failed(results, opts.Strict) || doctor.SelftestFailed(rep.Selftest, opts.Strict) {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
@@ -349,6 +378,15 @@ func validate(opts *Options) error {
 	}
 	if opts.Log == "" && (opts.Record || opts.RunChecks) {
 		return cmdutil.Usagef("--record and --checks go with --log: without a log, doctor always runs its checks and records nothing")
+	}
+	if opts.Selftest && (opts.Log != "" || opts.List || opts.History || opts.RecordSuccess) {
+		return cmdutil.Usagef("--selftest goes with the checks: it cannot be combined with --log, --list, --history or --record-success")
+	}
+	if !opts.Selftest && (opts.Python != "" || opts.SelftestTimeout != selftest.DefaultTimeout) {
+		return cmdutil.Usagef("--python and --selftest-timeout go with --selftest")
+	}
+	if opts.Selftest && opts.SelftestTimeout <= 0 {
+		return cmdutil.Usagef("invalid --selftest-timeout %s: want a positive duration such as 10s or 1m", opts.SelftestTimeout)
 	}
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
