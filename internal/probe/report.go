@@ -143,10 +143,25 @@ const (
 	// StateTranslated: the process runs as x86_64 under Rosetta 2 on Apple
 	// silicon, where MPS is not available to it.
 	StateTranslated = "translated"
+	// StateKernelOnly: the vendor kernel driver is bound and the device
+	// nodes can be reached, but the vendor library (NVML) could not be
+	// loaded here; the framework loads the driver's library itself, so the
+	// device is usable for planning, its capabilities read from its PCI id.
+	StateKernelOnly = "kernel_only"
+	// StateDisplayOnly: a display adapter with no compute driver (an old
+	// AMD card): listed, never chosen, and not counted against its
+	// family's driver.
+	StateDisplayOnly = "display_only"
 )
 
-// Usable reports whether a framework can use the device from here.
-func (d Device) Usable() bool { return d.State == "" }
+// Usable reports whether a framework can use the device from here: a
+// device without a state, or one known from its kernel driver alone.
+func (d Device) Usable() bool { return d.State == "" || d.State == StateKernelOnly }
+
+// Counted reports whether an unusable device counts against its driver
+// (degraded, unusable_device_count, a note): every unusable device but a
+// display-only adapter.
+func (d Device) Counted() bool { return !d.Usable() && d.State != StateDisplayOnly }
 
 // PCIeLink is a device's PCI Express link, current against maximum.
 type PCIeLink struct {

@@ -39,7 +39,8 @@ func TestInterpreterOnPath(t *testing.T) {
 			[]envLine{{"/usr", "/usr/bin/python3", "pyenv: system (from PYENV_VERSION)"}}},
 		{"an asdf shim resolves through ~/.tool-versions to the asdf install (astral-sh/uv#16362)",
 			"asdf-uv-venv", map[string]string{"PATH": "/Users/joel/.asdf/shims:/usr/bin", "HOME": "/Users/joel", "PWD": "/Users/joel/test-project"},
-			[]envLine{{"/Users/joel/.asdf/installs/python/3.13.5", "/Users/joel/.asdf/installs/python/3.13.5/bin/python", "asdf shim: 3.13.5 (from /Users/joel/.tool-versions)"}}},
+			[]envLine{{"/Users/joel/.asdf/installs/python/3.13.5", "/Users/joel/.asdf/installs/python/3.13.5/bin/python", "asdf shim: 3.13.5 (from /Users/joel/.tool-versions)"},
+				{"/usr", "/usr/bin/python3", ""}}},
 		{"a uv venv's bin on PATH is the venv, marked with uv's version from pyvenv.cfg",
 			"asdf-uv-venv", map[string]string{"PATH": "/Users/joel/test-project/.venv/bin:/Users/joel/.asdf/shims", "HOME": "/Users/joel"},
 			[]envLine{{"/Users/joel/test-project/.venv", "/Users/joel/test-project/.venv/bin/python", "uv venv (pyvenv.cfg uv = 0.9.4)"},
@@ -47,7 +48,8 @@ func TestInterpreterOnPath(t *testing.T) {
 		{"uv's ~/.local/bin/python3 link leads to the uv-managed installation",
 			"uv-python", map[string]string{"PATH": "/Users/lou/.local/bin:/usr/bin"},
 			[]envLine{{"/Users/lou/.local/share/uv/python/cpython-3.14.2-macos-aarch64-none", "/Users/lou/.local/bin/python3",
-				"uv-managed Python: /Users/lou/.local/share/uv/python/cpython-3.14.2-macos-aarch64-none/bin/python3"}}},
+				"uv-managed Python: /Users/lou/.local/share/uv/python/cpython-3.14.2-macos-aarch64-none/bin/python3"},
+				{"/usr", "/usr/bin/python3", ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
