@@ -13,7 +13,6 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-serve ./cmd/devctl-serve
 
 run: build
 	./$(BIN) probe

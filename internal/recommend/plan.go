@@ -14,6 +14,7 @@ import (
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/units"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -75,25 +76,47 @@ type Settings struct {
 type Request struct {
 	Model ModelSpec
 	Run   RunSettings
-	// Device is a catalogued device name (configs/devices.yaml), or ""
-	// for this machine's probed device (Deps.Probe decides which).
-	Device   string
-	Settings Settings
+	// Device is a catalogued device name (configs/devices.yaml) or a
+	// size (24GiB: a generic GPU of that memory), or "" for this
+	// machine's probed device (Deps.Probe decides which).
+	Device string
+	// Probed is a backend or device id the user named (--device cuda:1)
+	// for this machine's probe: unlike the configured default device, a
+	// named one that is not there is an input error, never a fallback.
+	Probed string
+	// DeviceMemory, when set, replaces the device's memory (a card the
+	// catalogue has in another size, a MIG slice, a cloud instance's
+	// reported figure).
+	DeviceMemory int64
+	Settings     Settings
 }
 
-// RunSettings are the run's own choices (the recommend flags).
+// RunSettings are the run's own choices (the recommend flags). Empty
+// choices take the stack's defaults (oomsim.Profile).
 type RunSettings struct {
-	Mode          oomsim.Mode
-	BatchSize     int
-	SeqLen        int
-	Optimizer     oomsim.Optimizer
-	Recompute     oomsim.Recompute
-	Attention     oomsim.Attention
-	Convention    oomsim.Convention
-	Offload       oomsim.Offload
-	OffloadParams bool
-	ZeROStage     int
-	Devices       int
+	Mode           oomsim.Mode
+	BatchSize      int
+	SeqLen         int
+	Optimizer      oomsim.Optimizer
+	Recompute      oomsim.Recompute
+	Attention      oomsim.Attention
+	Convention     oomsim.Convention
+	Offload        oomsim.Offload
+	OffloadParams  bool
+	ZeROStage      int
+	TensorParallel bool
+	Devices        int
+
+	Stack       oomsim.Stack
+	Mixed       oomsim.MixedPrecision
+	LoRARank    int
+	LoRATargets oomsim.LoRATargets
+	LoRALayers  int
+	Quant       oomsim.QuantFormat
+	Compiled    bool
+	Prealloc    float64
+	// Max asks for the largest batch, sequence or concurrency that fits.
+	Max MaxKind
 }
 
 // withDefaults fills what the recommend flags default to, so a request
@@ -101,9 +124,9 @@ type RunSettings struct {
 func (r RunSettings) withDefaults() RunSettings {
 	r.Mode = or(r.Mode, oomsim.Inference)
 	r.Optimizer = or(r.Optimizer, oomsim.AdamW)
-	r.Recompute = or(r.Recompute, oomsim.RecomputeNone)
 	r.Attention = or(r.Attention, oomsim.AttentionAuto)
-	r.Convention = or(r.Convention, oomsim.EleutherAI)
+	r.Convention = or(r.Convention, oomsim.Devctl)
+	r.Stack = or(r.Stack, oomsim.StackAuto)
 	r.Offload = or(r.Offload, oomsim.OffloadNone)
 	r.BatchSize, r.Devices = max(r.BatchSize, 1), max(r.Devices, 1)
 	return r
@@ -152,8 +175,11 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 			return nil, inputf("%q is not a catalogued device", req.Device)
 		}
 		target = TargetFromCatalogue(d, req.Run.Devices)
-	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices); err != nil {
+	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
+	}
+	if req.DeviceMemory > 0 {
+		target = resized(target, req.DeviceMemory)
 	}
 	r := req.Run.withDefaults()
 	s := req.Settings
@@ -162,6 +188,9 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
+		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
+		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
+		Pinned: oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
 	}
 	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
 	res, err := Recommend(in)
@@ -193,6 +222,9 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 	if d, ok := FindDevice(devices, name); ok {
 		return d, true, nil
 	}
+	if mem, err := units.ParseDeviceMemory(name); err == nil {
+		return GenericDevice(int64(mem)), true, nil
+	}
 	if _, perr := backend.ParsePreference(name); perr == nil {
 		return CatalogDevice{}, false, nil
 	}
@@ -203,15 +235,55 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 	return CatalogDevice{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))
 }
 
+// GenericDevice is a GPU known only by its memory (--device 24GiB): taken
+// as a CUDA GPU of compute capability 8.0 (bf16, int8 and 4-bit run), with
+// the catalogue's rule for usable memory (98.5% of the total).
+func GenericDevice(mem int64) CatalogDevice {
+	gib := float64(mem) / float64(units.GiB)
+	return CatalogDevice{Name: units.Bytes(mem).Format(units.GiB, 0) + "-gpu", Display: "a " + units.Bytes(mem).Format(units.GiB, 0) + " GPU (assumed CUDA, compute capability 8.0)",
+		Backend: backend.CUDA, ComputeCapability: "8.0", TotalGiB: gib, UsableGiB: gib * usableShare,
+		UsableSource: "ESTIMATED: 98.5% of the total, the share PyTorch reports on the catalogue's measured cards", Source: "--device " + units.Bytes(mem).Format(units.GiB, 0)}
+}
+
+// usableShare is what PyTorch reports of a card's memory on the cards
+// whose figure was read (T4, A100-40GB, A100-80GB): the catalogue's rule.
+const usableShare = 0.985
+
+// resized is t with mem as its memory (--device-memory).
+func resized(t Target, mem int64) Target {
+	t.TotalBytes = mem
+	t.UsableBytes = int64(float64(mem) * usableShare)
+	if t.Backend == backend.MPS || t.Backend == backend.CPU {
+		// Metal's recommendedMaxWorkingSetSize: about 2/3 of unified
+		// memory up to 36 GB, 3/4 above (the catalogue's Apple rule).
+		t.UsableBytes = mem * 2 / 3
+		if mem > 36*int64(units.GiB) {
+			t.UsableBytes = mem * 3 / 4
+		}
+	}
+	t.UsableNote = "--device-memory " + units.Bytes(mem).Format(units.GiB, 2) + ": usable estimated at 98.5% of a GPU's memory (Apple unified memory: 2/3 up to 36 GB, 3/4 above)"
+	if t.FreeBytes > t.UsableBytes {
+		t.FreeBytes = 0
+	}
+	return t
+}
+
 // probedTarget probes the machine for the device to plan for, and says why
 // it was chosen.
-func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, error) {
+func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Target, string, error) {
 	if deps.Probe == nil {
 		return Target{}, "", errors.New("no probe to plan for this machine")
 	}
 	rep, err := deps.Probe(ctx)
 	if err != nil {
 		return Target{}, "", err
+	}
+	if sel := rep.Selection; named != "" && sel != nil && sel.FellBack && sel.Requested != backend.Auto {
+		ids := make([]string, 0, len(rep.Devices))
+		for _, d := range rep.Devices {
+			ids = append(ids, d.ID)
+		}
+		return Target{}, "", inputf("invalid --device %q: this machine has no such device (found: %s); want one of those, a catalogued device such as a100-80gb, or a size such as 24GiB", named, strings.Join(ids, ", "))
 	}
 	target, err := TargetFromProbe(rep)
 	if err != nil {
@@ -224,8 +296,8 @@ func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, 
 			why = "probed: " + why
 		}
 	}
-	if devices > target.Count && target.Backend != backend.CPU {
-		return Target{}, "", inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, target.Count, target.Backend, devices)
+	if devices > max(target.Count, 1) {
+		return Target{}, "", inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, max(target.Count, 1), target.Backend, devices)
 	}
 	if devices > 1 {
 		target.Count = devices

@@ -202,7 +202,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // Host is the recorded machine. Its file system, environment, programs,
 // sysctl and NVML answer from the archive: anything not recorded does not
 // exist (fs.ErrNotExist, host.ErrNotFound). Its clock stands at the time
-// the snapshot was taken.
+// the snapshot was taken. Each call builds a new Host; use one per
+// invocation, since drivers keep what they learned per Host
+// (nvidia.Answers, host.Once).
 func (s *Snapshot) Host() *host.Host {
 	m := &s.Manifest
 	created := m.Created

@@ -26,6 +26,7 @@ import (
 	"github.com/devctl/devctl/internal/cmd/recommend"
 	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
+	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
@@ -151,11 +152,7 @@ wrong when things break.`,
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
-	if ServeCommand != nil {
-		cmd.AddCommand(ServeCommand(f))
-	} else {
-		cmd.AddCommand(newCmdServeStub(f))
-	}
+	cmd.AddCommand(servecmd.NewCmdServe(f, nil))
 	run := runcmd.NewCmdRun(f, nil)
 	DeviceFlag(run)
 	cmd.AddCommand(run)
@@ -209,7 +206,6 @@ func configFlag(fs *pflag.FlagSet, name, key, usage string) {
 // Main runs devctl with args and returns the process exit code. It is the
 // only place that decides exit codes.
 func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
-	mainArgs = args
 	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
