@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -13,13 +14,17 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/cmd/root"
+	"github.com/devctl/devctl/internal/devmem"
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/supervise"
 	"github.com/devctl/devctl/schemas"
 )
 
@@ -335,10 +340,10 @@ func TestHistoryRecordsMatchSchema(t *testing.T) {
 
 func TestRunReportAndHistoryMatchSchema(t *testing.T) {
 	env := testEnv(t)
-	host := filepath.Join(testdata, "hosts", "x86-sapphire-rapids")
+	// This machine's CPU: a --sysroot replay records no history.
 	rep := filepath.Join(t.TempDir(), "run.json")
-	devctl(t, env, "run", "--sysroot", host, "--report", rep, "--", "true")
-	if _, code, errOut := try(env, "run", "--sysroot", host, "--report", rep, "--", "false"); code != 1 {
+	devctl(t, env, "run", "--device", "cpu", "--operation", "schema-test", "--report", rep, "--", "true")
+	if _, code, errOut := try(env, "run", "--device", "cpu", "--report", rep, "--", "false"); code != 1 {
 		t.Fatalf("devctl run -- false: exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(rep)
@@ -353,7 +358,21 @@ func TestRunReportAndHistoryMatchSchema(t *testing.T) {
 	}
 	defer f.Close()
 	s := compile(t, "history")
-	for sc := bufio.NewScanner(f); sc.Scan(); {
+	lines := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); lines++ {
 		validate(t, s, "history line of devctl run", sc.Bytes())
 	}
+	if lines != 2 {
+		t.Errorf("%d history lines, want the 2 attempts", lines)
+	}
+	// A measured attempt (a CPU run measures nothing): the record and the
+	// report attempt as devctl writes them.
+	mem := &devmem.Measurement{PeakBytes: 2013265920, TotalPeakBytes: 2013265920, Devices: 1, Method: devmem.MethodSMI, Samples: 37, IntervalMS: 1000,
+		Plan: &devmem.Estimate{Bytes: 1965073580, Model: "gpt2", Params: 1_000_000_000, Mode: "inference", Precision: "fp16", Batch: 4, BatchGiven: true, Devices: 2}}
+	rec, _ := json.Marshal(history.Record{V: history.SchemaVersion, Time: time.Now().UTC(), Machine: "0123456789abcdef", Device: "cuda", Operation: "train",
+		Source: history.SourceRun, Category: "other", MessageID: "other.gpu_lost", Outcome: history.Failure, Run: "abc", Attempt: 1, DurationMS: 5, Memory: mem})
+	validate(t, s, "a measured history record", rec)
+	r, _ := json.Marshal(supervise.Report{Command: "python", Operation: "train", Retries: 1, Outcome: history.Success,
+		Attempts: []supervise.Attempt{{Attempt: 1, Time: time.Now().UTC(), Device: "cuda:0,1", Outcome: history.Success, Memory: mem}}})
+	validate(t, compile(t, "run-report"), "a measured run report", r)
 }

@@ -144,6 +144,9 @@ type Plan struct {
 	Backend backend.Backend `json:"backend"`
 	// OnCPU is set by the ladder's last rung: run on the host instead.
 	OnCPU bool `json:"on_cpu,omitempty"`
+	// EagerModuleLoading: the CUDA runtime loads every module at start-up
+	// (torch before 1.13 or CUDA before 11.7), a larger context.
+	EagerModuleLoading bool `json:"-"`
 }
 
 // GradAccum is the number of micro-batches accumulated per step.

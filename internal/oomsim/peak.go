@@ -57,6 +57,14 @@ type runtime struct {
 	source  string
 }
 
+// eagerCUDAContext is the context when every CUDA module loads at start-up
+// (no lazy loading): 1,343 MB measured on a V100 (transformers' docs,
+// model_memory_anatomy.md).
+const (
+	eagerCUDAContext = 1343 * MiB
+	eagerCUDASource  = "CUDA context without lazy module loading (torch < 1.13 or CUDA < 11.7): 1,343 MB measured on a V100 (transformers docs, model_memory_anatomy.md)"
+)
+
 // runtimes are per backend. The CUDA figure is PyTorch's context with lazy
 // module loading (the default since PyTorch 1.13 and CUDA 11.7): 287 MB
 // measured in pytorch/pytorch#86509, a few hundred MB more once cuBLAS,
@@ -127,7 +135,9 @@ func resolve(p Plan) settings {
 // realistic is devctl's estimate of a plan (see the top of this file).
 func realistic(p Plan) (Breakdown, error) {
 	s := resolve(p)
-	if s.prof.Preallocates > 0 && p.Mode == Inference && p.DeviceBytes > 0 {
+	if s.prof.Preallocates > 0 && p.Mode == Inference && p.DeviceBytes > 0 && !p.OnCPU && p.Backend != backend.CPU {
+		// On the CPU vLLM sizes its KV cache by VLLM_CPU_KVCACHE_SPACE,
+		// not a share of memory: it is planned as it allocates.
 		return servingEngine(s)
 	}
 	var b Breakdown
@@ -219,6 +229,9 @@ func finishCounters(s settings, b *Breakdown) {
 	}
 	if rt, ok := runtimes[where]; ok {
 		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
+		if where == backend.CUDA && p.EagerModuleLoading {
+			b.OverheadBytes, b.OverheadSource = eagerCUDAContext, eagerCUDASource
+		}
 		if p.devices() > 1 {
 			b.OverheadBytes += rt.comm
 		}

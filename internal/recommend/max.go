@@ -78,7 +78,7 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, inputf("--max %s: nothing fits %s, even at %s 1: %s needed, %s can be allocated; the fallback ladder below says what to change first",
+		return nil, inputf("--max %s: nothing fits %s, even at %s 1: %s needed, %s can be allocated; run without --max for the fallback ladder, which says what to change first",
 			what, d.Name, what, units.Bytes(total1).Format(units.GiB, 2), units.Bytes(d.BudgetBytes).Format(units.GiB, 2))
 	}
 	lo, hi := 1, 2

@@ -166,6 +166,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	}
 	var target Target
 	var chosenWhy string
+	var probed *probe.Report
 	if req.Device != "" {
 		d, ok, err := CatalogueDevice(req.Device)
 		if err != nil {
@@ -175,7 +176,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 			return nil, inputf("%q is not a catalogued device", req.Device)
 		}
 		target = TargetFromCatalogue(d, req.Run.Devices)
-	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
+	} else if target, chosenWhy, probed, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
 	}
 	if req.DeviceMemory > 0 {
@@ -183,6 +184,16 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	}
 	r := req.Run.withDefaults()
 	s := req.Settings
+	// Planning for this machine, what is installed says which stack runs
+	// and how large the CUDA context is.
+	var stackWhy, runtimeWhy string
+	var eager bool
+	if probed != nil {
+		if r.Stack == oomsim.StackAuto || r.Stack == "" {
+			r.Stack, stackWhy = StackFromSoftware(probed.Software, r.Mode)
+		}
+		eager, runtimeWhy = EagerCUDAModules(probed.Software)
+	}
 	in := Input{
 		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
@@ -190,7 +201,8 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
-		Pinned: oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
+		EagerCUDAModules: eager,
+		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
 	}
 	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
 	res, err := Recommend(in)
@@ -200,9 +212,19 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	if chosenWhy != "" {
 		res.Reasons = append([]Reason{{Decision: "device", Choice: target.Name, Why: chosenWhy}}, res.Reasons...)
 	}
+	if stackWhy != "" {
+		res.Reasons = append(res.Reasons, Reason{Decision: "stack", Choice: string(r.Stack), Why: stackWhy})
+	}
+	if runtimeWhy != "" {
+		res.Reasons = append(res.Reasons, Reason{Decision: "runtime", Choice: "eager CUDA modules", Why: runtimeWhy})
+	}
 	if !res.Device.Catalogue && deps.History != nil {
 		recs, err := deps.History()
 		AddHistory(res, recs, err)
+		// How this machine's measured runs of the model compared with their plans.
+		if line := history.PlanComparison(recs, string(res.Device.Backend), res.Model.Params, string(res.Plan.Mode)); line != "" {
+			res.Reasons = append(res.Reasons, Reason{Decision: "history", Choice: "measured", Why: line})
+		}
 	}
 	return res, nil
 }
@@ -270,24 +292,24 @@ func resized(t Target, mem int64) Target {
 
 // probedTarget probes the machine for the device to plan for, and says why
 // it was chosen.
-func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Target, string, error) {
+func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Target, string, *probe.Report, error) {
 	if deps.Probe == nil {
-		return Target{}, "", errors.New("no probe to plan for this machine")
+		return Target{}, "", nil, errors.New("no probe to plan for this machine")
 	}
 	rep, err := deps.Probe(ctx)
 	if err != nil {
-		return Target{}, "", err
+		return Target{}, "", nil, err
 	}
 	if sel := rep.Selection; named != "" && sel != nil && sel.FellBack && sel.Requested != backend.Auto {
 		ids := make([]string, 0, len(rep.Devices))
 		for _, d := range rep.Devices {
 			ids = append(ids, d.ID)
 		}
-		return Target{}, "", inputf("invalid --device %q: this machine has no such device (found: %s); want one of those, a catalogued device such as a100-80gb, or a size such as 24GiB", named, strings.Join(ids, ", "))
+		return Target{}, "", nil, inputf("invalid --device %q: this machine has no such device (found: %s); want one of those, a catalogued device such as a100-80gb, or a size such as 24GiB", named, strings.Join(ids, ", "))
 	}
 	target, err := TargetFromProbe(rep)
 	if err != nil {
-		return Target{}, "", err
+		return Target{}, "", nil, err
 	}
 	var why string
 	if rep.Selection != nil {
@@ -297,12 +319,12 @@ func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Ta
 		}
 	}
 	if devices > max(target.Count, 1) {
-		return Target{}, "", inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, max(target.Count, 1), target.Backend, devices)
+		return Target{}, "", nil, inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, max(target.Count, 1), target.Backend, devices)
 	}
 	if devices > 1 {
 		target.Count = devices
 	}
-	return target, why, nil
+	return target, why, rep, nil
 }
 
 // LoadModel resolves a model spec: a bare size, a catalogue entry, a

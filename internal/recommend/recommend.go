@@ -201,6 +201,9 @@ type Input struct {
 	TensorParallel      bool
 	OptimizerInBackward bool
 	Compiled            bool
+	// EagerCUDAModules: the torch on this machine loads every CUDA module
+	// at start-up (EagerCUDAModules), so the context is the full one.
+	EagerCUDAModules bool
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 	// Pinned says which assumptions the user gave (the band varies the
@@ -340,7 +343,7 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
-		Quant: in.Quant, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled})
+		Quant: in.Quant, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, EagerModuleLoading: in.EagerCUDAModules})
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:
 		// vLLM, SGLang and TGI size the KV cache for max_model_len, the

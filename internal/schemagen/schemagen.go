@@ -17,6 +17,7 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
@@ -52,6 +53,9 @@ func backends() map[string]any {
 	}
 	return enum(names...)
 }
+
+// recordVersion is a history record's "v": absent in version 1 records.
+var recordVersion = map[string]any{"type": "integer", "minimum": 2, "maximum": history.SchemaVersion, "description": "The record's format version; absent: version 1 (docs/run.md, Migration)."}
 
 var schemaVersion = map[string]any{"const": 1, "description": "Incremented only on a breaking change (docs/schemas.md)."}
 
@@ -113,22 +117,32 @@ func Docs() []Doc {
 			Name: "run-report", Root: supervise.Report{}, Title: "devctl run --report FILE",
 			Description: "The attempts of one supervised run and how it ended. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
-				".outcome":        enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
-				"Attempt.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".outcome":           enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Attempt.outcome":    enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 		{
 			Name: "history-report", Root: history.Report{}, Title: "devctl history -o json",
-			Description: "Each device's run record and the history rule's verdict, and the records. Field reference: docs/run.md.",
+			Description: "This machine's run record per device, the history rule's verdicts per device and operation, the measured attempts, and the records. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
-				"Record.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".schema_version":    {"const": history.ReportVersion, "description": "2: attempts, device and operation faults, operations, measured runs, this machine."},
+				"Record.outcome":     enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Record.source":      enum(history.SourceRun, history.SourceDoctor, history.SourceSelfTest),
+				"Record.v":           recordVersion,
+				"Verdict.scope":      enum(history.ScopeDevice.String(), history.ScopeOperation.String()),
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 		{
 			Name: "history", Root: history.Record{}, Title: "one line of history.jsonl",
 			Description: "One per-device run record in $XDG_STATE_HOME/devctl/history.jsonl.",
 			Overrides: map[string]map[string]any{
-				".outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".outcome":           enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".source":            enum(history.SourceRun, history.SourceDoctor, history.SourceSelfTest),
+				".v":                 recordVersion,
+				".machine":           {"type": "string", "pattern": "^[0-9a-f]{16}$", "description": "This machine's id: HMAC-SHA256 keyed by /etc/machine-id (or the D-Bus or DMI id) over a fixed devctl string, 16 hex digits; never the raw id. Absent in version 1 records and where no id is readable."},
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 	}

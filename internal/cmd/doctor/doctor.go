@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	historycmd "github.com/devctl/devctl/internal/cmd/history"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/doctor"
@@ -70,6 +72,15 @@ type Options struct {
 	// inherit (less proxies); Live is false with --sysroot or --from.
 	Environ func() []string
 	Live    func() bool
+	// Operation names what the recorded run did (--operation): the
+	// history judges a device per operation.
+	Operation string
+
+	// HistoryLog opens this machine's history for --record and
+	// --record-success (cmdutil.HistoryLog: a replay is refused).
+	HistoryLog func() (*history.Log, error)
+	// ShowHistory prints `devctl history` in the format (--history).
+	ShowHistory func(ctx context.Context, format string) error
 
 	format output.Format // set by Complete
 	lang   doctor.Lang
@@ -80,9 +91,15 @@ type Options struct {
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{
 		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
-		Env:     func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
-		Environ: os.Environ,
-		Live:    func() bool { return f.Global == nil || (f.Global.Sysroot == "" && f.Global.From == "") },
+		Env:        func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Environ:    os.Environ,
+		Live:       func() bool { return f.Global == nil || (f.Global.Sysroot == "" && f.Global.From == "") },
+		HistoryLog: func() (*history.Log, error) { return cmdutil.HistoryLog(f) },
+		ShowHistory: func(ctx context.Context, format string) error {
+			o := historycmd.NewOptions(f)
+			o.Output = format
+			return cmdutil.RunSteps(ctx, o)
+		},
 		Timeout: func() time.Duration {
 			if f.Global == nil {
 				return 0
@@ -142,14 +159,26 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.StringVar(&opts.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
 	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too (same as --fail-on warn)")
 	fl.StringVar(&opts.FailOn, "fail-on", "fail", "lowest check status that exits 3: warn or fail (fail also counts checks that broke or timed out)")
-	fl.BoolVar(&opts.History, "history", false, "same as 'devctl doctor history' (kept for scripts)")
+	fl.BoolVar(&opts.History, "history", false, "same as 'devctl history' (kept for scripts)")
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
 	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
+	fl.StringVar(&opts.Operation, "operation", "", "with --record or --record-success: what the run did (the history judges a device per operation)")
 	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
 	fl.BoolVar(&opts.Selftest, "selftest", false, "also run the on-device self-test: your Python runs small operations on each device torch, jax and tensorflow expose (bounded: --selftest-timeout, a process group, no network)")
 	fl.StringVar(&opts.Python, "python", "", "with --selftest: the interpreter to test (default: the active venv or conda env, else the first python on PATH, pyenv/asdf shims resolved)")
 	fl.DurationVar(&opts.SelftestTimeout, "selftest-timeout", selftest.DefaultTimeout, "with --selftest: the self-test's time limit (its children are killed when it ends)")
 	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
+	return cmd
+}
+
+// newCmdHistory is `doctor history`: the same command as `devctl history`,
+// kept for scripts (--lang is accepted and ignored: the history is not
+// translated).
+func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
+	cmd := historycmd.NewCmdHistory(f, nil)
+	cmd.Short = "Same as 'devctl history'"
+	cmd.Flags().String("lang", "", "ignored (kept for scripts)")
+	_ = cmd.Flags().MarkHidden("lang")
 	return cmd
 }
 
@@ -202,30 +231,12 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 	return newModeCmd(f, "list", "List every check (id, title)", runList)
 }
 
-func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
-	return newModeCmd(f, "history", "Show the success/failure record per device", runHistory)
-}
-
 func runList(o *ModeOptions) error {
 	infos := doctor.List(doctor.All(), o.lang)
 	if ok, err := output.Export(o.IO.Out, o.format, map[string]any{"checks": infos}); ok {
 		return err
 	}
 	return ListTable(o.IO.Out, infos, o.lang)
-}
-
-func runHistory(o *ModeOptions) error {
-	rs, err := history.Load(o.LookupEnv)
-	if err != nil {
-		return err
-	}
-	sums := rs.Summaries()
-	if o.format != output.Table {
-		p, _ := history.Path(o.LookupEnv)
-		_, err := output.Export(o.IO.Out, o.format, map[string]any{"path": p, "devices": sums})
-		return err
-	}
-	return HistoryTable(o.IO.Out, sums, o.lang)
 }
 
 // Run completes, validates, diagnoses and prints.
@@ -258,12 +269,23 @@ func (opts *Options) Run(ctx context.Context) error {
 	case opts.List:
 		return runList(mode)
 	case opts.History:
-		return runHistory(mode)
+		return opts.ShowHistory(ctx, opts.Output)
+	}
+	var hist *history.Log
+	if opts.Record || opts.RecordSuccess {
+		var err error
+		if hist, err = opts.HistoryLog(); err != nil {
+			if errors.Is(err, cmdutil.ErrReplay) {
+				return cmdutil.Usagef("--record and --record-success write this machine's history: %w", err)
+			}
+			return cmdutil.Usagef("%w", err)
+		}
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
 		return cmdutil.Usagef("%w: run 'devctl doctor --list' to see the check ids", err)
 	}
+
 	var params int64
 	if opts.ModelParams != "" {
 		if params, err = recommend.ParseParams(opts.ModelParams); err != nil {
@@ -289,7 +311,10 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	if opts.RecordSuccess {
 		dev := deviceKey(env, "")
-		if err := history.Append(opts.LookupEnv, history.Record{Time: opts.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
+		if err := presentDevice(env, dev); err != nil {
+			return err
+		}
+		if err := hist.Append(history.Record{Device: dev, Operation: opts.Operation, Source: history.SourceDoctor, Outcome: history.Success}); err != nil {
 			return fmt.Errorf("recording success: %w", err)
 		}
 		fmt.Fprintln(opts.IO.Out, recordedSuccess(dev, lang))
@@ -338,7 +363,7 @@ func (opts *Options) Run(ctx context.Context) error {
 			}
 		}
 		if opts.Record {
-			opts.recordLog(env, *logExp)
+			opts.recordLog(hist, env, *logExp)
 		}
 	}
 
@@ -522,15 +547,39 @@ func deviceKey(env *doctor.Env, logDevice string) string {
 	return "cpu"
 }
 
+// presentDevice refuses a success for a device this machine does not have
+// (--record-success --device mps on a Linux server): the record would
+// teach the rule about hardware that is not here.
+func presentDevice(env *doctor.Env, backendKey string) error {
+	if env == nil || env.Report == nil {
+		return nil
+	}
+	var ids []string
+	for _, d := range env.Report.Devices {
+		if !d.Usable() {
+			continue
+		}
+		if string(d.Backend) == backendKey {
+			return nil
+		}
+		ids = append(ids, d.ID)
+	}
+	if len(ids) == 0 {
+		ids = []string{"none"}
+	}
+	return cmdutil.Usagef("--record-success: this machine has no usable %s device (found: %s); record a success for the device the job ran on", backendKey, strings.Join(ids, ", "))
+}
+
 // recordLog appends the log's outcome to the history. Failing to record
 // is reported but never fails the command: the diagnosis matters more.
-func (opts *Options) recordLog(env *doctor.Env, e explain.Explanation) {
+func (opts *Options) recordLog(hist *history.Log, env *doctor.Env, e explain.Explanation) {
 	outcome := history.Failure
 	if e.Category == explain.CategoryUnknown {
 		outcome = history.Unrelated
 	}
-	r := history.Record{Time: opts.Now().UTC(), Device: deviceKey(env, string(e.Device)), Category: string(e.Category), Outcome: outcome}
-	if err := history.Append(opts.LookupEnv, r); err != nil {
+	r := history.Record{Device: deviceKey(env, string(e.Device)), Operation: opts.Operation, Source: history.SourceDoctor,
+		Category: string(e.Category), MessageID: e.MessageID, Outcome: outcome}
+	if err := hist.Append(r); err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
 	}
 }

@@ -130,7 +130,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective or full")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused SDPA/flash everywhere but --stack pytorch), eager or sdpa (also flash attention)")
-	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT, axolotl), deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
+	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")

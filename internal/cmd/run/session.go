@@ -9,6 +9,7 @@ import (
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/output"
@@ -17,9 +18,10 @@ import (
 )
 
 type session struct {
-	o      *Options
-	runID  string
-	hist   string
+	o     *Options
+	runID string
+	// log is this machine's history (nil: not recorded, a replay).
+	log    *history.Log
 	report supervise.Report
 	last   explain.Explanation
 }
@@ -32,9 +34,12 @@ func (s *session) say(format string, args ...any) {
 
 // record classifies one finished attempt, appends it to the history and
 // the report, and returns it.
-func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) supervise.Attempt {
+func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result, mem *devmem.Measurement, memErr error) supervise.Attempt {
 	a := supervise.Attempt{Attempt: n, Time: s.o.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
-		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
+		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds(), Memory: mem}
+	if memErr != nil {
+		a.MemoryNote = "not measured: " + memErr.Error()
+	}
 	switch {
 	case res.ExitCode == 0:
 		a.Outcome = history.Success
@@ -49,10 +54,13 @@ func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, re
 		}
 	}
 	s.report.Attempts = append(s.report.Attempts, a)
-	if s.hist != "" {
-		r := history.Record{Time: a.Time, Device: dev.Backend, Category: a.Category, Outcome: a.Outcome,
-			Run: s.runID, Attempt: n, Step: step.ID, DurationMS: a.DurationMS}
-		if err := history.AppendFile(s.hist, r); err != nil {
+	if s.log != nil {
+		r := history.Record{Time: a.Time, Device: dev.Backend, Operation: s.o.Operation, Source: history.SourceRun,
+			Category: a.Category, Outcome: a.Outcome, Run: s.runID, Attempt: n, Step: step.ID, DurationMS: a.DurationMS, Memory: mem}
+		if a.Outcome == history.Failure {
+			r.MessageID = s.last.MessageID
+		}
+		if err := s.log.Append(r); err != nil {
 			s.say("could not record the attempt in the history: %v", err)
 		}
 	}

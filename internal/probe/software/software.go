@@ -38,6 +38,9 @@ var interesting = map[string]bool{
 	"bitsandbytes": true, "vllm": true, "torch-xla": true, "intel-extension-for-pytorch": true,
 	"flash-attn": true, "xformers": true, "peft": true, "onnxruntime": true, "onnxruntime-gpu": true,
 	"numpy": true, "safetensors": true, "huggingface-hub": true,
+	// the stacks recommend plans for (recommend.StackFromSoftware)
+	"trl": true, "torchtune": true, "litgpt": true, "unsloth": true, "axolotl": true, "llamafactory": true,
+	"sglang": true, "text-generation-server": true, "mlx": true, "mlx-lm": true,
 	// conda package names
 	"pytorch": true, "pytorch-cuda": true, "pytorch-mutex": true, "cudatoolkit": true, "cuda-version": true,
 	"cudnn": true, "nccl": true,
