@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/explain"
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/selftest"
 )
@@ -174,4 +176,44 @@ func SelftestFailed(r *selftest.Outcome, strict bool) bool {
 		return strict
 	}
 	return false
+}
+
+// SelftestResults are the self-test's outcomes as history records, one per
+// (device, operation): the operation is "<framework>.<op>_<precision>"
+// ("torch.matmul_bf16"; allocate and the copies without a precision), the
+// device its backend. A failure carries the classifier's category and
+// message id, which decide what it counts against (history.ScopeOf); an
+// operation the process never finished (a crash, a wedge cut at the time
+// limit) carries the classification of its standard error, else "other",
+// which counts for nothing. Nothing is recorded for a framework that did
+// not import or that is not installed.
+func SelftestResults(r *selftest.Outcome) []history.OperationResult {
+	if r == nil {
+		return nil
+	}
+	var out []history.OperationResult
+	for _, fw := range r.Frameworks {
+		for _, d := range fw.Devices {
+			for _, op := range d.Ops {
+				name := fw.Name + "." + op.Name
+				if op.Name != selftest.OpAllocate && op.Name != selftest.OpCopyH2D && op.Name != selftest.OpCopyD2H {
+					name += "_" + op.Precision
+				}
+				res := history.OperationResult{Device: string(d.Backend), Operation: name, OK: op.Status == selftest.OpOK}
+				if op.DurationMS != nil {
+					res.DurationMS = int64(*op.DurationMS)
+				}
+				switch {
+				case op.Status == selftest.OpFailed && op.Error != nil:
+					res.Category, res.MessageID = string(op.Error.Category), op.Error.MessageID
+				case op.Status == selftest.OpUnfinished && fw.Error != nil && fw.Error.Category != explain.CategoryUnknown:
+					res.Category, res.MessageID = string(fw.Error.Category), fw.Error.MessageID
+				case op.Status == selftest.OpUnfinished:
+					res.Category, res.MessageID = string(explain.CategoryOther), string(explain.CategoryOther)
+				}
+				out = append(out, res)
+			}
+		}
+	}
+	return out
 }

@@ -8,7 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/explain"
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/selftest"
 )
 
 func TestSelftestOptions(t *testing.T) {
@@ -63,5 +66,29 @@ func TestSelftestOptions(t *testing.T) {
 	e := &Env{Report: &probe.Report{Software: &probe.Software{Environments: []probe.PythonEnv{pyenv, debian}}}}
 	if got := elsewhere(context.Background(), e, pyenv.Interpreter); !strings.Contains(got, "/usr/bin/python3 has torch 1.13.0a0+gitunknown") {
 		t.Errorf("elsewhere = %q", got)
+	}
+}
+
+func TestSelftestResults(t *testing.T) {
+	ms := func(f float64) *float64 { return &f }
+	r := &selftest.Outcome{Frameworks: []selftest.Framework{
+		{Name: "jax", Status: selftest.Skip},
+		{Name: "torch", Status: selftest.Timeout, Error: &selftest.Failure{Category: explain.CategoryUnknown}, Devices: []selftest.Device{{ID: "cuda:0", Backend: backend.CUDA, Ops: []selftest.Op{
+			{Name: selftest.OpAllocate, Precision: "fp32", Status: selftest.OpOK, DurationMS: ms(1.6)},
+			{Name: selftest.OpMatmul, Precision: "bf16", Status: selftest.OpFailed, DurationMS: ms(0.3),
+				Error: &selftest.Failure{Category: explain.CategoryUnsupportedDType, MessageID: "unsupported_dtype.bf16_cc"}},
+			{Name: selftest.OpConv1D, Precision: "fp16", Status: selftest.OpUnfinished},
+		}}}},
+	}}
+	want := []history.OperationResult{
+		{Device: "cuda", Operation: "torch.allocate", OK: true, DurationMS: 1},
+		{Device: "cuda", Operation: "torch.matmul_bf16", Category: "unsupported_dtype", MessageID: "unsupported_dtype.bf16_cc"},
+		{Device: "cuda", Operation: "torch.conv1d_fp16", Category: "other", MessageID: "other"},
+	}
+	if diff := cmp.Diff(want, SelftestResults(r)); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if got := history.ScopeOf("unsupported_dtype", "unsupported_dtype.bf16_cc"); got != history.ScopeOperation {
+		t.Errorf("a claimed precision that fails counts against the operation, got %s", got)
 	}
 }

@@ -80,6 +80,10 @@ type Outcome struct {
 	DurationMS int64       `json:"duration_ms"`
 	Isolation  Isolation   `json:"isolation"`
 	Frameworks []Framework `json:"frameworks"`
+	// Recorded is how many (device, operation) outcomes went into this
+	// machine's history; RecordNote says why none did, when none did.
+	Recorded   int    `json:"recorded"`
+	RecordNote string `json:"record_note,omitempty"`
 }
 
 // Isolation says what bounded the child processes, and what did not.

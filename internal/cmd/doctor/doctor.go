@@ -339,6 +339,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
 	if selftestDone != nil {
 		rep.Selftest = <-selftestDone
+		opts.recordSelftest(rep.Selftest)
 	}
 
 	if logExp != nil {
@@ -581,5 +582,28 @@ func (opts *Options) recordLog(hist *history.Log, env *doctor.Env, e explain.Exp
 		Category: string(e.Category), MessageID: e.MessageID, Outcome: outcome}
 	if err := hist.Append(r); err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
+	}
+}
+
+// recordSelftest writes the self-test's (device, operation) outcomes to
+// this machine's history, so the rule judges devices by what really ran.
+// A replay, or a history that cannot be written, records nothing and says
+// so in the report: the self-test's findings matter more.
+func (opts *Options) recordSelftest(r *selftest.Outcome) {
+	results := doctor.SelftestResults(r)
+	if len(results) == 0 {
+		return
+	}
+	log, err := opts.HistoryLog()
+	if err != nil {
+		r.RecordNote = "not recorded: " + err.Error()
+		return
+	}
+	for _, res := range results {
+		if err := log.AppendOperation(res); err != nil {
+			r.RecordNote = fmt.Sprintf("recorded %d of %d: %v", r.Recorded, len(results), err)
+			return
+		}
+		r.Recorded++
 	}
 }
