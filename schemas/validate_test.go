@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +187,29 @@ func TestDoctorOutputsMatchSchema(t *testing.T) {
 			args = append(args, "--model-params", "7B")
 		}
 		validate(t, s, "doctor --log "+logs[0], devctl(t, env, args...))
+	}
+	// The self-test: a fake interpreter that passes one operation and
+	// leaves another unfinished at the time limit, and Debian's real
+	// python3-torch when it is installed.
+	if runtime.GOOS != "windows" {
+		py := filepath.Join(t.TempDir(), "python3")
+		fake := "#!/bin/sh\nm='@@devctl-selftest@@ '\nprintf '%s%s\\n' \"$m\" '{\"ev\":\"start\",\"python\":\"3.12.1\"}'\n" +
+			"[ \"$4\" = torch ] || { printf '%s%s\\n' \"$m\" '{\"ev\":\"absent\"}' \"$m\" '{\"ev\":\"done\"}'; exit 0; }\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"import_begin\"}' \"$m\" '{\"ev\":\"import_ms\",\"ms\":5}' \"$m\" '{\"ev\":\"import\",\"version\":\"2.4.1\"}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"device\",\"device\":\"cuda:0\",\"backend\":\"cuda\",\"name\":\"T4\",\"precisions\":[\"fp32\"]}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"op\",\"device\":\"cuda:0\",\"op\":\"matmul\",\"precision\":\"fp32\",\"ok\":false,\"ms\":1,\"error\":\"RuntimeError: CUDA out of memory.\"}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"op_begin\",\"device\":\"cuda:0\",\"op\":\"conv1d\",\"precision\":\"fp32\"}'\nexec sleep 30\n"
+		if err := os.WriteFile(py, []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := devctl(t, env, "doctor", "--selftest", "--python", py, "--selftest-timeout", "1s", "--check", "cpu.avx2", "-o", "json")
+		if !strings.Contains(string(out), `"unfinished"`) {
+			t.Errorf("the fake self-test left nothing unfinished:\n%s", out)
+		}
+		validate(t, s, "doctor --selftest (fake python)", out)
+		if _, err := os.Stat("/usr/lib/python3/dist-packages/torch/__init__.py"); err == nil {
+			validate(t, s, "doctor --selftest (Debian python3-torch)", devctl(t, env, "doctor", "--selftest", "--python", "/usr/bin/python3", "--selftest-timeout", "60s", "--check", "cpu.avx2", "-o", "json"))
+		}
 	}
 }
 

@@ -302,10 +302,48 @@ func TestLoadReadsEveryLayerOnce(t *testing.T) {
 	wantSources := map[string]Source{
 		"device.preferred": {LayerEnv, "DEVCTL_DEVICE"}, "device.precision": {LayerFlag, "--precision"},
 		"device.fallback_enabled": {LayerEnv, "DEVCTL_FALLBACK_ENABLED"}, "device.memory_strategy": {LayerFile, file},
-		"device.memory_fraction": Default, "device.platform_priority": {LayerFile, file},
+		"device.memory_fraction": Default, "device.platform_priority": {LayerFile, file}, "device.allow_cpu": Default,
 	}
 	if diff := cmp.Diff(wantSources, cfg.Sources); diff != "" {
 		t.Errorf("sources (-want +got)\n%s", diff)
+	}
+}
+
+func TestAllowCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    bool
+		source  string
+		wantErr string
+	}{
+		{"off by default", "", nil, false, "default", ""},
+		{"DEVCTL_ALLOW_CPU=1 turns it on", "", map[string]string{"DEVCTL_ALLOW_CPU": "1"}, true, "env DEVCTL_ALLOW_CPU", ""},
+		{"the file key turns it on", "device:\n  allow_cpu: true\n", nil, true, "file", ""},
+		{"the variable wins over the file", "device:\n  allow_cpu: true\n", map[string]string{"DEVCTL_ALLOW_CPU": "false"}, false, "env DEVCTL_ALLOW_CPU", ""},
+		{"a bad value is refused with its source", "", map[string]string{"DEVCTL_ALLOW_CPU": "maybe"}, false, "", `device.allow_cpu "maybe" (from env DEVCTL_ALLOW_CPU): want true or false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := LoadOptions{LookupEnv: env(tt.env)}
+			if tt.file != "" {
+				o.File = writeFile(t, tt.file)
+			}
+			cfg, err := Load(o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Device.AllowCPU != tt.want || !strings.HasPrefix(cfg.Sources["device.allow_cpu"].String(), tt.source) {
+				t.Errorf("allow_cpu %v from %s, want %v from %s", cfg.Device.AllowCPU, cfg.Sources["device.allow_cpu"], tt.want, tt.source)
+			}
+		})
 	}
 }
 

@@ -33,6 +33,7 @@ type deviceSettings struct {
 	MemoryStrategy   strategy   `mapstructure:"memory_strategy"`
 	MemoryFraction   fraction   `mapstructure:"memory_fraction"`
 	PlatformPriority priority   `mapstructure:"platform_priority"`
+	AllowCPU         allowCPU   `mapstructure:"allow_cpu"`
 }
 
 type (
@@ -42,6 +43,7 @@ type (
 	strategy   string
 	fraction   float64
 	priority   []backend.Backend
+	allowCPU   bool
 )
 
 // keyOf names the key each setting type decodes, for messages.
@@ -52,6 +54,7 @@ var keyOf = map[reflect.Type]string{
 	reflect.TypeFor[strategy]():   "device.memory_strategy",
 	reflect.TypeFor[fraction]():   "device.memory_fraction",
 	reflect.TypeFor[priority]():   "device.platform_priority",
+	reflect.TypeFor[allowCPU]():   "device.allow_cpu",
 }
 
 func (d deviceSettings) public() Device {
@@ -62,6 +65,7 @@ func (d deviceSettings) public() Device {
 		MemoryStrategy:   oomsim.Strategy(d.MemoryStrategy),
 		MemoryFraction:   float64(d.MemoryFraction),
 		PlatformPriority: []backend.Backend(d.PlatformPriority),
+		AllowCPU:         bool(d.AllowCPU),
 	}
 }
 
@@ -279,10 +283,13 @@ func hook(m mode, from, to reflect.Value) (any, error) {
 			return nil, bad(word, "want one of "+oomsim.List(Strategies))
 		}
 		return strategy(s), nil
-	case reflect.TypeFor[boolean]():
+	case reflect.TypeFor[boolean](), reflect.TypeFor[allowCPU]():
 		b, err := parseBool(from.Interface())
 		if err != nil {
 			return nil, bad(fmt.Sprint(from.Interface()), "want true or false")
+		}
+		if to.Type() == reflect.TypeFor[allowCPU]() {
+			return allowCPU(b), nil
 		}
 		return boolean(b), nil
 	case reflect.TypeFor[fraction]():

@@ -245,16 +245,6 @@ type ModelInfo struct {
 	Arch   *oomsim.Arch `json:"arch,omitempty"`
 }
 
-// Framework tells PyTorch and JAX how to use the device.
-type Framework struct {
-	PyTorchDevice         string `json:"pytorch_device"`
-	JAXPlatform           string `json:"jax_platform"`
-	InferenceContext      string `json:"inference_context,omitempty"`
-	TorchDtype            string `json:"torch_dtype"`
-	Quantization          string `json:"quantization,omitempty"`
-	GradientCheckpointing bool   `json:"gradient_checkpointing,omitempty"`
-}
-
 // Result is the recommendation. Field names are the stable JSON schema.
 type Result struct {
 	Model          ModelInfo            `json:"model"`
@@ -461,7 +451,7 @@ func Recommend(in Input) (*Result, error) {
 	if r.Ladder != nil && r.Ladder.Fits {
 		final = r.Ladder.Final
 	}
-	r.Env = Env(t, strategy, frac, final, in.Devices)
+	r.Env = append(Env(t, strategy, frac, final, in.Devices), FrameworkEnv(t, final)...)
 	if r.Max != nil {
 		// A script that asked for the most that fits reads it from the
 		// environment, next to the settings it runs with.

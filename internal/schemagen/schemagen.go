@@ -22,6 +22,7 @@ import (
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/selftest"
 	"github.com/devctl/devctl/internal/snapshot"
 	"github.com/devctl/devctl/internal/supervise"
 )
@@ -84,10 +85,17 @@ func Docs() []Doc {
 			Name: "doctor", Root: doctor.Report{}, Title: "devctl doctor -o json",
 			Description: "Check results and, with --log, the explanation of a failed run. Field reference: docs/doctor.md.",
 			Overrides: map[string]map[string]any{
-				".schema_version": schemaVersion,
-				".lang":           enum(string(doctor.English), string(doctor.Polish)),
-				".summary":        {"type": "object", "propertyNames": checkStatus, "additionalProperties": map[string]any{"type": "integer", "minimum": 0}},
-				"Result.status":   checkStatus,
+				".schema_version":   schemaVersion,
+				".lang":             enum(string(doctor.English), string(doctor.Polish)),
+				".summary":          {"type": "object", "propertyNames": checkStatus, "additionalProperties": map[string]any{"type": "integer", "minimum": 0}},
+				"Result.status":     checkStatus,
+				"Outcome.status":    checkStatus,
+				"Framework.status":  checkStatus,
+				"Op.status":         enum(string(selftest.OpOK), string(selftest.OpFailed), string(selftest.OpUnfinished)),
+				"Op.name":           enum(selftest.Operations...),
+				"Framework.name":    enum(selftest.Frameworks...),
+				"Device.backend":    backends(),
+				"Isolation.network": enum(selftest.NetworkNamespace, selftest.NetworkEnvironment),
 			},
 		},
 		{

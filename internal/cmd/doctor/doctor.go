@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/selftest"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -62,6 +64,15 @@ type Options struct {
 	// RunChecks, with Log, also runs the checks related to the log's
 	// category and adds this machine's facts.
 	RunChecks bool
+	// Selftest runs the on-device self-test beside the checks, with
+	// Python (--python, "" to choose from the probe) and SelftestTimeout.
+	Selftest        bool
+	Python          string
+	SelftestTimeout time.Duration
+	// Environ is the user's environment, which the self-test's children
+	// inherit (less proxies); Live is false with --sysroot or --from.
+	Environ func() []string
+	Live    func() bool
 	// Operation names what the recorded run did (--operation): the
 	// history judges a device per operation.
 	Operation string
@@ -82,6 +93,8 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	opts := &Options{
 		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
 		Env:        func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Environ:    os.Environ,
+		Live:       func() bool { return f.Global == nil || (f.Global.Sysroot == "" && f.Global.From == "") },
 		HistoryLog: func() (*history.Log, error) { return cmdutil.HistoryLog(f) },
 		ShowHistory: func(ctx context.Context, format string) error {
 			o := historycmd.NewOptions(f)
@@ -129,7 +142,9 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
   devctl doctor history
-  devctl doctor -o json --fail-on warn`,
+  devctl doctor -o json --fail-on warn
+  devctl doctor --selftest
+  devctl doctor --selftest --python ~/venvs/train/bin/python -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmdutil.Execute(cmd.Context(), opts, runF)
@@ -150,6 +165,9 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
 	fl.StringVar(&opts.Operation, "operation", "", "with --record or --record-success: what the run did (the history judges a device per operation)")
 	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
+	fl.BoolVar(&opts.Selftest, "selftest", false, "also run the on-device self-test: your Python runs small operations on each device torch, jax and tensorflow expose (bounded: --selftest-timeout, a process group, no network)")
+	fl.StringVar(&opts.Python, "python", "", "with --selftest: the interpreter to test (default: the active venv or conda env, else the first python on PATH, pyenv/asdf shims resolved)")
+	fl.DurationVar(&opts.SelftestTimeout, "selftest-timeout", selftest.DefaultTimeout, "with --selftest: the self-test's time limit (its children are killed when it ends)")
 	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
 	return cmd
 }
@@ -306,6 +324,14 @@ func (opts *Options) Run(ctx context.Context) error {
 	if logExp != nil && len(opts.Checks) == 0 {
 		checks = doctor.RelatedChecks(all, logExp.Category)
 	}
+	// The self-test runs beside the checks, under its own time limit: a
+	// wedged device delays neither.
+	var selftestDone chan *selftest.Outcome
+	if opts.Selftest {
+		selftestDone = make(chan *selftest.Outcome, 1)
+		req := doctor.SelftestRequest{Python: opts.Python, Timeout: opts.SelftestTimeout, Environ: opts.Environ(), Live: opts.Live()}
+		go func() { selftestDone <- doctor.RunSelftest(ctx, env, req) }()
+	}
 	results := []doctor.Result{}
 	if runChecks {
 		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout()})
@@ -315,6 +341,10 @@ func (opts *Options) Run(ctx context.Context) error {
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
+	if selftestDone != nil {
+		rep.Selftest = <-selftestDone
+		opts.recordSelftest(rep.Selftest)
+	}
 
 	if logExp != nil {
 		cat := explain.NewCatalog()
@@ -352,7 +382,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	// Explaining a log is not a finding about this machine: only checks
 	// decide exit 3.
-	if doctor.Failed(results, opts.Strict) {
+	if doctor.Failed(results, opts.Strict) || doctor.SelftestFailed(rep.Selftest, opts.Strict) {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
@@ -378,6 +408,15 @@ func validate(opts *Options) error {
 	}
 	if opts.Log == "" && (opts.Record || opts.RunChecks) {
 		return cmdutil.Usagef("--record and --checks go with --log: without a log, doctor always runs its checks and records nothing")
+	}
+	if opts.Selftest && (opts.Log != "" || opts.List || opts.History || opts.RecordSuccess) {
+		return cmdutil.Usagef("--selftest goes with the checks: it cannot be combined with --log, --list, --history or --record-success")
+	}
+	if !opts.Selftest && (opts.Python != "" || opts.SelftestTimeout != selftest.DefaultTimeout) {
+		return cmdutil.Usagef("--python and --selftest-timeout go with --selftest")
+	}
+	if opts.Selftest && opts.SelftestTimeout <= 0 {
+		return cmdutil.Usagef("invalid --selftest-timeout %s: want a positive duration such as 10s or 1m", opts.SelftestTimeout)
 	}
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
@@ -547,5 +586,28 @@ func (opts *Options) recordLog(hist *history.Log, env *doctor.Env, e explain.Exp
 		Category: string(e.Category), MessageID: e.MessageID, Outcome: outcome}
 	if err := hist.Append(r); err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
+	}
+}
+
+// recordSelftest writes the self-test's (device, operation) outcomes to
+// this machine's history, so the rule judges devices by what really ran.
+// A replay, or a history that cannot be written, records nothing and says
+// so in the report: the self-test's findings matter more.
+func (opts *Options) recordSelftest(r *selftest.Outcome) {
+	results := doctor.SelftestResults(r)
+	if len(results) == 0 {
+		return
+	}
+	log, err := opts.HistoryLog()
+	if err != nil {
+		r.RecordNote = "not recorded: " + err.Error()
+		return
+	}
+	for _, res := range results {
+		if err := log.AppendOperation(res); err != nil {
+			r.RecordNote = fmt.Sprintf("recorded %d of %d: %v", r.Recorded, len(results), err)
+			return
+		}
+		r.Recorded++
 	}
 }

@@ -66,6 +66,12 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "num.dtype", Title: "dtype"},
 		i18n.Message{ID: "num.devices", Title: "devices"},
 		i18n.Message{ID: "plan.line", Title: "{params} params on {device}: mode {mode}, precision {precision}, micro-batch {micro} of {batch}, recompute {recompute}, sharding {sharding}, offload {offload}: {need} of {budget}"},
+		i18n.Message{ID: "selftest.title", Title: "Self-test"},
+		i18n.Message{ID: "selftest.python", Title: "python:"},
+		i18n.Message{ID: "selftest.limits", Title: "limits:"},
+		i18n.Message{ID: "selftest.group", Title: "own process group, time"},
+		i18n.Message{ID: "selftest.nomem", Title: "no memory limit"},
+		i18n.Message{ID: "selftest.error", Title: "error:"},
 	).MustAdd(i18n.Polish,
 		i18n.Message{ID: "status.fail", Title: "Błędy"},
 		i18n.Message{ID: "status.error", Title: "Sprawdzenia, które zawiodły"},
@@ -114,6 +120,12 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "num.dtype", Title: "typ danych"},
 		i18n.Message{ID: "num.devices", Title: "urządzenia"},
 		i18n.Message{ID: "plan.line", Title: "{params} parametrów na {device}: tryb {mode}, precyzja {precision}, mikrobatch {micro} z {batch}, ponowne liczenie {recompute}, podział {sharding}, odciążenie {offload}: {need} z {budget}"},
+		i18n.Message{ID: "selftest.title", Title: "Test na urządzeniu"},
+		i18n.Message{ID: "selftest.python", Title: "python:"},
+		i18n.Message{ID: "selftest.limits", Title: "limity:"},
+		i18n.Message{ID: "selftest.group", Title: "własna grupa procesów, czas"},
+		i18n.Message{ID: "selftest.nomem", Title: "bez limitu pamięci"},
+		i18n.Message{ID: "selftest.error", Title: "błąd:"},
 	)
 })
 
@@ -175,6 +187,9 @@ func Table(w io.Writer, r *doctor.Report, st *report.Style) error {
 		}
 	}
 	fmt.Fprintf(w, "%s %s\n", st.Label(label("summary", r.Lang)), strings.Join(parts, ", "))
+	if r.Selftest != nil {
+		return selftestTable(w, r.Selftest, r.Lang, st)
+	}
 	return nil
 }
 

@@ -159,17 +159,34 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 	if f.Quantization != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Quantization:"), f.Quantization)
 	}
+	for _, l := range f.Lines() {
+		fmt.Fprintf(w, "%s %s\n", st.Label(l[0]), report.Clean(l[1]))
+	}
 	if len(r.Env) > 0 {
 		fmt.Fprintln(w, st.Label("Environment:"))
-		if err := Env(w, r); err != nil {
+		if err := exports(w, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Env prints `export NAME=value` lines ready for eval.
+// Env prints `export NAME=value` lines ready for eval, then the framework
+// settings that are arguments, not variables, as comments.
 func Env(w io.Writer, r *recommend.Result) error {
+	if err := exports(w, r); err != nil {
+		return err
+	}
+	for _, c := range r.Framework.EnvComments() {
+		if _, err := fmt.Fprintln(w, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exports prints the `export NAME=value` lines.
+func exports(w io.Writer, r *recommend.Result) error {
 	for _, e := range r.Env {
 		if _, err := fmt.Fprintln(w, e.Export()); err != nil {
 			return err

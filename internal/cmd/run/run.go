@@ -327,6 +327,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.AllowCPUSet {
 		cfg.AllowCPU = o.AllowCPU
 	}
+	if c, err := o.Config(); err == nil && c.Device.AllowCPU {
+		cfg.AllowCPU = true // device.allow_cpu or DEVCTL_ALLOW_CPU, as --allow-cpu
+	}
 	ladder, err := supervise.NewLadder(cfg)
 	if err != nil {
 		return cmdutil.Usagef("%v", err)
