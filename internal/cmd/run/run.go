@@ -162,7 +162,7 @@ output, arguments or environment values.`,
 	fl.StringVar(&opts.BatchEnv, "batch-env", "", "the variable CMD reads its batch size from, NAME=N or NAME (value from the environment); halved on out of memory")
 	fl.StringVar(&opts.AccumEnv, "accum-env", "", "the gradient-accumulation variable, NAME=N or NAME (default 1); doubled when the batch is halved")
 	fl.StringVar(&opts.PrecisionEnv, "precision-env", "", "the precision variable, NAME=fp32|bf16|fp16|8bit|4bit (or float32, bfloat16, ...); lowered on out of memory")
-	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let (or with =false, forbid) the last recovery step run CMD on the CPU; default: device.fallback_enabled")
+	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let (or with =false, forbid) the last recovery step run CMD on the CPU; default: on when device.fallback_enabled or device.allow_cpu (DEVCTL_ALLOW_CPU) is")
 	fl.IntVar(&opts.Devices, "devices", 0, "run on the first N devices of the chosen backend (default: all of them)")
 	fl.StringVar(&opts.Operation, "operation", "", "what the job does (e.g. train, transcribe): the history judges a device per operation")
 	fl.DurationVar(&opts.MemoryInterval, "memory-interval", time.Second, "how often to sample the job's device memory (0 turns sampling off)")
@@ -321,14 +321,12 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	cfg.Devices = cands
-	// The CPU rung follows device.fallback_enabled; --allow-cpu (=true or
-	// =false) overrides it.
-	cfg.AllowCPU = conf.Device.FallbackEnabled
+	// The CPU rung follows device.fallback_enabled, or device.allow_cpu
+	// (DEVCTL_ALLOW_CPU) when that turns it on; --allow-cpu (=true or
+	// =false) overrides both.
+	cfg.AllowCPU = conf.Device.FallbackEnabled || conf.Device.AllowCPU
 	if o.AllowCPUSet {
 		cfg.AllowCPU = o.AllowCPU
-	}
-	if c, err := o.Config(); err == nil && c.Device.AllowCPU {
-		cfg.AllowCPU = true // device.allow_cpu or DEVCTL_ALLOW_CPU, as --allow-cpu
 	}
 	ladder, err := supervise.NewLadder(cfg)
 	if err != nil {
