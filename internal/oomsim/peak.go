@@ -578,8 +578,8 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		rc = s.prof.Recompute
 	}
 	switch {
-	case rc == RecomputeFull && s.prof.Stack == StackUnsloth:
-		act = 2 * per
+	case rc == RecomputeOffload:
+		act = 2 * per // the checkpoints live on the host
 	case rc == RecomputeFull:
 		act = L*ckpt + 2*per
 	default: // none, or selective (layerSaved keeps less)

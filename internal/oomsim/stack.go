@@ -168,7 +168,7 @@ var profiles = map[Stack]Profile{
 	StackTorchtune: {Stack: StackTorchtune, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
 		LoRATargets: LoRAQKVO, AdapterBytes: 2, FusedOptimizer: true,
 		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_attn_modules q_proj,v_proj,output_proj"},
-	StackUnsloth: {Stack: StackUnsloth, Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeFull,
+	StackUnsloth: {Stack: StackUnsloth, Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
 	StackVLLM: {Stack: StackVLLM, Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,

@@ -53,6 +53,10 @@ const (
 	RecomputeNone      Recompute = "none"
 	RecomputeSelective Recompute = "selective"
 	RecomputeFull      Recompute = "full"
+	// RecomputeOffload is full checkpointing with the checkpoints (each
+	// block's input) moved to host memory as the forward makes them
+	// (torchtune enable_activation_offloading, Unsloth's "unsloth").
+	RecomputeOffload Recompute = "offload"
 )
 
 // Attention is the attention implementation: what decides whether s×s
@@ -104,7 +108,7 @@ const (
 var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
 	Optimizers  = []Optimizer{AdamW, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
-	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull}
+	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
 	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA}
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}

@@ -346,8 +346,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		return c, "optimizer " + o
 	}
 	switch g := r["grad_ckpt"]; g {
-	case "full", "offload":
+	case "full":
 		in.Recompute = oomsim.RecomputeFull
+	case "offload":
+		in.Recompute = oomsim.RecomputeOffload
 	case "selective":
 		in.Recompute = oomsim.RecomputeSelective
 	case "none":

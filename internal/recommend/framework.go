@@ -113,7 +113,7 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 	if p.Mode != oomsim.Inference {
 		f.InferenceContext = "" // training: gradients on, no inference context
 	}
-	f.GradientCheckpointing = p.Mode != oomsim.Inference && p.Recompute == oomsim.RecomputeFull
+	f.GradientCheckpointing = p.Mode != oomsim.Inference && (p.Recompute == oomsim.RecomputeFull || p.Recompute == oomsim.RecomputeOffload)
 	f.AutocastDeviceType = b.AutocastDeviceType()
 	f.AutocastDtype = compute
 	if b == backend.CPU {
