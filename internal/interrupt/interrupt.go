@@ -44,7 +44,12 @@ type Interrupted struct {
 	Signal os.Signal
 }
 
-func (e *Interrupted) Error() string { return "interrupted by " + name(e.Signal) }
+func (e *Interrupted) Error() string {
+	if e.Signal == os.Interrupt {
+		return "interrupted by SIGINT (Ctrl-C)"
+	}
+	return "interrupted by " + Name(e.Signal)
+}
 
 // Is makes errors.Is(err, ErrInterrupted) hold.
 func (e *Interrupted) Is(t error) bool { return t == ErrInterrupted }
@@ -58,14 +63,22 @@ func (e *Interrupted) Code() int {
 	return 130
 }
 
-func name(s os.Signal) string {
+// Name is how devctl's messages name a signal: SIGINT, SIGTERM, SIGHUP,
+// SIGKILL, ... (the C name; on Unix for every signal, elsewhere for the
+// ones Go defines).
+func Name(s os.Signal) string {
+	if n := sysName(s); n != "" {
+		return n
+	}
 	switch s {
 	case os.Interrupt:
-		return "SIGINT (Ctrl-C)"
+		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
 	case syscall.Signal(1):
 		return "SIGHUP"
+	case os.Kill:
+		return "SIGKILL"
 	}
 	return s.String()
 }

@@ -13,3 +13,6 @@ var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // reraise has no signal to send itself on Windows: the second Ctrl-C,
 // whose handler was removed, ends devctl.
 func reraise(os.Signal, map[os.Signal]bool) {}
+
+// sysName has no table of names outside Unix: Name's own cases apply.
+func sysName(os.Signal) string { return "" }

@@ -5,6 +5,8 @@ package interrupt
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Signals are what Watch handles.
@@ -25,4 +27,12 @@ func reraise(sig os.Signal, ignored map[os.Signal]bool) {
 		s = syscall.SIGKILL
 	}
 	_ = syscall.Kill(os.Getpid(), s)
+}
+
+// sysName is the C name of a Unix signal (golang.org/x/sys/unix).
+func sysName(s os.Signal) string {
+	if ss, ok := s.(syscall.Signal); ok {
+		return unix.SignalName(ss)
+	}
+	return ""
 }

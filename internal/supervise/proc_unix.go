@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/devctl/devctl/internal/interrupt"
 )
 
 // group is the child's process group; its id is the leader's pid.
@@ -63,31 +65,7 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 // waitStatus is exitStatus for a status read with wait4.
 func waitStatus(ws syscall.WaitStatus) (int, string) {
 	if ws.Signaled() {
-		return 128 + int(ws.Signal()), signalName(ws.Signal())
+		return 128 + int(ws.Signal()), interrupt.Name(ws.Signal())
 	}
 	return ws.ExitStatus(), ""
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGBUS:
-		return "SIGBUS"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return s.String()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/host"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/nfd"
 	"github.com/devctl/devctl/internal/probe"
@@ -209,19 +210,6 @@ func shutdownSignals() []os.Signal {
 	return sigs
 }
 
-// signalName is how messages name a signal.
-func signalName(s os.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return s.String()
-}
-
 // stoppedBy is the result of a graceful shutdown after sig: nil (exit 0)
 // for SIGTERM, which is how service managers stop a service; 128 + the
 // signal number, as a shell reports a process a signal ended, for SIGINT
@@ -302,7 +290,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case sig := <-opts.Signals:
-			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", signalName(sig), serve.ShutdownGrace)
+			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s: shutting down; in-flight requests get %s\n", interrupt.Name(sig), serve.ShutdownGrace)
 			stopped <- sig
 			cancel()
 		case <-served:
@@ -310,7 +298,7 @@ func (opts *Options) Run(ctx context.Context) error {
 		}
 		select {
 		case sig := <-opts.Signals:
-			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s again: closing every connection now\n", signalName(sig))
+			fmt.Fprintf(opts.IO.ErrOut, "devctl: %s again: closing every connection now\n", interrupt.Name(sig))
 			_ = srv.Close()
 		case <-served:
 		}
