@@ -90,7 +90,19 @@ func Table(w io.Writer, r *probe.Report, st *report.Style) error {
 // device's backend: CUDA and compute capability for NVIDIA, the TPU
 // generation, chip count and HBM per chip for a TPU, and so on.
 func backendLines(s probe.Summary) [][2]string {
-	mem := func(label string) [2]string { return [2]string{label, mb(s.TotalMemoryMB)} }
+	// The summary's memory is one device's; with several, the sum is said
+	// beside it so that "GPU Memory" is never read as the machine's total.
+	mem := func(label string) [2]string {
+		v := mb(s.DeviceMemoryMB)
+		if s.DeviceCount > 1 && s.DeviceMemoryMB != nil && s.CombinedMemoryMB != nil {
+			each := " each"
+			if strings.Contains(label, " per ") {
+				each = ""
+			}
+			v += fmt.Sprintf("%s, %s in all", each, mb(s.CombinedMemoryMB))
+		}
+		return [2]string{label, v}
+	}
 	var kv [][2]string
 	switch s.Backend {
 	case backend.CUDA:
