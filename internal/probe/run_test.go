@@ -279,3 +279,20 @@ func TestSummarizeMemory(t *testing.T) {
 		})
 	}
 }
+
+// A machine whose drivers described nothing still defaults to the CPU, and
+// the selection says why instead of blaming the platform priority.
+func TestRunNoDeviceDescribedSaysWhy(t *testing.T) {
+	drivers := []Driver{
+		fakeDriver{name: "cpu", err: Absent("no /proc/cpuinfo")},
+		fakeDriver{name: "nvidia", err: errors.New("NVML init failed: ERROR_LIB_RM_VERSION_MISMATCH")},
+	}
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux", Arch: "amd64"}, drivers, Options{FallbackEnabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no usable device was described (cpu: no /proc/cpuinfo; nvidia error); frameworks fall back to the CPU"
+	if rep.Selection.Chosen != "cpu" || rep.Selection.Reason != want {
+		t.Errorf("selection %+v, want cpu with reason %q", rep.Selection, want)
+	}
+}
