@@ -62,6 +62,9 @@ type Result struct {
 	Fix        string     `json:"fix,omitempty"`
 	Evidence   []Evidence `json:"evidence,omitempty"`
 	DurationMS int64      `json:"duration_ms"`
+	// FixID is the catalogue id of the finding Fix came from, so that a
+	// log report lists one action once (fixes.go).
+	FixID string `json:"-"`
 }
 
 // Outcome is a check's finding with how long it took.
@@ -140,7 +143,7 @@ func Render(o Outcome, lang Lang) Result {
 		m = m.Render(localArgs(f.Args, lang))
 		r.Detail = m.Detail
 		if f.Status != Pass && f.Status != Skip {
-			r.Fix = strings.Join(m.Fixes, "; ")
+			r.Fix, r.FixID = strings.Join(m.Fixes, "; "), m.ID
 		}
 	}
 	if len(f.Evidence) > 0 {

@@ -294,7 +294,7 @@ func (opts *Options) Run(ctx context.Context) error {
 		if !runChecks {
 			facts = nil // the explanation alone: no facts about this machine
 		}
-		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
+		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{ID: m.ID, Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
 		if params > 0 && (logExp.Category == explain.CategoryOutOfMemory || logExp.Category == explain.CategoryXLAResourceExhausted) {
 			mode, _ := oomsim.Parse(opts.Mode, oomsim.Modes)
 			o := doctor.OOMOptions{Params: params, Mode: mode, Fraction: 1, Fallback: true}
