@@ -101,6 +101,7 @@ wrong when things break.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
+	cmd.SetVersionTemplate(versionLine())
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
 	cmd.SetIn(f.IO.In)
@@ -159,6 +160,7 @@ wrong when things break.`,
 	run := runcmd.NewCmdRun(f, nil)
 	DeviceFlag(run)
 	cmd.AddCommand(run)
+	cmd.AddCommand(newCmdVersion(f))
 	strictHelpAndCompletion(cmd)
 	return cmd
 }
