@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/guard"
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // Status is a finding's verdict.
@@ -220,15 +221,18 @@ func Select(all []*Check, ids []string) ([]*Check, error) {
 			unknown = append(unknown, id)
 		}
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown check %s", strings.Join(quote(unknown), ", "))
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.ID
+		}
+		parts := make([]string, len(unknown))
+		for i, id := range unknown {
+			parts[i] = fmt.Sprintf("unknown check %q", id)
+			if s := suggest.Closest(id, ids); s != "" {
+				parts[i] += fmt.Sprintf(": did you mean %q?", s)
+			}
+		}
+		return nil, errors.New(strings.Join(parts, "; "))
 	}
 	return out, nil
-}
-
-func quote(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }

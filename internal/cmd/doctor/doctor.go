@@ -119,7 +119,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	}
 	fl := cmd.Flags()
 	formats.Register(fl, &opts.Output, "table is plain when piped")
-	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see --list)")
+	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see 'devctl doctor list')")
 	fl.BoolVar(&opts.List, "list", false, "same as 'devctl doctor list' (kept for scripts)")
 	fl.StringVar(&opts.Log, "log", "", "explain this error log or traceback (- reads standard input)")
 	fl.StringVar(&opts.ModelParams, "model-params", "", "with --log on an out-of-memory error: the model's parameter count (e.g. 7B) to plan a fit")
@@ -244,7 +244,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
-		return cmdutil.Usagef("%w: run 'devctl doctor --list' to see the check ids", err)
+		return cmdutil.Usagef("%w (see 'devctl doctor list')", err)
 	}
 	var params int64
 	if opts.ModelParams != "" {

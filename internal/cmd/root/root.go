@@ -174,6 +174,7 @@ wrong when things break.`,
 	cmd.AddCommand(run)
 	cmd.AddCommand(newCmdVersion(f))
 	strictHelpAndCompletion(cmd)
+	suggestSubcommands(cmd)
 	return cmd
 }
 
@@ -284,6 +285,7 @@ const maxQuoted = 80
 // OneLine makes an error message the single line devctl promises: line
 // breaks become "; " and over-long quoted values are cut short.
 func OneLine(msg string) string {
+	msg = didYouMean(msg)
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
