@@ -101,7 +101,6 @@ wrong when things break.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
-	cmd.SetVersionTemplate(versionLine())
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
 	cmd.SetIn(f.IO.In)
