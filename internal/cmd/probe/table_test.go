@@ -100,9 +100,9 @@ func TestReadmeSampleShowsEveryPart(t *testing.T) {
 	}
 	sample, _, _ = bytes.Cut(sample, []byte("```"))
 	rep := &probe.Report{
-		Host:    probe.HostInfo{OS: "linux", Arch: "amd64", Container: "docker"},
-		Summary: probe.Summary{Backend: "cpu", DeviceType: "cpu", DeviceCount: 1, DefaultDevice: "cpu", MemoryStrategy: "balanced", MemoryFraction: 0.75},
-		Devices: []probe.Device{{ID: "cpu", Backend: "cpu", DeviceType: "cpu", Name: "CPU", TotalMemoryMB: probe.Ptr(int64(1024))}},
+		Host:     probe.HostInfo{OS: "linux", Arch: "amd64", Container: "docker"},
+		Summary:  probe.Summary{Backend: "cpu", DeviceType: "cpu", DeviceCount: 1, DefaultDevice: "cpu", MemoryStrategy: "balanced", MemoryFraction: 0.75},
+		Devices:  []probe.Device{{ID: "cpu", Backend: "cpu", DeviceType: "cpu", Name: "CPU", TotalMemoryMB: probe.Ptr(int64(1024))}},
 		Software: &probe.Software{Environments: []probe.PythonEnv{{Kind: "system", Prefix: "/usr", PythonVersion: "3.11"}}},
 	}
 	var buf bytes.Buffer
