@@ -9,11 +9,10 @@ CROSS   := linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # would otherwise fill every build log with warnings about code we never call.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-startup bench-recommend bench-doctor bench-run bench-serve bench-accuracy schemas docs fixtures clean
+.PHONY: build run test lint fmt vet tidy-check cross unit fuzz bench bench-probe bench-startup bench-recommend bench-doctor bench-run bench-devmem bench-serve bench-accuracy schemas docs fixtures clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/devctl
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-serve ./cmd/devctl-serve
 
 run: build
 	./$(BIN) probe
@@ -58,7 +57,7 @@ fuzz:
 	  done; \
 	done
 
-bench: bench-probe bench-recommend bench-doctor bench-run
+bench: bench-probe bench-recommend bench-doctor bench-run bench-devmem
 
 bench-probe: build
 	scripts/bench-probe.sh
@@ -74,6 +73,9 @@ bench-doctor: build
 
 bench-run: build
 	scripts/bench-run.sh
+
+bench-devmem: build
+	scripts/bench-devmem.sh
 
 ## bench-serve: load devctl serve with wrk (installed from Debian if missing), loopback only.
 bench-serve: build

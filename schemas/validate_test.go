@@ -5,20 +5,26 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
 	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/cmd/root"
+	"github.com/devctl/devctl/internal/devmem"
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/iostreams"
+	"github.com/devctl/devctl/internal/supervise"
 	"github.com/devctl/devctl/schemas"
 )
 
@@ -182,6 +188,29 @@ func TestDoctorOutputsMatchSchema(t *testing.T) {
 		}
 		validate(t, s, "doctor --log "+logs[0], devctl(t, env, args...))
 	}
+	// The self-test: a fake interpreter that passes one operation and
+	// leaves another unfinished at the time limit, and Debian's real
+	// python3-torch when it is installed.
+	if runtime.GOOS != "windows" {
+		py := filepath.Join(t.TempDir(), "python3")
+		fake := "#!/bin/sh\nm='@@devctl-selftest@@ '\nprintf '%s%s\\n' \"$m\" '{\"ev\":\"start\",\"python\":\"3.12.1\"}'\n" +
+			"[ \"$4\" = torch ] || { printf '%s%s\\n' \"$m\" '{\"ev\":\"absent\"}' \"$m\" '{\"ev\":\"done\"}'; exit 0; }\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"import_begin\"}' \"$m\" '{\"ev\":\"import_ms\",\"ms\":5}' \"$m\" '{\"ev\":\"import\",\"version\":\"2.4.1\"}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"device\",\"device\":\"cuda:0\",\"backend\":\"cuda\",\"name\":\"T4\",\"precisions\":[\"fp32\"]}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"op\",\"device\":\"cuda:0\",\"op\":\"matmul\",\"precision\":\"fp32\",\"ok\":false,\"ms\":1,\"error\":\"RuntimeError: CUDA out of memory.\"}'\n" +
+			"printf '%s%s\\n' \"$m\" '{\"ev\":\"op_begin\",\"device\":\"cuda:0\",\"op\":\"conv1d\",\"precision\":\"fp32\"}'\nexec sleep 30\n"
+		if err := os.WriteFile(py, []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := devctl(t, env, "doctor", "--selftest", "--python", py, "--selftest-timeout", "1s", "--check", "cpu.avx2", "-o", "json")
+		if !strings.Contains(string(out), `"unfinished"`) {
+			t.Errorf("the fake self-test left nothing unfinished:\n%s", out)
+		}
+		validate(t, s, "doctor --selftest (fake python)", out)
+		if _, err := os.Stat("/usr/lib/python3/dist-packages/torch/__init__.py"); err == nil {
+			validate(t, s, "doctor --selftest (Debian python3-torch)", devctl(t, env, "doctor", "--selftest", "--python", "/usr/bin/python3", "--selftest-timeout", "60s", "--check", "cpu.avx2", "-o", "json"))
+		}
+	}
 }
 
 // catalogued lists the names in a catalogue YAML ("  - name: x").
@@ -311,10 +340,10 @@ func TestHistoryRecordsMatchSchema(t *testing.T) {
 
 func TestRunReportAndHistoryMatchSchema(t *testing.T) {
 	env := testEnv(t)
-	host := filepath.Join(testdata, "hosts", "x86-sapphire-rapids")
+	// This machine's CPU: a --sysroot replay records no history.
 	rep := filepath.Join(t.TempDir(), "run.json")
-	devctl(t, env, "run", "--sysroot", host, "--report", rep, "--", "true")
-	if _, code, errOut := try(env, "run", "--sysroot", host, "--report", rep, "--", "false"); code != 1 {
+	devctl(t, env, "run", "--device", "cpu", "--operation", "schema-test", "--report", rep, "--", "true")
+	if _, code, errOut := try(env, "run", "--device", "cpu", "--report", rep, "--", "false"); code != 1 {
 		t.Fatalf("devctl run -- false: exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(rep)
@@ -329,7 +358,21 @@ func TestRunReportAndHistoryMatchSchema(t *testing.T) {
 	}
 	defer f.Close()
 	s := compile(t, "history")
-	for sc := bufio.NewScanner(f); sc.Scan(); {
+	lines := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); lines++ {
 		validate(t, s, "history line of devctl run", sc.Bytes())
 	}
+	if lines != 2 {
+		t.Errorf("%d history lines, want the 2 attempts", lines)
+	}
+	// A measured attempt (a CPU run measures nothing): the record and the
+	// report attempt as devctl writes them.
+	mem := &devmem.Measurement{PeakBytes: 2013265920, TotalPeakBytes: 2013265920, Devices: 1, Method: devmem.MethodSMI, Samples: 37, IntervalMS: 1000,
+		Plan: &devmem.Estimate{Bytes: 1965073580, Model: "gpt2", Params: 1_000_000_000, Mode: "inference", Precision: "fp16", Batch: 4, BatchGiven: true, Devices: 2}}
+	rec, _ := json.Marshal(history.Record{V: history.SchemaVersion, Time: time.Now().UTC(), Machine: "0123456789abcdef", Device: "cuda", Operation: "train",
+		Source: history.SourceRun, Category: "other", MessageID: "other.gpu_lost", Outcome: history.Failure, Run: "abc", Attempt: 1, DurationMS: 5, Memory: mem})
+	validate(t, s, "a measured history record", rec)
+	r, _ := json.Marshal(supervise.Report{Command: "python", Operation: "train", Retries: 1, Outcome: history.Success,
+		Attempts: []supervise.Attempt{{Attempt: 1, Time: time.Now().UTC(), Device: "cuda:0,1", Outcome: history.Success, Memory: mem}}})
+	validate(t, compile(t, "run-report"), "a measured run report", r)
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench-recommend: whole-process cost of `devctl recommend` (which probes
-# this machine) beside `devctl probe -o json`, twice:
+# this machine) beside `devctl probe -o json`, four times:
 #   1. --model-params 150M;
 #   2. --model ORG/NAME with a warm Hugging Face cache (HF_HOME laid out in a
 #      temporary directory from the real files in internal/hfhub/testdata,
-#      HF_HUB_OFFLINE=1 so that nothing can reach the network).
-# Target: recommend's median under 2x probe's in both.
+#      HF_HUB_OFFLINE=1 so that nothing can reach the network);
+#   3. --model llama-3-8b --max batch;  4. --stack vllm --max concurrency.
+# Target: recommend's median under 2x probe's in both; --max (3. and 4.) under 3x.
 #
 #   N=50 scripts/bench-recommend.sh
 set -euo pipefail
@@ -29,4 +30,13 @@ echo "$commit" >"$hf/hub/models--YouriLalain--3PRYMMAL-PHI3-3B-SLERP/refs/main"
 echo
 echo "== recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP (warm Hugging Face cache)"
 HF_HOME=$hf HF_HUB_OFFLINE=1 compare "${N:-30}" 2 30 -- "$BIN" recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP -o json -- "$BIN" probe -o json || status=$?
+
+# --max searches over the same model (an exponential then a binary search,
+# about 2·log2(answer) estimates). Target: under 3x probe's median.
+echo
+echo "== recommend --model llama-3-8b --max batch (probed device)"
+compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --max batch -o json -- "$BIN" probe -o json || status=$?
+echo
+echo "== recommend --model qwen2.5-0.5b --stack vllm --max concurrency (probed device)"
+compare "${N:-30}" 3 30 -- "$BIN" recommend --model qwen2.5-0.5b --stack vllm --max concurrency -o json -- "$BIN" probe -o json || status=$?
 exit $status

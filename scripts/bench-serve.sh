@@ -15,7 +15,6 @@
 #   SNAPSHOT=testdata/snapshots/tpu-v6e-8.tar.gz scripts/bench-serve.sh
 #   SNAPSHOT= scripts/bench-serve.sh            # serve this machine, not a snapshot
 #
-# `devctl serve` runs devctl-serve, which must sit next to BIN.
 # The server is started on 127.0.0.1 only and stopped with SIGTERM (which
 # must shut it down cleanly); wrk runs for a bounded DURATION. GOMAXPROCS=2
 # gives the server 2 cores, and wrk shares them: on a shared machine the
@@ -36,7 +35,7 @@ MAX_P99_MS=${MAX_P99_MS:-10}
 
 [[ $DURATION =~ ^[0-9]+s$ && ${DURATION%s} -le 60 ]] || die "DURATION=$DURATION: want 1s to 60s"
 [[ $CONNS =~ ^[0-9]+$ && $CONNS -le 256 ]] || die "CONNS=$CONNS: want at most 256"
-[[ -x $BIN && -x $BIN-serve ]] || die "$BIN and $BIN-serve not found; run 'make build' (make bench-serve builds first)"
+[[ -x $BIN ]] || die "$BIN not found; run 'make build' (make bench-serve builds first)"
 
 RATE=${RATE:-6000}
 RATE_CONNS=${RATE_CONNS:-20}

@@ -119,19 +119,6 @@ func TestRecommendHub(t *testing.T) {
 	}
 }
 
-// TestServeStubWithoutServeBinary: devctl serve runs devctl-serve (which
-// links the Prometheus client); when it cannot be found, one line says how
-// to install it and the exit code is 2.
-func TestServeStubWithoutServeBinary(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	io, _, out, errOut := iostreams.Test()
-	code := root.Main([]string{"serve", "--listen", "127.0.0.1:0"}, io, func(string) (string, bool) { return "", false })
-	want := "devctl: devctl serve needs the devctl-serve program next to devctl or on PATH: install it with 'go install github.com/devctl/devctl/cmd/devctl-serve@latest' (release archives include it)\n"
-	if code != 2 || errOut.String() != want || out.Len() != 0 {
-		t.Errorf("exit %d, stderr %q, stdout %q; want 2 and %q", code, errOut, out, want)
-	}
-}
-
 // exitCase is a command line and the exit code it must give.
 type exitCase = struct {
 	name string

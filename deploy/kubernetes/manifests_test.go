@@ -17,12 +17,8 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/spf13/cobra"
-
 	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
-	servecmd "github.com/devctl/devctl/internal/cmd/serve"
-	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
 )
 
@@ -139,8 +135,8 @@ func TestDaemonSetsKeepLeastPrivilege(t *testing.T) {
 					t.Errorf("%s/%s mounts host path %s writable", ds.Name, c.Name, m.MountPath)
 				}
 			}
-			if len(c.Command) != 1 || c.Command[0] != root.ServeBinary {
-				t.Errorf("%s/%s runs %v, want [%s] (the binary with serve)", ds.Name, c.Name, c.Command, root.ServeBinary)
+			if len(c.Command) != 1 || c.Command[0] != "devctl" {
+				t.Errorf("%s/%s runs %v, want [devctl]", ds.Name, c.Name, c.Command)
 			}
 			checkArgs(t, ds.Name, c.Args)
 		}
@@ -160,7 +156,6 @@ func TestDaemonSetsKeepLeastPrivilege(t *testing.T) {
 // a renamed or removed flag fails here, not on a cluster.
 func checkArgs(t *testing.T, name string, args []string) {
 	t.Helper()
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
 	cmd := root.NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev"))
 	sub, rest, err := cmd.Find(args)

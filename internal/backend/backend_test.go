@@ -89,3 +89,21 @@ func FuzzParsePreference(f *testing.F) {
 		}
 	})
 }
+
+func TestAutocast(t *testing.T) {
+	want := map[backend.Backend]string{
+		backend.CUDA:   `torch.autocast(device_type="cuda", dtype=torch.float16)`,
+		backend.ROCm:   `torch.autocast(device_type="cuda", dtype=torch.float16)`,
+		backend.XLA:    `torch.autocast(device_type="xla", dtype=torch.bfloat16)`,
+		backend.Neuron: `torch.autocast(device_type="xla")`,
+		backend.MPS:    `torch.autocast(device_type="mps", dtype=torch.float16)`,
+		backend.XPU:    `torch.autocast(device_type="xpu")`,
+		backend.CPU:    `torch.autocast(device_type="cpu", dtype=torch.bfloat16)`,
+		"any":          `torch.autocast(device_type=x.device.type)`,
+	}
+	for b, w := range want {
+		if got := b.AutocastCall(); got != w {
+			t.Errorf("%s: %s, want %s", b, got, w)
+		}
+	}
+}

@@ -37,6 +37,10 @@ type Factory struct {
 	// LookupEnv reads the process environment (tests inject a map).
 	LookupEnv func(string) (string, bool)
 
+	// MachineIDFunc returns this machine's hashed id (history.MachineID
+	// over the live machine's files); nil means none. Tests inject one.
+	MachineIDFunc func() string
+
 	// HostFunc and ConfigFunc may be replaced by tests. ConfigFunc loads
 	// the configuration with the given flag layer.
 	HostFunc   func() (*host.Host, error)
@@ -48,6 +52,25 @@ type Factory struct {
 	cfgOnce  sync.Once
 	cfg      *config.Config
 	cfgErr   error
+	idOnce   sync.Once
+	id       string
+}
+
+// MachineID returns this machine's hashed id, read once ("" when none).
+func (f *Factory) MachineID() string {
+	f.idOnce.Do(func() {
+		if f.MachineIDFunc != nil {
+			f.id = f.MachineIDFunc()
+		}
+	})
+	return f.id
+}
+
+// Replay reports whether this invocation describes another machine: a
+// --from snapshot or a --sysroot tree. Its runs are never this machine's
+// history, and this machine's history never steers it.
+func (f *Factory) Replay() bool {
+	return f.Global != nil && (f.Global.From != "" || f.Global.Sysroot != "")
 }
 
 // Host returns the machine to describe (live, --sysroot or --from).

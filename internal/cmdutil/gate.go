@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/gate"
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 // CheckRequirements parses --require expressions and checks their field
@@ -31,7 +32,7 @@ func Gate(errOut io.Writer, exprs []string, report any) error {
 	for _, r := range results {
 		if !r.Met {
 			unmet++
-			fmt.Fprintf(errOut, "devctl: unmet requirement %s: %s\n", r.Requirement, strings.Join(r.Reasons, "; "))
+			fmt.Fprintf(errOut, "devctl: unmet requirement %s: %s\n", safetext.Clean(r.Requirement), safetext.Clean(strings.Join(r.Reasons, "; ")))
 		}
 	}
 	if unmet > 0 {
@@ -43,7 +44,9 @@ func Gate(errOut io.Writer, exprs []string, report any) error {
 func requireError(errOut io.Writer, err error) error {
 	var se *gate.SyntaxError
 	if errors.As(err, &se) {
-		fmt.Fprintf(errOut, "devctl: invalid --require %q at column %d: %s\n%s\n", se.Source, se.Pos+1, se.Msg, se.Caret("  "))
+		// %q escapes what the terminal must not see; the message quotes the
+		// user's words, so it is cleaned like every echo.
+		fmt.Fprintf(errOut, "devctl: invalid --require %q at column %d: %s\n%s\n", se.Source, se.Pos+1, safetext.Clean(se.Msg), se.Caret("  "))
 		return &ExitError{Code: ExitUsage}
 	}
 	return err

@@ -30,6 +30,9 @@ type Device struct {
 	MemoryStrategy   oomsim.Strategy      `json:"memory_strategy" yaml:"memory_strategy"`
 	MemoryFraction   float64              `json:"memory_fraction" yaml:"memory_fraction"`
 	PlatformPriority []backend.Backend    `json:"platform_priority" yaml:"platform_priority"`
+	// AllowCPU lets devctl run's last recovery step move the command to
+	// the CPU, as --allow-cpu does (seed 004's ALLOW_CPU).
+	AllowCPU bool `json:"allow_cpu" yaml:"allow_cpu"`
 }
 
 // Config is the effective configuration.
@@ -95,7 +98,7 @@ func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 var Keys = []string{
 	"device.preferred", "device.precision", "device.fallback_enabled",
 	"device.memory_strategy", "device.memory_fraction",
-	"device.platform_priority",
+	"device.platform_priority", "device.allow_cpu",
 }
 
 // EnvVars maps keys to the environment variables that set them.
@@ -105,6 +108,7 @@ var EnvVars = map[string]string{
 	"device.fallback_enabled": "DEVCTL_FALLBACK_ENABLED",
 	"device.memory_strategy":  "DEVCTL_MEMORY_STRATEGY",
 	"device.memory_fraction":  "DEVCTL_MEMORY_FRACTION",
+	"device.allow_cpu":        "DEVCTL_ALLOW_CPU",
 }
 
 // Accepted values.
@@ -154,6 +158,7 @@ func Defaults() map[string]any {
 		"memory_strategy":   "balanced",
 		"memory_fraction":   0.75,
 		"platform_priority": []any{"cuda", "rocm", "xla", "neuron", "xpu", "mps", "cpu"},
+		"allow_cpu":         false,
 	}}
 }
 
@@ -289,6 +294,8 @@ func (c *Config) Value(key string) string {
 		return string(d.Precision)
 	case "device.fallback_enabled":
 		return strconv.FormatBool(d.FallbackEnabled)
+	case "device.allow_cpu":
+		return strconv.FormatBool(d.AllowCPU)
 	case "device.memory_strategy":
 		return string(d.MemoryStrategy)
 	case "device.memory_fraction":

@@ -321,10 +321,48 @@ func TestLoadReadsEveryLayerOnce(t *testing.T) {
 	wantSources := map[string]Source{
 		"device.preferred": {Layer: LayerEnv, Name: "DEVCTL_DEVICE"}, "device.precision": {Layer: LayerFlag, Name: "--precision"},
 		"device.fallback_enabled": {Layer: LayerEnv, Name: "DEVCTL_FALLBACK_ENABLED"}, "device.memory_strategy": {Layer: LayerFile, Name: file},
-		"device.memory_fraction": {Layer: LayerFile, Name: file, Implied: true}, "device.platform_priority": {Layer: LayerFile, Name: file},
+		"device.memory_fraction": {Layer: LayerFile, Name: file, Implied: true}, "device.platform_priority": {Layer: LayerFile, Name: file}, "device.allow_cpu": Default,
 	}
 	if diff := cmp.Diff(wantSources, cfg.Sources); diff != "" {
 		t.Errorf("sources (-want +got)\n%s", diff)
+	}
+}
+
+func TestAllowCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    bool
+		source  string
+		wantErr string
+	}{
+		{"off by default", "", nil, false, "default", ""},
+		{"DEVCTL_ALLOW_CPU=1 turns it on", "", map[string]string{"DEVCTL_ALLOW_CPU": "1"}, true, "env DEVCTL_ALLOW_CPU", ""},
+		{"the file key turns it on", "device:\n  allow_cpu: true\n", nil, true, "file", ""},
+		{"the variable wins over the file", "device:\n  allow_cpu: true\n", map[string]string{"DEVCTL_ALLOW_CPU": "false"}, false, "env DEVCTL_ALLOW_CPU", ""},
+		{"a bad value is refused with its source", "", map[string]string{"DEVCTL_ALLOW_CPU": "maybe"}, false, "", `device.allow_cpu "maybe" (from env DEVCTL_ALLOW_CPU): want true or false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := LoadOptions{LookupEnv: env(tt.env)}
+			if tt.file != "" {
+				o.File = writeFile(t, tt.file)
+			}
+			cfg, err := Load(o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Device.AllowCPU != tt.want || !strings.HasPrefix(cfg.Sources["device.allow_cpu"].String(), tt.source) {
+				t.Errorf("allow_cpu %v from %s, want %v from %s", cfg.Device.AllowCPU, cfg.Sources["device.allow_cpu"], tt.want, tt.source)
+			}
+		})
 	}
 }
 
@@ -337,5 +375,32 @@ func TestDefaultsAreDefaultYAML(t *testing.T) {
 	}
 	if diff := cmp.Diff(doc, Defaults()); diff != "" {
 		t.Errorf("configs/default.yaml (-) and Defaults() (+) differ:\n%s", diff)
+	}
+}
+
+// TestAMultiDocumentFileIsBadInput: viper read the first document of a
+// multi-document file and silently dropped the rest (issue 22), so
+// `precision: fp16` in a second document was ignored. The file is refused
+// with the line where the second document starts; a trailing "---" alone
+// is not a second document.
+func TestAMultiDocumentFileIsBadInput(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"a second document with settings", "device:\n  preferred: cpu\n---\ndevice:\n  precision: fp16\n", "line 3: a second YAML document"},
+		{"a second document after an explicit start", "---\ndevice:\n  preferred: cpu\n---\ndevice: {}\n", "line 4: a second YAML document"},
+		{"a third document after an empty second", "device: {}\n---\n---\ndevice: {}\n", "a second YAML document"},
+		{"a second document that does not parse", "device: {}\n---\nx: [\n", "config.yaml: line 3: did not find expected node content"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(LoadOptions{File: writeFile(t, c.body), LookupEnv: env(map[string]string{})})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want a one-line ErrInvalid containing %q", err, c.want)
+			}
+		})
+	}
+	for _, body := range []string{"device:\n  preferred: cpu\n", "---\ndevice:\n  preferred: cpu\n", "device:\n  preferred: cpu\n---\n", "device:\n  preferred: cpu\n...\n"} {
+		cfg, err := Load(LoadOptions{File: writeFile(t, body), LookupEnv: env(map[string]string{})})
+		if err != nil || cfg.Device.Preferred != "cpu" {
+			t.Errorf("%q: %v, preferred %q", body, err, cfg.Device.Preferred)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -31,6 +33,7 @@ type deviceSettings struct {
 	MemoryStrategy   strategy   `mapstructure:"memory_strategy"`
 	MemoryFraction   fraction   `mapstructure:"memory_fraction"`
 	PlatformPriority priority   `mapstructure:"platform_priority"`
+	AllowCPU         allowCPU   `mapstructure:"allow_cpu"`
 }
 
 type (
@@ -40,6 +43,7 @@ type (
 	strategy   string
 	fraction   float64
 	priority   []backend.Backend
+	allowCPU   bool
 )
 
 // keyOf names the key each setting type decodes, for messages.
@@ -50,6 +54,7 @@ var keyOf = map[reflect.Type]string{
 	reflect.TypeFor[strategy]():   "device.memory_strategy",
 	reflect.TypeFor[fraction]():   "device.memory_fraction",
 	reflect.TypeFor[priority]():   "device.platform_priority",
+	reflect.TypeFor[allowCPU]():   "device.allow_cpu",
 }
 
 func (d deviceSettings) public() Device {
@@ -60,6 +65,7 @@ func (d deviceSettings) public() Device {
 		MemoryStrategy:   oomsim.Strategy(d.MemoryStrategy),
 		MemoryFraction:   float64(d.MemoryFraction),
 		PlatformPriority: []backend.Backend(d.PlatformPriority),
+		AllowCPU:         bool(d.AllowCPU),
 	}
 }
 
@@ -94,6 +100,9 @@ var removedKeys = map[string]string{
 // unknown keys and wrongly shaped values are refused with the file's name.
 // It returns the file's settings for merging and the keys it sets.
 func readLayer(file string, data []byte) (map[string]any, []string, error) {
+	if err := oneDocument(data); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+	}
 	fv := viper.New()
 	fv.SetConfigType("yaml")
 	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
@@ -141,6 +150,39 @@ func readLayer(file string, data []byte) (map[string]any, []string, error) {
 		}
 	}
 	return fv.AllSettings(), keys, nil
+}
+
+// oneDocument refuses a file of several YAML documents: viper reads the
+// first and drops the rest without a word, so settings in a second
+// document would be silently ignored. A trailing "---" with nothing after
+// it is not a second document. Syntax errors are left to viper, which
+// reports them with their line.
+func oneDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, next yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil
+	}
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return errors.New(yamlError(err)) // viper reads the first document only: say it here
+	case emptyDocument(&next):
+		if dec.Decode(&yaml.Node{}) == io.EOF {
+			return nil
+		}
+	}
+	line := next.Line
+	if line == 0 {
+		line = first.Line
+	}
+	return fmt.Errorf("line %d: a second YAML document (after \"---\"); devctl reads one document: put every setting under one device: mapping", line)
+}
+
+func emptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.DocumentNode && len(n.Content) == 1 && n.Content[0].Kind == yaml.ScalarNode &&
+		n.Content[0].Tag == "!!null" && n.Content[0].Value == ""
 }
 
 // yamlError turns a YAML error into one line: the parser lists several
@@ -241,10 +283,13 @@ func hook(m mode, from, to reflect.Value) (any, error) {
 			return nil, bad(word, "want one of "+oomsim.List(Strategies))
 		}
 		return strategy(s), nil
-	case reflect.TypeFor[boolean]():
+	case reflect.TypeFor[boolean](), reflect.TypeFor[allowCPU]():
 		b, err := parseBool(from.Interface())
 		if err != nil {
 			return nil, bad(fmt.Sprint(from.Interface()), "want true or false")
+		}
+		if to.Type() == reflect.TypeFor[allowCPU]() {
+			return allowCPU(b), nil
 		}
 		return boolean(b), nil
 	case reflect.TypeFor[fraction]():

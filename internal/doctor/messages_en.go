@@ -95,6 +95,17 @@ var messagesEN = []i18n.Message{
 	{ID: "software.torch_build.wrong_family", Detail: "{pkg} in {env} is a {build} build, but this machine's GPUs are {count} {vendor}: torch will not see them",
 		Fixes: []string{"install the torch build for {vendor} GPUs from https://pytorch.org/get-started/locally/"}},
 
+	{ID: "software.jax_plugin", Title: "jax has the plugin for this machine's GPUs"},
+	{ID: "software.jax_plugin.skip_no_jax", Detail: "no jax in the Python environments found ($VIRTUAL_ENV, $CONDA_PREFIX, python on PATH)"},
+	{ID: "software.jax_plugin.skip_no_gpu", Detail: "{pkg}: no NVIDIA or AMD GPU on this machine"},
+	{ID: "software.jax_plugin.pass", Detail: "{pkg} in {env} has {plugins} for the {count} {vendor} GPU(s)"},
+	{ID: "software.jax_plugin.no_cuda_plugin", Detail: "{pkg} in {env} has no CUDA plugin (jax-cuda12-plugin), but this machine has {count} NVIDIA GPU(s): jax falls back to the CPU with only a warning (\"An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\")",
+		Fixes: []string{"install jax with its CUDA plugin: `pip install -U \"jax[cuda12]\"` (https://docs.jax.dev/en/latest/installation.html)"}},
+	{ID: "software.jax_plugin.no_rocm_plugin", Detail: "{pkg} in {env} has no ROCm plugin (jax-rocm*-plugin), but this machine has {count} AMD GPU(s): jax runs on the CPU",
+		Fixes: []string{"install the ROCm plugin as the JAX installation guide's AMD GPU section says (https://docs.jax.dev/en/latest/installation.html)"}},
+	{ID: "software.jax_plugin.wrong_family", Detail: "{pkg} in {env} has {plugins}, but this machine's GPUs are {count} {vendor}: jax will not see them",
+		Fixes: []string{"install the jax plugin for {vendor} GPUs (https://docs.jax.dev/en/latest/installation.html)"}},
+
 	{ID: "kernel.device_errors", Title: "No accelerator errors in this boot's kernel log"},
 	{ID: "kernel.device_errors.skip_unreadable", Detail: "{why}"},
 	{ID: "kernel.device_errors.pass", Detail: "no Xid, fallen-off-the-bus, amdgpu fault or accelerator error line in {lines} kernel log line(s) of this boot"},

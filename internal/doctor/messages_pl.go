@@ -93,6 +93,17 @@ var messagesPL = []i18n.Message{
 	{ID: "software.torch_build.wrong_family", Detail: "{pkg} w {env} to wersja {build}, a karty tej maszyny to {vendor} (liczba: {count}): torch ich nie zobaczy",
 		Fixes: []string{"zainstaluj wersję torch dla kart {vendor} ze strony https://pytorch.org/get-started/locally/"}},
 
+	{ID: "software.jax_plugin", Title: "jax ma wtyczkę dla kart tej maszyny"},
+	{ID: "software.jax_plugin.skip_no_jax", Detail: "brak jax w znalezionych środowiskach Pythona ($VIRTUAL_ENV, $CONDA_PREFIX, python w PATH)"},
+	{ID: "software.jax_plugin.skip_no_gpu", Detail: "{pkg}: na tej maszynie nie ma karty NVIDIA ani AMD"},
+	{ID: "software.jax_plugin.pass", Detail: "{pkg} w {env} ma {plugins} dla kart {vendor} (liczba: {count})"},
+	{ID: "software.jax_plugin.no_cuda_plugin", Detail: "{pkg} w {env} nie ma wtyczki CUDA (jax-cuda12-plugin), a maszyna ma karty NVIDIA (liczba: {count}): jax liczy na CPU i tylko ostrzega (\"An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\")",
+		Fixes: []string{"zainstaluj jax z wtyczką CUDA: `pip install -U \"jax[cuda12]\"` (https://docs.jax.dev/en/latest/installation.html)"}},
+	{ID: "software.jax_plugin.no_rocm_plugin", Detail: "{pkg} w {env} nie ma wtyczki ROCm (jax-rocm*-plugin), a maszyna ma karty AMD (liczba: {count}): jax liczy na CPU",
+		Fixes: []string{"zainstaluj wtyczkę ROCm zgodnie z częścią o kartach AMD w instrukcji instalacji JAX (https://docs.jax.dev/en/latest/installation.html)"}},
+	{ID: "software.jax_plugin.wrong_family", Detail: "{pkg} w {env} ma {plugins}, a karty tej maszyny to {vendor} (liczba: {count}): jax ich nie zobaczy",
+		Fixes: []string{"zainstaluj wtyczkę jax dla kart {vendor} (https://docs.jax.dev/en/latest/installation.html)"}},
+
 	{ID: "kernel.device_errors", Title: "Brak błędów akceleratorów w dzienniku jądra od startu"},
 	{ID: "kernel.device_errors.skip_unreadable", Detail: "{why}"},
 	{ID: "kernel.device_errors.pass", Detail: "żadnego wpisu Xid, odpadnięcia od szyny, błędu amdgpu ani błędu akceleratora w {lines} wierszach dziennika jądra od startu"},

@@ -5,7 +5,7 @@ package doctor
 func All() []*Check {
 	return []*Check{
 		checkDriverLoaded, checkNVMLInit, checkVersionMatch, checkDeviceNodes, checkContainerGPU,
-		checkFrameworkRuntime, checkTorchBuild, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
+		checkFrameworkRuntime, checkTorchBuild, checkJAXPlugin, checkVisibleDevices, checkPersistence, checkFabric, checkPCIeLink,
 		checkThrottle, checkECC, checkMIG, checkMemoryInUse, checkKernelLog,
 		checkShm, checkCgroup, checkP2P,
 		checkROCm, checkTPUInUse, checkTPUHugepages, checkTPUEnv,

@@ -1,5 +1,7 @@
 package doctor
 
+import "github.com/devctl/devctl/internal/selftest"
+
 // SchemaVersion is the version of doctor's JSON output.
 const SchemaVersion = 1
 
@@ -11,6 +13,8 @@ type Report struct {
 	Checks        []Result       `json:"checks"`
 	Summary       map[Status]int `json:"summary"`
 	Log           *LogReport     `json:"log,omitempty"`
+	// Selftest is the on-device self-test (doctor --selftest).
+	Selftest *selftest.Outcome `json:"selftest,omitempty"`
 }
 
 // CheckInfo is one line of `doctor --list`.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/explain/i18n"
 	"github.com/devctl/devctl/internal/units"
 )
@@ -188,7 +189,12 @@ func (e Explanation) Message(cat *i18n.Catalog, lang string) i18n.Message {
 	if !ok {
 		m, _ = cat.Lookup(string(CategoryUnknown), lang)
 	}
-	r := m.Render(e.Numbers.Vars())
+	vars := e.Numbers.Vars()
+	// The autocast call in the dtype-mismatch fix names the log's device
+	// (torch.autocast needs its device_type); an unknown device reads it
+	// from the tensor.
+	vars["autocast"] = backend.Backend(e.Device).AutocastCall()
+	r := m.Render(vars)
 	// A sentence left out for want of its numbers leaves a space behind.
 	r.Explanation = strings.TrimSpace(r.Explanation)
 	return r

@@ -75,7 +75,7 @@ var messagesEN = []i18n.Message{
 		Explanation: "An operation received tensors of different dtypes[[ ({dtype})]], typically half-precision weights with float32 inputs or the reverse after mixing .half() with autocast.",
 		Fixes: []string{
 			"Cast inputs to the model's dtype: x = x.to(next(model.parameters()).dtype).",
-			"Use torch.autocast(device_type=\"cuda\", dtype=torch.float16) instead of manual .half().",
+			"Use {autocast} instead of manual .half().",
 			"Load the model in one dtype (torch_dtype=torch.float32 on CPU, bfloat16/float16 on GPU).",
 		}},
 	{ID: "unsupported_dtype", Title: "Precision not supported here",

@@ -74,7 +74,7 @@ var messagesPL = []i18n.Message{
 		Explanation: "Operacja dostała tensory o różnych typach danych[[ ({dtype})]], typowo wagi w połowicznej precyzji z wejściem float32 lub odwrotnie po zmieszaniu .half() z autocast.",
 		Fixes: []string{
 			"Rzutuj wejścia na typ modelu: x = x.to(next(model.parameters()).dtype).",
-			"Zamiast ręcznego .half() użyj torch.autocast(device_type=\"cuda\", dtype=torch.float16).",
+			"Zamiast ręcznego .half() użyj {autocast}.",
 			"Wczytaj model w jednym typie (torch_dtype=torch.float32 na CPU, bfloat16/float16 na GPU).",
 		}},
 	{ID: "unsupported_dtype", Title: "Ta precyzja nie jest tu obsługiwana",

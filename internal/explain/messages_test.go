@@ -57,6 +57,7 @@ func TestMessagesUseOnlyKnownPlaceholders(t *testing.T) {
 		OtherBytes: i64(1), DeviceIndex: ip(0), DriverVersion: sp("x"), DriverCUDAVersion: sp("12.4"), RuntimeVersion: sp("x"),
 		ErrorCode: ip(1), Operator: sp("x"), DType: sp("x"), Devices: []string{"x"}}
 	known := full.Vars()
+	known["autocast"] = "torch.autocast(device_type=x.device.type)" // Message adds it from the device
 	for lang, msgs := range map[string][]i18n.Message{"en": messagesEN, "pl": messagesPL} {
 		for _, m := range msgs {
 			text := m.Title + m.Explanation + strings.Join(m.Fixes, "")
@@ -147,5 +148,24 @@ func TestFragmentationSentenceOnlyWhenTrue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDTypeMismatchFixNamesTheDevice(t *testing.T) {
+	cat := NewCatalog()
+	for dev, want := range map[Device]string{
+		DeviceCUDA: `torch.autocast(device_type="cuda", dtype=torch.float16)`,
+		DeviceMPS:  `torch.autocast(device_type="mps", dtype=torch.float16)`,
+		DeviceXLA:  `torch.autocast(device_type="xla", dtype=torch.bfloat16)`,
+		DeviceCPU:  `torch.autocast(device_type="cpu", dtype=torch.bfloat16)`,
+		DeviceXPU:  `torch.autocast(device_type="xpu")`,
+		DeviceAny:  `torch.autocast(device_type=x.device.type)`,
+	} {
+		for _, lang := range []string{"en", "pl"} {
+			m := Explanation{Category: CategoryDTypeMismatch, MessageID: string(CategoryDTypeMismatch), Device: dev}.Message(cat, lang)
+			if !strings.Contains(strings.Join(m.Fixes, "\n"), want) {
+				t.Errorf("%s %s: fixes %q do not hold %s", dev, lang, m.Fixes, want)
+			}
+		}
 	}
 }

@@ -122,8 +122,8 @@ func (r *Requirement) checkValue(t reflect.Type) error {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
 		if r.Op != OpTruthy {
-			if _, err := strconv.ParseFloat(r.Value, 64); err != nil {
-				return r.errAt(r.ValuePos, "invalid value %q for %s: want a number", r.Value, r.pathString())
+			if _, err := parseNumber(r.Value); err != nil {
+				return r.errAt(r.ValuePos, "invalid value %q for %s: %v", r.Value, r.pathString(), err)
 			}
 		}
 	case reflect.String:

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -144,11 +145,11 @@ func equal(v any, lit string) bool {
 		b, err := strconv.ParseBool(lit)
 		return err == nil && b == v
 	case float64:
-		n, err := strconv.ParseFloat(lit, 64)
+		n, err := parseNumber(lit)
 		return err == nil && n == v
 	case json.Number:
 		a, err1 := v.Float64()
-		n, err2 := strconv.ParseFloat(lit, 64)
+		n, err2 := parseNumber(lit)
 		return err1 == nil && err2 == nil && a == n
 	case string:
 		if a, ok := parseVersion(v, true); ok {
@@ -193,9 +194,9 @@ func (r *Requirement) compare(it item) (bool, string) {
 		}
 		return ok, got()
 	case float64:
-		n, err := strconv.ParseFloat(r.Value, 64)
+		n, err := parseNumber(r.Value)
 		if err != nil {
-			return false, fmt.Sprintf("%s is the number %s; %q is not a number", it.label, show(v), r.Value)
+			return false, fmt.Sprintf("%s is the number %s; %q is not a finite number", it.label, show(v), r.Value)
 		}
 		return cmpHolds(r.Op, cmpFloat(v, n)), got()
 	case string:
@@ -217,6 +218,28 @@ func (r *Requirement) compare(it item) (bool, string) {
 		return cmpHolds(r.Op, compareVersions(a, b)), got()
 	}
 	return false, got() + ", which cannot be compared with " + string(r.Op)
+}
+
+// errNumber is what parseNumber refuses.
+var errNumber = errors.New("want a number: a finite decimal such as 8, 0.5 or 1e9 (not NaN, Inf or hex)")
+
+// parseNumber reads a requirement's number: decimal digits with an
+// optional sign, fraction and exponent, as JSON writes numbers. NaN, the
+// infinities, hex and digit separators are refused: NaN compares false
+// with everything (so `gpu_count!=NaN` would always hold and
+// `gpu_count==NaN` never), and an infinite bound is no bound, so a gate
+// written with one is a mistake to report, not to evaluate.
+func parseNumber(s string) (float64, error) {
+	if s == "" || strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r == '.' || r == 'e' || r == 'E' || r == '+' || r == '-')
+	}) >= 0 {
+		return 0, errNumber
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+		return 0, errNumber
+	}
+	return n, nil
 }
 
 func show(v any) string {

@@ -2,8 +2,11 @@ package gate
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,3 +240,47 @@ func loadReportF(f *testing.F) any {
 }
 
 var reflectReport = reflect.TypeOf(&probe.Report{})
+
+// TestNumbersAreFinite: `--require 'gpu_count==NaN'` (issue 22) passed
+// Bind, and NaN compares false with everything, so `!=NaN` always held.
+// Every spelling strconv.ParseFloat accepts that is not a finite decimal
+// is refused where the requirement is checked.
+func TestNumbersAreFinite(t *testing.T) {
+	for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-inf", "infinity", "1e999", "0x10", "0x1p4", "1_000"} {
+		for _, op := range []string{"==", "!=", ">=", "<"} {
+			r, err := Parse("gpu_count" + op + v)
+			if err != nil {
+				t.Fatalf("%s%s%s: %v", "gpu_count", op, v, err)
+			}
+			err = r.Bind(reflectReport)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(se.Msg, "not NaN, Inf or hex") || se.Pos != len("gpu_count"+op) {
+				t.Errorf("gpu_count%s%s: err %v, want a refusal pointing at the value", op, v, err)
+			}
+		}
+	}
+	for _, v := range []string{"8", "-1", "0.5", "1e9", "1E-3", "+2"} {
+		r, err := Parse("gpu_count>=" + v)
+		if err != nil || r.Bind(reflectReport) != nil {
+			t.Errorf("gpu_count>=%s refused: %v", v, err)
+		}
+	}
+}
+
+// FuzzRequireNumber: whatever follows `gpu_count OP`, a requirement that
+// binds compares with a finite number.
+func FuzzRequireNumber(f *testing.F) {
+	for _, s := range []string{"8", "NaN", "Inf", "1e999", "0x10", `"8"`, "-0"} {
+		f.Add("==", s)
+	}
+	f.Fuzz(func(t *testing.T, op, value string) {
+		r, err := Parse("gpu_count" + op + value)
+		if err != nil || r.Op == OpTruthy || r.Bind(reflectReport) != nil {
+			return
+		}
+		n, err := strconv.ParseFloat(r.Value, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			t.Fatalf("gpu_count%s%s bound with value %q", op, value, r.Value)
+		}
+	})
+}

@@ -12,6 +12,9 @@ package gate
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 // Op is a comparison operator. The empty Op means "is true" (see Eval).
@@ -80,12 +83,13 @@ func (e *SyntaxError) Caret(indent string) string {
 }
 
 // Caret draws src with a caret under byte offset pos. Control characters
-// are shown as '?' so the caret stays aligned and the terminal safe.
+// and bidirectional overrides (safetext.Unsafe) are shown as '?' so the
+// caret stays aligned and the terminal safe.
 func Caret(src string, pos int, indent string) string {
 	var b strings.Builder
 	col := 0
 	for i, r := range src {
-		if r < 0x20 || r == 0x7f {
+		if safetext.Unsafe(r) {
 			r = '?'
 		}
 		if i < pos {
@@ -284,8 +288,16 @@ func (p *parser) value() (string, error) {
 				p.pos++
 				return p.src[start+1 : p.pos-1], nil
 			}
-			if c < 0x20 {
+			if c < 0x20 || c == 0x7f {
 				return "", p.errf("control character in a quoted value")
+			}
+			if c >= utf8.RuneSelf {
+				r, n := utf8.DecodeRuneInString(p.src[p.pos:])
+				if safetext.Unsafe(r) {
+					return "", p.errf("control character or bidirectional override %U in a quoted value", r)
+				}
+				p.pos += n
+				continue
 			}
 			p.pos++
 		}

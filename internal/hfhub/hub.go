@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devctl/devctl/internal/target"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -49,6 +51,7 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrGated        = errors.New("gated")
 	ErrBadAnswer    = errors.New("bad answer")
+	ErrBadEndpoint  = errors.New("bad HF_ENDPOINT")
 )
 
 // hubError is a one-line message a user can act on, matching its sentinel
@@ -74,7 +77,9 @@ type Options struct {
 	Cache string
 	// Endpoint is the Hub's base URL (HF_ENDPOINT).
 	Endpoint string
-	// Token is sent as a bearer token (HF_TOKEN); it is never stored.
+	// Token is sent as a bearer token (HF_TOKEN) to the endpoint's own
+	// origin (scheme, host and port) only, never after a redirect
+	// elsewhere; it is never stored nor shown.
 	Token string
 	// Offline forbids the network (HF_HUB_OFFLINE=1).
 	Offline bool
@@ -84,6 +89,13 @@ type Options struct {
 	Timeout  time.Duration
 	// MaxConfig and MaxIndex bound what is read of each file.
 	MaxConfig, MaxIndex int64
+	// Accept, when set, is the caller's verdict on downloaded files: what
+	// it refuses is returned (the caller reports it) but not kept in the
+	// cache, so the next run asks the Hub again instead of replaying a
+	// file devctl cannot use.
+	Accept func(config, index []byte) error
+
+	ep *endpoint // parsed Endpoint, set by Fetch
 }
 
 // Files is what was found. Index is nil for a model stored in one file.
@@ -135,7 +147,19 @@ var revisionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // Fetch returns a model's config.json and, when it has one, its
 // model.safetensors.index.json: from a Hugging Face cache, from devctl's
 // cache, else (unless offline) from the Hub.
+//
+// No error it returns holds a credential: the endpoint appears as
+// scheme://host/path only, and the token, the endpoint's userinfo and
+// query are withheld from any message that would quote them.
 func Fetch(ctx context.Context, id string, o Options) (*Files, error) {
+	f, err := fetch(ctx, id, o)
+	if err != nil {
+		return nil, redact(err, o)
+	}
+	return f, nil
+}
+
+func fetch(ctx context.Context, id string, o Options) (*Files, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -144,16 +168,29 @@ func Fetch(ctx context.Context, id string, o Options) (*Files, error) {
 		return nil, failf(ErrInvalidID, "invalid revision %q: want a branch, tag or commit", o.Revision)
 	}
 	for _, dir := range o.HubCaches {
-		if f, ok := fromHubCache(dir, id, o); ok {
+		f, ok, err := fromHubCache(dir, id, o)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			return f, nil
 		}
 	}
-	if f, ok := fromOwnCache(o.Cache, id, o); ok {
+	f, ok, err := fromOwnCache(o.Cache, id, o)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		return f, nil
 	}
 	if o.Offline {
 		return nil, failf(ErrOffline, "%s is not in the Hugging Face cache (%s) and HF_HUB_OFFLINE forbids downloading it", id, strings.Join(o.HubCaches, ", "))
 	}
+	ep, err := parseEndpoint(o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	o.ep = ep
 	return download(ctx, id, o)
 }
 
@@ -161,7 +198,6 @@ func withDefaults(o Options) Options {
 	if o.Endpoint == "" {
 		o.Endpoint = DefaultEndpoint
 	}
-	o.Endpoint = strings.TrimRight(o.Endpoint, "/")
 	if o.Revision == "" {
 		o.Revision = "main"
 	}
@@ -184,9 +220,9 @@ func withDefaults(o Options) Options {
 // DIR/models--ORG--NAME/refs/REVISION holds a commit, whose files are in
 // DIR/models--ORG--NAME/snapshots/COMMIT/. A revision that is itself a
 // commit is looked up directly.
-func fromHubCache(dir, id string, o Options) (*Files, bool) {
+func fromHubCache(dir, id string, o Options) (*Files, bool, error) {
 	if dir == "" {
-		return nil, false
+		return nil, false, nil
 	}
 	repo := filepath.Join(dir, "models--"+strings.ReplaceAll(id, "/", "--"))
 	commit := o.Revision
@@ -194,18 +230,37 @@ func fromHubCache(dir, id string, o Options) (*Files, bool) {
 		commit = strings.TrimSpace(string(ref))
 	}
 	if !revisionRe().MatchString(commit) || strings.ContainsAny(commit, "/\\") {
-		return nil, false
+		return nil, false, nil
 	}
 	snap := filepath.Join(repo, "snapshots", commit)
 	cfg, err := userfile.Read(filepath.Join(snap, ConfigFile), o.MaxConfig)
 	if err != nil || !json.Valid(cfg) {
-		return nil, false
+		return nil, false, nil
 	}
 	f := &Files{Repo: id, Config: cfg, From: snap}
-	if ix, err := userfile.Read(filepath.Join(snap, IndexFile), o.MaxIndex); err == nil {
-		f.Index = ix
+	ix, err := readIndex(snap, o)
+	if err != nil {
+		return nil, false, err
 	}
-	return f, true
+	f.Index = ix
+	return f, true, nil
+}
+
+// readIndex reads dir's index: nil when there is none (one weights file);
+// an index that is there but cannot be used (over MaxIndex, which is
+// refused from its size before a byte is read, or unreadable) is an
+// error, never silently "no index": the estimate would then count the
+// parameters from config.json alone and say nothing.
+func readIndex(dir string, o Options) ([]byte, error) {
+	p := filepath.Join(dir, IndexFile)
+	ix, err := userfile.ReadAs(p, o.MaxIndex, "a "+IndexFile)
+	switch {
+	case err == nil:
+		return ix, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	}
+	return nil, failf(ErrBadAnswer, "%s: %v", p, err)
 }
 
 // ownDir is where devctl keeps a model's downloaded files.
@@ -216,24 +271,26 @@ func ownDir(cache, id string, o Options) string {
 // noIndex marks a model known to have no index (one safetensors file).
 const noIndex = "no-index"
 
-func fromOwnCache(cache, id string, o Options) (*Files, bool) {
+func fromOwnCache(cache, id string, o Options) (*Files, bool, error) {
 	if cache == "" {
-		return nil, false
+		return nil, false, nil
 	}
 	dir := ownDir(cache, id, o)
 	cfg, err := userfile.Read(filepath.Join(dir, ConfigFile), o.MaxConfig)
 	if err != nil || !json.Valid(cfg) {
-		return nil, false
+		return nil, false, nil
 	}
 	f := &Files{Repo: id, Config: cfg, From: dir}
-	ix, err := userfile.Read(filepath.Join(dir, IndexFile), o.MaxIndex)
+	ix, err := readIndex(dir, o)
 	switch {
-	case err == nil:
+	case err != nil:
+		return nil, false, err
+	case ix != nil:
 		f.Index = ix
 	case !exists(filepath.Join(dir, noIndex)):
-		return nil, false // the index was never asked for: ask again
+		return nil, false, nil // the index was never asked for: ask again
 	}
-	return f, true
+	return f, true, nil
 }
 
 func download(ctx context.Context, id string, o Options) (*Files, error) {
@@ -244,7 +301,7 @@ func download(ctx context.Context, id string, o Options) (*Files, error) {
 		return nil, err
 	}
 	if !json.Valid(cfg) || !bytes.HasPrefix(bytes.TrimSpace(cfg), []byte("{")) {
-		return nil, failf(ErrBadAnswer, "%s's %s from %s is not a JSON object", id, ConfigFile, o.Endpoint)
+		return nil, failf(ErrBadAnswer, "%s's %s from %s is not a JSON object", id, ConfigFile, o.ep.display)
 	}
 	f := &Files{Repo: id, Config: cfg, From: from}
 	ix, _, err := get(ctx, id, IndexFile, o.MaxIndex, o)
@@ -259,35 +316,35 @@ func download(ctx context.Context, id string, o Options) (*Files, error) {
 	default:
 		return nil, err
 	}
-	save(o.Cache, id, o, f)
+	if o.Accept == nil || o.Accept(f.Config, f.Index) == nil {
+		save(o.Cache, id, o, f)
+	}
 	return f, nil
 }
 
 var errNoEntry = errors.New("no such file in the repository")
 
 func get(ctx context.Context, id, file string, limit int64, o Options) ([]byte, string, error) {
-	u := o.Endpoint + "/" + id + "/resolve/" + url.PathEscape(o.Revision) + "/" + file
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	u := o.ep.file(id, o.Revision, file)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, "", failf(ErrBadAnswer, "HF_ENDPOINT %q: %v", o.Endpoint, err)
-	}
-	if o.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+o.Token)
+		return nil, "", failf(ErrBadAnswer, "HF_ENDPOINT %s: cannot build a request for %s", o.ep.display, file)
 	}
 	req.Header.Set("User-Agent", "devctl (config.json only)")
-	resp, err := o.Client.Do(req)
+	resp, err := o.ep.client(o.Client, o.Token).Do(req)
+	shown := o.ep.display
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, "", failf(ErrOffline, "%s did not answer within %s (set HF_HUB_OFFLINE=1 to use only the local cache)", o.Endpoint, o.Timeout)
+			return nil, "", failf(ErrOffline, "%s did not answer within %s (set HF_HUB_OFFLINE=1 to use only the local cache)", shown, o.Timeout)
 		}
-		return nil, "", failf(ErrOffline, "cannot reach %s: %v (set HF_HUB_OFFLINE=1 to use only the local cache)", o.Endpoint, unwrapURL(err))
+		return nil, "", failf(ErrOffline, "cannot reach %s: %v (set HF_HUB_OFFLINE=1 to use only the local cache)", shown, unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	code := resp.Header.Get("X-Error-Code")
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case code == "GatedRepo" || resp.StatusCode == http.StatusForbidden:
-		return nil, "", failf(ErrGated, "%s is gated: accept its conditions on %s/%s, then set HF_TOKEN", id, o.Endpoint, id)
+		return nil, "", failf(ErrGated, "%s is gated: accept its conditions on %s/%s, then set HF_TOKEN", id, shown, id)
 	case resp.StatusCode == http.StatusUnauthorized && o.Token == "":
 		return nil, "", failf(ErrUnauthorized, "%s is private or gated, or does not exist: set HF_TOKEN to a token that can read it", id)
 	case resp.StatusCode == http.StatusUnauthorized:
@@ -301,18 +358,18 @@ func get(ctx context.Context, id, file string, limit int64, o Options) ([]byte, 
 		if file == IndexFile {
 			return nil, "", errNoEntry
 		}
-		return nil, "", failf(ErrNotFound, "no model %s on %s", id, o.Endpoint)
+		return nil, "", failf(ErrNotFound, "no model %s on %s", id, shown)
 	default:
-		return nil, "", failf(ErrBadAnswer, "%s answered %s for %s", o.Endpoint, resp.Status, file)
+		return nil, "", failf(ErrBadAnswer, "%s answered %s for %s", shown, resp.Status, file)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, "", failf(ErrOffline, "reading %s from %s: %v", file, o.Endpoint, err)
+		return nil, "", failf(ErrOffline, "reading %s from %s: %v", file, shown, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, "", failf(ErrBadAnswer, "%s's %s from %s is larger than %d bytes: not a %s", id, file, o.Endpoint, limit, file)
+		return nil, "", failf(ErrBadAnswer, "%s's %s from %s is larger than %d bytes: not a %s", id, file, shown, limit, file)
 	}
-	return data, u, nil
+	return data, o.ep.shownFile(id, o.Revision, file), nil
 }
 
 func unwrapURL(err error) error {
@@ -323,7 +380,8 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// save keeps the downloaded files; a failure to cache only costs a
+// save keeps the downloaded files under the one output policy
+// (target.Cache: never through a link); a failure to cache only costs a
 // download next time, so it is not an error.
 func save(cache, id string, o Options, f *Files) {
 	if cache == "" {
@@ -334,30 +392,11 @@ func save(cache, id string, o Options, f *Files) {
 		return
 	}
 	if f.Index != nil {
-		_ = writeFile(filepath.Join(dir, IndexFile), f.Index, 0o644)
+		_ = target.Cache.Write(filepath.Join(dir, IndexFile), f.Index)
 	} else {
-		_ = writeFile(filepath.Join(dir, noIndex), nil, 0o644)
+		_ = target.Cache.Write(filepath.Join(dir, noIndex), nil)
 	}
-	_ = writeFile(filepath.Join(dir, ConfigFile), f.Config, 0o644)
-}
-
-// writeFile replaces path with data through a temporary file and a rename,
-// so a reader never sees half a file.
-func writeFile(path string, data []byte, _ os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	_ = target.Cache.Write(filepath.Join(dir, ConfigFile), f.Config)
 }
 
 func exists(path string) bool {

@@ -1,22 +1,25 @@
-// Package history keeps the per-device record of how runs went, so that
-// `devctl doctor --history` can show it and `devctl recommend` can steer away
-// from a device whose recent runs mostly failed (the "operation history" of
-// the Apple-silicon device-manager design, made persistent).
+// Package history keeps this machine's record of how runs went on each
+// device, and the rule that judges devices by it: probe, recommend and run
+// pass over a device that keeps failing because the device itself is
+// unwell, never because a model was too big for it (the "operation
+// history" of the Apple-silicon device-manager design, seed 003, made
+// persistent and keyed the same way: by device and operation).
 //
-// What is stored: only the time, the device backend, the error category and
-// the outcome (and, for `devctl run`, the run id, attempt number, recovery
-// step and duration). Never log text, arguments, environment values, paths
-// or numbers from a log: the file lives in the user's state directory and
-// may be shared in bug reports.
+// What is stored: the time, this machine's hashed id, the device backend,
+// the operation, the classifier's category and message id, the outcome,
+// and for `devctl run` the run id, attempt, recovery step, duration and the
+// measured device memory beside the plan's estimate. Never log text,
+// arguments, environment values or paths: the file lives in the user's
+// state directory and may be shared in bug reports.
 //
-// What counts as a success: `doctor --log` only ever sees failed runs, so its
-// outcomes are failures (or "unrelated" when the log names no device
-// problem). A success is recorded explicitly with
-// `devctl doctor --record-success --device <backend>`, meant for the end of a
-// job script (`python train.py && devctl doctor --record-success --device cuda
-// || devctl doctor --log train.log`). A clean `devctl doctor` run is NOT a
-// success: a machine that passes its checks can still fail a job, and
-// counting check runs would drown the job record.
+// Records are written by `devctl run` (every attempt), `devctl doctor
+// --log --record` and `--record-success`, and self-tests
+// (Log.AppendOperation). Replays (--from, --sysroot) never write: they are
+// another machine.
+//
+// The file format (Record) is versioned: records without "v" are version
+// 1 (written before devctl knew machines and operations) and are read as
+// this machine's, with no operation; docs/run.md describes the migration.
 package history
 
 import (
@@ -28,10 +31,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/state"
 )
 
@@ -40,9 +43,11 @@ const FileName = "history.jsonl"
 
 // Outcomes a record can have.
 const (
-	// Success is a run the user reported as finished (--record-success).
+	// Success is a run (or attempt, or self-test) that finished.
 	Success = "success"
-	// Failure is a run whose log `doctor --log` classified as a device problem.
+	// Failure is one whose output the classifier recognised. Whether it
+	// counts against the device is the rule's call (Scope): out of memory
+	// and bugs in the program are recorded but never count.
 	Failure = "failure"
 	// Unrelated is a failed run whose log named no device problem (category
 	// "unknown"); it counts neither for nor against the device.
@@ -52,16 +57,44 @@ const (
 	Interrupted = "interrupted"
 )
 
-// Record is one run's outcome. Field names are stable: the file outlives
-// devctl versions.
+// SchemaVersion is the version of the records devctl writes ("v"). 1 (no
+// "v"): time, device, category, outcome and the run fields. 2 adds machine,
+// operation, source, message_id and memory; version 1 records are read as
+// this machine's with no operation.
+const SchemaVersion = 2
+
+// Sources of a record.
+const (
+	SourceRun      = "run"      // devctl run, one record per attempt
+	SourceDoctor   = "doctor"   // doctor --log --record, --record-success
+	SourceSelfTest = "selftest" // a framework self-test (Log.AppendOperation)
+)
+
+// Record is one outcome. Field names are stable: the file outlives devctl
+// versions.
 type Record struct {
+	// V is the record's SchemaVersion (0: a version 1 record).
+	V    int       `json:"v,omitempty"`
 	Time time.Time `json:"time"`
+	// Machine is this machine's id, hashed (MachineID); "" in version 1
+	// records and on machines without an id.
+	Machine string `json:"machine,omitempty"`
 	// Device is a backend: cuda, rocm, mps, xla, xpu, neuron, cpu or any.
 	Device string `json:"device"`
+	// Operation names what ran: a self-test's operation, run's --operation
+	// ("" for a job that named none). The rule judges a device per
+	// operation for failures of an operation the backend does not
+	// implement (Scope).
+	Operation string `json:"operation,omitempty"`
+	// Source says who wrote the record (run, doctor, selftest).
+	Source string `json:"source,omitempty"`
 	// Category is the log category (out_of_memory, mps_unsupported_op, ...)
-	// for failures, "" for successes.
-	Category string `json:"category,omitempty"`
-	Outcome  string `json:"outcome"`
+	// for failures, "" for successes; MessageID the classifier's refinement
+	// of it (other.gpu_lost, cuda_launch_failure.illegal_access), which
+	// decides whether the failure counts against the device (Scope).
+	Category  string `json:"category,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	Outcome   string `json:"outcome"`
 
 	// The fields below are written by `devctl run`, one record per attempt.
 	// Run is a random id shared by the attempts of one run; Attempt counts
@@ -72,6 +105,9 @@ type Record struct {
 	Attempt    int    `json:"attempt,omitempty"`
 	Step       string `json:"step,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
+	// Memory is the device memory the attempt's processes held at their
+	// peak, beside the plan's estimate (nil: not measured).
+	Memory *devmem.Measurement `json:"memory,omitempty"`
 }
 
 // Records are history entries, oldest first.
@@ -191,6 +227,9 @@ func Append(lookupEnv func(string) (string, bool), r Record) error {
 
 // AppendFile records one outcome in the file at path.
 func AppendFile(path string, r Record) error {
+	if r.V == 0 {
+		r.V = SchemaVersion
+	}
 	r.Device = NormalizeDevice(r.Device)
 	if r.Device == "" {
 		return errors.New("history record without a device")
@@ -220,181 +259,3 @@ func Clear(path string) error {
 // backend key history is kept by: "cuda:1" -> "cuda", "tpu" -> "xla",
 // "GPU" stays unknown-cased -> "gpu".
 func NormalizeDevice(d string) string { return string(backend.Of(d)) }
-
-// Summary gives the record of one device: runs counts successes and
-// failures (unrelated logs are left out), failures the failed ones, and
-// lastCategory the category of the most recent failure ("" if none).
-func (rs Records) Summary(device string) (runs, failures int, lastCategory string) {
-	device = NormalizeDevice(device)
-	for _, r := range rs {
-		if r.Device != device {
-			continue
-		}
-		switch r.Outcome {
-		case Success:
-			runs++
-		case Failure:
-			runs++
-			failures++
-			lastCategory = r.Category
-		}
-	}
-	return runs, failures, lastCategory
-}
-
-// Recent returns the last n success/failure records of a device, oldest
-// first. The device-manager design judged a device by its last 5 runs.
-func (rs Records) Recent(device string, n int) Records {
-	device = NormalizeDevice(device)
-	var out Records
-	for i := len(rs) - 1; i >= 0 && len(out) < n; i-- {
-		r := rs[i]
-		if r.Device == device && (r.Outcome == Success || r.Outcome == Failure) {
-			out = append(out, r)
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
-}
-
-// The one rule devctl follows everywhere (probe's default device, recommend,
-// run), from the device-manager design: a device whose success rate over
-// its last RuleWindow recorded runs is below RuleThreshold is passed over
-// for the next device in priority. An explicitly requested device is used
-// anyway, with the verdict shown as a warning.
-const (
-	RuleWindow    = 5
-	RuleThreshold = 0.8
-)
-
-// Verdict is the rule applied to one device.
-type Verdict struct {
-	Device string `json:"device"`
-	// Runs and Successes count the runs the rule looked at (at most
-	// RuleWindow, newest first).
-	Runs      int     `json:"runs"`
-	Successes int     `json:"successes"`
-	Rate      float64 `json:"rate"`
-	// PassOver is true when Rate < RuleThreshold (never with no runs).
-	PassOver bool `json:"pass_over"`
-	// TopCategory is the most frequent failure category among those runs.
-	TopCategory string `json:"top_category,omitempty"`
-}
-
-// Reason renders the verdict as the one line probe, recommend and run show.
-func (v Verdict) Reason() string {
-	s := fmt.Sprintf("%s: %d of its last %d recorded runs succeeded (%.0f%%, below %.0f%%)", v.Device, v.Successes, v.Runs, v.Rate*100, RuleThreshold*100)
-	if v.TopCategory != "" {
-		s += ", most often " + v.TopCategory
-	}
-	return s + "; see devctl history"
-}
-
-// Judge applies the rule to a device. A run is one job: the attempts of one
-// `devctl run` on one device count once, by their last outcome (an attempt
-// that ran out of memory and then succeeded with a smaller batch is a
-// successful run); a doctor record counts on its own. Unrelated and
-// interrupted outcomes do not count.
-func (rs Records) Judge(device string) Verdict {
-	device = NormalizeDevice(device)
-	v := Verdict{Device: device}
-	seen := map[string]bool{}
-	counts := map[string]int{}
-	for i := len(rs) - 1; i >= 0 && v.Runs < RuleWindow; i-- {
-		r := rs[i]
-		if r.Device != device || (r.Outcome != Success && r.Outcome != Failure) {
-			continue
-		}
-		if r.Run != "" {
-			if seen[r.Run] {
-				continue
-			}
-			seen[r.Run] = true
-		}
-		v.Runs++
-		if r.Outcome == Success {
-			v.Successes++
-		} else {
-			counts[r.Category]++
-		}
-	}
-	if v.Runs == 0 {
-		return v
-	}
-	v.Rate = float64(v.Successes) / float64(v.Runs)
-	v.PassOver = v.Rate < RuleThreshold
-	best := 0
-	for c, n := range counts {
-		if n > best || (n == best && c < v.TopCategory) {
-			v.TopCategory, best = c, n
-		}
-	}
-	return v
-}
-
-// PassOver applies the rule to every device in the history and returns the
-// reasons of those to pass over, by backend.
-func (rs Records) PassOver() map[string]string {
-	out := map[string]string{}
-	done := map[string]bool{}
-	for _, r := range rs {
-		if done[r.Device] {
-			continue
-		}
-		done[r.Device] = true
-		if v := rs.Judge(r.Device); v.PassOver {
-			out[r.Device] = v.Reason()
-		}
-	}
-	return out
-}
-
-// DeviceSummary is one device's line in `doctor --history`.
-type DeviceSummary struct {
-	Device       string         `json:"device"`
-	Runs         int            `json:"runs"`
-	Successes    int            `json:"successes"`
-	Failures     int            `json:"failures"`
-	Unrelated    int            `json:"unrelated"`
-	LastCategory string         `json:"last_category,omitempty"`
-	LastTime     time.Time      `json:"last_time"`
-	Categories   map[string]int `json:"categories,omitempty"`
-}
-
-// Summaries gives every device's record, sorted by device name.
-func (rs Records) Summaries() []DeviceSummary {
-	by := map[string]*DeviceSummary{}
-	for _, r := range rs {
-		s := by[r.Device]
-		if s == nil {
-			s = &DeviceSummary{Device: r.Device}
-			by[r.Device] = s
-		}
-		switch r.Outcome {
-		case Success:
-			s.Runs++
-			s.Successes++
-		case Failure:
-			s.Runs++
-			s.Failures++
-			s.LastCategory = r.Category
-			if s.Categories == nil {
-				s.Categories = map[string]int{}
-			}
-			s.Categories[r.Category]++
-		case Unrelated:
-			s.Unrelated++
-		}
-		if r.Time.After(s.LastTime) {
-			s.LastTime = r.Time
-		}
-	}
-	out := make([]DeviceSummary, 0, len(by))
-	for _, s := range by {
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
-	return out
-}

@@ -39,10 +39,10 @@ func TestAppendAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Records{
-		{Time: t0, Device: "mps", Category: "mps_unsupported_op", Outcome: Failure},
-		{Time: t0.Add(time.Minute), Device: "mps", Outcome: Success},
-		{Time: t0.Add(2 * time.Minute), Device: "cuda", Category: "out_of_memory", Outcome: Failure},
-		{Time: t0.Add(3 * time.Minute), Device: "cuda", Category: "unknown", Outcome: Unrelated},
+		{V: SchemaVersion, Time: t0, Device: "mps", Category: "mps_unsupported_op", Outcome: Failure},
+		{V: SchemaVersion, Time: t0.Add(time.Minute), Device: "mps", Outcome: Success},
+		{V: SchemaVersion, Time: t0.Add(2 * time.Minute), Device: "cuda", Category: "out_of_memory", Outcome: Failure},
+		{V: SchemaVersion, Time: t0.Add(3 * time.Minute), Device: "cuda", Category: "unknown", Outcome: Unrelated},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load (-want +got):\n%s", d)
@@ -90,81 +90,6 @@ func TestAppendRefusesBadRecords(t *testing.T) {
 	}
 }
 
-func TestSummary(t *testing.T) {
-	rs := Records{
-		{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"},
-		{Device: "mps", Outcome: Success},
-		{Device: "mps", Outcome: Failure, Category: "out_of_memory"},
-		{Device: "mps", Outcome: Unrelated, Category: "unknown"},
-		{Device: "cuda", Outcome: Success},
-	}
-	tests := []struct {
-		name, device   string
-		runs, failures int
-		lastCategory   string
-	}{
-		{"failures and successes count as runs, unrelated logs do not", "mps", 3, 2, "out_of_memory"},
-		{"a device id is reduced to its backend", "cuda:0", 1, 0, ""},
-		{"a device never seen has no runs", "xla", 0, 0, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			runs, failures, last := rs.Summary(tt.device)
-			if runs != tt.runs || failures != tt.failures || last != tt.lastCategory {
-				t.Errorf("Summary(%q) = %d, %d, %q; want %d, %d, %q", tt.device, runs, failures, last, tt.runs, tt.failures, tt.lastCategory)
-			}
-		})
-	}
-}
-
-func TestJudge(t *testing.T) {
-	f := Record{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"}
-	o := Record{Device: "mps", Outcome: Failure, Category: "out_of_memory"}
-	s := Record{Device: "mps", Outcome: Success}
-	u := Record{Device: "mps", Outcome: Unrelated, Category: "unknown"}
-	i := Record{Device: "mps", Outcome: Interrupted}
-	c := Record{Device: "cpu", Outcome: Failure, Category: "out_of_memory"}
-	att := func(r Record, run string, n int) Record { r.Run, r.Attempt = run, n; return r }
-	tests := []struct {
-		name string
-		rs   Records
-		want Verdict
-	}{
-		{"a device with no record is not judged", nil, Verdict{Device: "mps"}},
-		{"four successes in the last five runs (0.8) is kept", Records{f, f, s, s, f, s, s}, Verdict{Device: "mps", Runs: 5, Successes: 4, Rate: 0.8, TopCategory: "mps_unsupported_op"}},
-		{"three successes in the last five runs (0.6) is passed over", Records{s, s, s, f, s, o, s}, Verdict{Device: "mps", Runs: 5, Successes: 3, Rate: 0.6, PassOver: true, TopCategory: "mps_unsupported_op"}},
-		{"only the last five runs count", Records{f, f, f, f, s, s, s, s, s}, Verdict{Device: "mps", Runs: 5, Successes: 5, Rate: 1}},
-		{"one failed run out of one is below 0.8", Records{o}, Verdict{Device: "mps", Runs: 1, Rate: 0, PassOver: true, TopCategory: "out_of_memory"}},
-		{"unrelated and interrupted runs and other devices do not count", Records{s, u, i, c, s}, Verdict{Device: "mps", Runs: 2, Successes: 2, Rate: 1}},
-		{"a run that recovered after an OOM counts once, as a success", Records{s, s, att(o, "r1", 1), att(o, "r1", 2), att(s, "r1", 3)}, Verdict{Device: "mps", Runs: 3, Successes: 3, Rate: 1}},
-		{"a run whose last attempt on the device failed counts once, as a failure", Records{s, s, s, att(s, "r2", 1), att(o, "r3", 1), att(o, "r3", 2)}, Verdict{Device: "mps", Runs: 5, Successes: 4, Rate: 0.8, TopCategory: "out_of_memory"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, tt.rs.Judge("mps")); d != "" {
-				t.Errorf("Judge (-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
-func TestPassOverNamesEveryFailingDevice(t *testing.T) {
-	rs := Records{
-		{Device: "cuda", Outcome: Failure, Category: "out_of_memory"},
-		{Device: "cpu", Outcome: Success},
-		{Device: "mps", Outcome: Success},
-		{Device: "mps", Outcome: Failure, Category: "mps_unsupported_op"},
-	}
-	got := rs.PassOver()
-	want := map[string]string{
-		"cuda": "cuda: 0 of its last 1 recorded runs succeeded (0%, below 80%), most often out_of_memory; see devctl history",
-		"mps":  "mps: 1 of its last 2 recorded runs succeeded (50%, below 80%), most often mps_unsupported_op; see devctl history",
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("PassOver (-want +got):\n%s", d)
-	}
-}
-
 func TestClear(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
 	if err := Clear(p); err != nil {
@@ -181,30 +106,17 @@ func TestClear(t *testing.T) {
 	}
 }
 
-func TestSummaries(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	rs := Records{
-		{Time: t0, Device: "mps", Outcome: Failure, Category: "out_of_memory"},
-		{Time: t0.Add(time.Hour), Device: "cpu", Outcome: Success},
-		{Time: t0.Add(2 * time.Hour), Device: "mps", Outcome: Unrelated, Category: "unknown"},
-	}
-	want := []DeviceSummary{
-		{Device: "cpu", Runs: 1, Successes: 1, LastTime: t0.Add(time.Hour)},
-		{Device: "mps", Runs: 1, Failures: 1, Unrelated: 1, LastCategory: "out_of_memory", LastTime: t0.Add(2 * time.Hour), Categories: map[string]int{"out_of_memory": 1}},
-	}
-	if d := cmp.Diff(want, rs.Summaries()); d != "" {
-		t.Errorf("Summaries (-want +got):\n%s", d)
-	}
-}
-
 func TestLoadRecentReadsTheNewestRecords(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var all Records
 	for i := 0; i < 600; i++ {
-		r := Record{Time: t0.Add(time.Duration(i) * time.Minute), Device: "cuda", Outcome: Success, Run: fmt.Sprintf("run%04d", i), Attempt: 1, DurationMS: 1000}
-		if i%3 == 0 {
+		r := Record{V: SchemaVersion, Time: t0.Add(time.Duration(i) * time.Minute), Device: "cuda", Outcome: Success, Run: fmt.Sprintf("run%04d", i), Attempt: 1, DurationMS: 1000}
+		switch i % 3 {
+		case 0:
 			r.Outcome, r.Category = Failure, "out_of_memory"
+		case 1:
+			r.Outcome, r.Category, r.MessageID = Failure, "other", "other.gpu_lost"
 		}
 		all = append(all, r)
 		if err := AppendFile(p, r); err != nil {

@@ -441,6 +441,9 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, stdout, stderr io.Writer) (wai
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	// Tracked until the group is killed below: if devctl stops first (a
+	// signal, any early return of root.Main), procgroup.KillAll ends it.
+	defer procgroup.Track(cmd.Process)()
 	// The program holds the write ends now: ours must close for EOF to come.
 	cmd.Stdout.(*os.File).Close()
 	cmd.Stderr.(*os.File).Close()

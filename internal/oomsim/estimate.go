@@ -1,6 +1,7 @@
 package oomsim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -14,25 +15,6 @@ const (
 	MiB = int64(units.MiB)
 	GiB = int64(units.GiB)
 )
-
-// Overhead is the runtime memory a backend takes before the model's first
-// tensor: the CUDA context, kernels, allocator slack.
-type Overhead struct {
-	Bytes  int64
-	Source string
-}
-
-// Overheads are documented constants per backend. They matter for small
-// devices; none of the published formulas includes them.
-var Overheads = map[backend.Backend]Overhead{
-	"cuda":   {512 * MiB, "CUDA context with lazy module loading (PyTorch's default since 1.13): 287 MB measured in pytorch/pytorch#86509 (667 MB eager), rounded up to 512 MiB for the cuBLAS/attention kernels a model loads; the 1,343 MB of the transformers docs predates lazy loading"},
-	"rocm":   {1343 * MiB, "HIP loads its code objects eagerly: taken as CUDA's eager 1,343 MB (transformers docs, model_memory_anatomy.md); no ROCm measurement found"},
-	"xpu":    {1 * GiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
-	"neuron": {1 * GiB, "assumed 1 GiB (Neuron runtime scratch); not measured"},
-	"xla":    {0, "none added: the TPU HBM figure is what the XLA runtime reports as usable"},
-	"mps":    {0, "none added: the budget is Metal's recommendedMaxWorkingSetSize, which already leaves room for the system"},
-	"cpu":    {512 * MiB, "assumed 512 MiB: Python interpreter + PyTorch import (0.3-0.5 GiB RSS)"},
-}
 
 // BytesPerElement is the storage of one value in a dense dtype.
 func BytesPerElement(precision capability.Precision) float64 {
@@ -153,94 +135,53 @@ func optimizerBytesPerParam(opt Optimizer, mixed bool) float64 {
 	return b
 }
 
-// Activations is the memory kept for the backward pass (training) or the
-// working set of a forward pass (inference), from the shape.
-//
-// Training uses Korthikanti et al. (arXiv:2205.05198) per layer, 16-bit:
-// none s·b·h·(34 + 5·a·s/h); selective s·b·h·34; full 2·s·b·h per layer
-// plus one layer recomputed at a time. fp32 doubles it. The formula leaves
-// out the loss, which a causal LM computes over the whole vocabulary:
-// logits in the compute dtype, upcast to fp32 for the cross-entropy
-// (transformers' XForCausalLM does logits.float()), its log-softmax and
-// its gradient: 14 bytes per logit in 16-bit, 12 in fp32.
-//
-// Inference (generation) is the prefill's working set: one layer at a time
-// holds its attention projections and residual (about 4h values per token)
-// and the MLP's intermediates (3·ffn: gate, up and their product), in the
-// compute dtype; SDPA/flash attention keeps no s×s score matrix. Only the
-// last position's logits are computed (b × vocab in fp32), as generate()
-// does since transformers 4.45.
-//
-// The attention implementation decides the s×s term. Eager attention
-// materialises the scores: Korthikanti's 5·a·s² per layer when training,
-// and one layer's b·a·s² scores (compute dtype, softmax in fp32) in the
-// prefill. SDPA/flash attention keeps none. Training defaults to eager
-// (the published formula; conservative), inference to SDPA (transformers'
-// default since 4.36).
-func Activations(a *Arch, mode Mode, precision capability.Precision, recompute Recompute, batch, seq int) int64 {
-	return activations(a, mode, precision, recompute, "", batch, seq)
-}
-
-func activations(a *Arch, mode Mode, precision capability.Precision, recompute Recompute, attention Attention, batch, seq int) int64 {
-	if a == nil || a.Hidden == 0 || a.Layers == 0 {
-		return 0
-	}
-	s, b, h, L := float64(seq), float64(batch), float64(a.Hidden), float64(a.Layers)
-	heads := float64(a.Heads)
-	if heads == 0 {
-		heads = h / 64
-	}
-	cb := computeBytes(precision)
-	V := float64(a.Vocab)
-	if mode == Inference {
-		per := (4*h + 3*float64(a.FFN)) * cb
-		scores := 0.0
-		if attention == AttentionEager {
-			scores = b * heads * s * s * (cb + 4)
-		}
-		return sat(s*b*per + scores + b*V*4)
-	}
-	scale := cb / 2
-	logitBytes := 14.0
-	if cb == 4 {
-		logitBytes = 12
-	}
-	logits := s * b * V * logitBytes
-	layer := s * b * h * 34
-	if attention != AttentionSDPA {
-		layer += 5 * heads * s * s * b
-	}
-	switch recompute {
-	case RecomputeSelective:
-		return sat(L*s*b*h*34*scale + logits)
-	case RecomputeFull:
-		return sat((L*2*s*b*h+layer)*scale + logits)
-	}
-	return sat(L*layer*scale + logits)
-}
-
-// KVCache is 2 × layers × kv_heads × head_dim × tokens × batch × bytes.
+// KVCache is 2 × layers × kv_heads × head_dim × tokens × batch × bytes,
+// in the compute dtype.
 func KVCache(a *Arch, precision capability.Precision, batch, seq int) int64 {
-	if a == nil || a.KVLayers == 0 {
-		return 0
-	}
-	kv, hd := a.KVHeads, a.HeadDim
-	if kv == 0 {
-		kv = a.Heads
-	}
-	if hd == 0 && a.Heads > 0 {
-		hd = a.Hidden / a.Heads
-	}
-	return sat(2 * float64(a.KVLayers) * float64(kv) * float64(hd) * float64(seq) * float64(batch) * computeBytes(precision))
+	return kvCache(a, Plan{Precision: precision}, float64(batch), float64(seq))
 }
 
-// Estimate computes the memory of a plan on one device under its
-// convention. ErrNotApplicable means the convention has no figure for it.
+// Estimate computes devctl's estimate of a plan on one device (peak.go):
+// every term in bytes, the three counters, and the runtime. When the plan
+// names a published convention (eleutherai, accelerate, deepspeed), that
+// estimator's model-state figures are added as Published, beside the
+// estimate: a convention reproduces a table, it never decides whether the
+// plan fits. ErrNotApplicable means the plan cannot be estimated at all
+// (full training of 8-bit weights).
 func Estimate(p Plan) (Breakdown, error) {
 	p = withDefaults(p)
 	if err := p.Validate(); err != nil {
 		return Breakdown{}, err
 	}
+	b, err := realistic(p)
+	if err != nil {
+		return Breakdown{}, err
+	}
+	b.Convention = Devctl
+	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+	if p.Convention != Devctl {
+		pub, err := published(p)
+		switch {
+		case err == nil:
+			b.Published = &pub
+		case errors.Is(err, ErrNotApplicable):
+			b.Notes = append(b.Notes, fmt.Sprintf("%s: %v", p.Convention, err))
+		default:
+			return Breakdown{}, err
+		}
+	}
+	if (p.Backend == backend.CPU || p.OnCPU) && b.HostBytes > 0 {
+		// On the CPU, "offloaded to the host" is the same memory: it adds
+		// to the total instead of being checked against a second budget.
+		b.TotalBytes = add(b.TotalBytes, b.HostBytes)
+		b.HostInTotal = true
+		b.Notes = append(b.Notes, fmt.Sprintf("the plan runs on the CPU: the %s offloaded to host memory share the same RAM and are in the total", fmtGiB(b.HostBytes)))
+	}
+	return b, nil
+}
+
+// published is a convention's own model-state figures for the plan.
+func published(p Plan) (Published, error) {
 	var b Breakdown
 	var err error
 	switch p.Convention {
@@ -252,43 +193,11 @@ func Estimate(p Plan) (Breakdown, error) {
 		b, err = eleutherai(p)
 	}
 	if err != nil {
-		return Breakdown{}, err
+		return Published{}, err
 	}
-	b.Convention = p.Convention
-	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
-
-	a := p.Model.Arch
-	mb, seq := p.micro(), p.SeqLen
-	b.ActivationsBytes = activations(a, p.Mode, p.Precision, p.Recompute, p.Attention, mb, seq)
-	if p.Mode == Inference {
-		if a == nil {
-			// EleutherAI: inference needs about 1.2 × the weights.
-			b.ActivationsBytes = b.WeightsBytes / 5
-			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
-		}
-		b.KVCacheBytes = KVCache(a, p.Precision, mb, seq)
-		if p.Sharding == ShardZeRO3 && p.devices() > 1 {
-			b.KVCacheBytes /= int64(p.devices())
-		}
-	} else if a == nil {
-		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
-	}
-	where := p.Backend
-	if p.OnCPU {
-		where = backend.CPU
-	}
-	if o, ok := Overheads[where]; ok {
-		b.OverheadBytes, b.OverheadSource = o.Bytes, o.Source
-	}
-	b.TotalBytes = add(b.ModelStatesBytes, b.ActivationsBytes, b.KVCacheBytes, b.OverheadBytes)
-	if where == backend.CPU && b.HostBytes > 0 {
-		// On the CPU, "offloaded to the host" is the same memory: it adds
-		// to the total instead of being checked against a second budget.
-		b.TotalBytes = add(b.TotalBytes, b.HostBytes)
-		b.Notes = append(b.Notes, fmt.Sprintf("the plan runs on the CPU: the %d bytes offloaded to host memory share the same RAM and are in the total", b.HostBytes))
-		b.HostBytes = 0
-	}
-	return b, nil
+	return Published{Convention: p.Convention, WeightsBytes: b.WeightsBytes, GradientsBytes: b.GradientsBytes,
+		OptimizerBytes: b.OptimizerBytes, ModelStatesBytes: add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes),
+		HostBytes: b.HostBytes, LargestLayerBytes: b.LargestLayerBytes, Notes: b.Notes}, nil
 }
 
 func withDefaults(p Plan) Plan {
@@ -301,29 +210,65 @@ func withDefaults(p Plan) Plan {
 	if p.Mode == QLoRA {
 		p.Precision = capability.Int4
 	}
+	if p.Stack == "" {
+		p.Stack = StackAuto
+	}
+	// The stack's defaults fill what the plan leaves open, so the plan
+	// shown says what was assumed.
+	prof := ProfileOf(p.Stack)
+	if p.Attention == "" || p.Attention == AttentionAuto {
+		p.Attention = prof.Attention
+	}
 	if p.Mode == Inference {
 		// Serving has no optimizer, adapters or backward pass: a plan
 		// must not carry their defaults into the output.
-		p.Optimizer, p.LoRARank, p.Recompute = "", 0, ""
+		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.Mixed, p.LoRATargets, p.LoRALayers = "", 0, "", "", "", "", 0
+		p.OptimizerInBackward = false
+		if p.Prealloc <= 0 {
+			p.Prealloc = prof.Preallocates
+		}
 	} else {
 		if p.Optimizer == "" {
 			p.Optimizer = AdamW
 		}
 		if p.Recompute == "" {
-			p.Recompute = RecomputeNone
+			p.Recompute = prof.Recompute
+			if p.Mode == QLoRA && prof.QLoRARecompute != "" {
+				p.Recompute = prof.QLoRARecompute
+			}
+		}
+		if p.Loss == "" {
+			p.Loss = prof.Loss
+		}
+		switch {
+		case p.Mode != Training:
+			p.Mixed = ""
+		case p.Mixed == "" && p.Precision == capability.FP32:
+			// Decided once the precision is: fp32 training has no regime.
+		case p.Mixed == "" && prof.PureHalf:
+			p.Mixed = MixedPure
+		case p.Mixed == "":
+			p.Mixed = MixedAMP
+		}
+		if p.Mode != Training {
+			if p.LoRATargets == "" {
+				p.LoRATargets = prof.LoRATargets
+			}
+			if p.LoRALayers <= 0 {
+				p.LoRALayers = prof.LoRALayers
+			}
+		} else {
+			p.LoRATargets, p.LoRALayers = "", 0
 		}
 	}
 	if p.Sharding == "" {
 		p.Sharding = ShardNone
 	}
-	if p.Attention == "auto" {
-		p.Attention = ""
-	}
 	if p.Offload == "" {
 		p.Offload = "none"
 	}
 	if p.Convention == "" {
-		p.Convention = EleutherAI
+		p.Convention = Devctl
 	}
 	if p.BatchSize <= 0 {
 		p.BatchSize = 1

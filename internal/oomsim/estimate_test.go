@@ -40,7 +40,7 @@ func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := Plan{Model: bertBaseCased, Mode: Inference, Precision: c.precision, Convention: Accelerate}
-			b, err := Estimate(p)
+			b, err := conventionOf(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 				t.Errorf("largest layer = %.2f MiB, want %.2f", got, c.largestMiB)
 			}
 			p.Mode = Training
-			b, err = Estimate(p)
+			b, err = conventionOf(p)
 			if c.trainNA {
 				if !errors.Is(err, ErrNotApplicable) {
 					t.Fatalf("training at %s: err = %v, want ErrNotApplicable", c.precision, err)
@@ -73,7 +73,7 @@ func TestAccelerateReproducesBertBaseCasedTable(t *testing.T) {
 }
 
 func TestAccelerateExactBytes(t *testing.T) {
-	b, err := Estimate(Plan{Model: bertBaseCased, Precision: capability.FP32, Convention: Accelerate})
+	b, err := conventionOf(Plan{Model: bertBaseCased, Precision: capability.FP32, Convention: Accelerate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestAccelerateExactBytes(t *testing.T) {
 		t.Errorf("bert-base-cased fp32 total and largest layer (-want +got):\n%s", diff)
 	}
 	// timm/resnet50.a1_in1k: 25,557,032 params + 212,904 B of BatchNorm buffers.
-	r, err := Estimate(Plan{Model: Model{Name: "resnet50", Params: 25_557_032, BufferBytes: 212_904}, Precision: capability.FP32, Convention: Accelerate})
+	r, err := conventionOf(Plan{Model: Model{Name: "resnet50", Params: 25_557_032, BufferBytes: 212_904}, Precision: capability.FP32, Convention: Accelerate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDeepSpeedZeRO3ReproducesT0_3B(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := Estimate(Plan{Model: t0, Mode: Training, Precision: capability.BF16, Convention: DeepSpeed, ZeROStage: 3,
+			b, err := conventionOf(Plan{Model: t0, Mode: Training, Precision: capability.BF16, Convention: DeepSpeed, ZeROStage: 3,
 				Devices: c.gpus, Offload: c.offload, OffloadParams: c.offloadParams})
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +140,7 @@ func TestDeepSpeedZeRO2ReproducesT5_3B(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := Estimate(Plan{Model: t5, Mode: Training, Precision: capability.FP16, Convention: DeepSpeed, ZeROStage: 2,
+			b, err := conventionOf(Plan{Model: t5, Mode: Training, Precision: capability.FP16, Convention: DeepSpeed, ZeROStage: 2,
 				Devices: 8, Offload: c.offload, ZeRO2Legacy: c.legacy})
 			if err != nil {
 				t.Fatal(err)
@@ -275,8 +275,8 @@ func TestEleutherAIModelStates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.plan.Model = m
-			b, err := Estimate(c.plan)
+			c.plan.Model, c.plan.Convention = m, EleutherAI
+			b, err := conventionOf(c.plan)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,19 +287,21 @@ func TestEleutherAIModelStates(t *testing.T) {
 	}
 }
 
-// Korthikanti et al.: GPT-2-medium-like shape at s=1024, b=8 without
-// recomputation ≈ 21.4 GiB (memory.md §8).
-func TestActivationsKorthikanti(t *testing.T) {
-	a := &Arch{Layers: 24, Hidden: 1024, Heads: 16}
-	if got := gib(Activations(a, Training, capability.BF16, RecomputeNone, 8, 1024)); got != 21.38 {
-		t.Errorf("activations = %.2f GiB, want 21.38", got)
+// conventionOf is a published convention's own breakdown of p (what
+// Estimate attaches as Published), for the reproduction tests.
+func conventionOf(p Plan) (Breakdown, error) {
+	p = withDefaults(p)
+	var b Breakdown
+	var err error
+	switch p.Convention {
+	case Accelerate:
+		b, err = accelerate(p)
+	case DeepSpeed:
+		b, err = deepspeed(p)
+	default:
+		b, err = eleutherai(p)
 	}
-	sel := Activations(a, Training, capability.BF16, RecomputeSelective, 8, 1024)
-	full := Activations(a, Training, capability.BF16, RecomputeFull, 8, 1024)
-	if want := int64(24 * 34 * 1024 * 8 * 1024); sel != want {
-		t.Errorf("selective = %d, want %d", sel, want)
-	}
-	if !(full < sel) {
-		t.Errorf("full recompute (%d) should need less than selective (%d)", full, sel)
-	}
+	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+	b.TotalBytes = b.ModelStatesBytes
+	return b, err
 }

@@ -9,33 +9,54 @@ import (
 
 // parts is the byte figures of a Breakdown, without notes and sources.
 type parts struct {
-	Weights, Gradients, Optimizer, Activations, KVCache, Overhead, Host int64
+	Weights, Gradients, Optimizer, Activations, Logits, KVCache, Buffers, Host int64
 }
 
 func partsOf(b Breakdown) parts {
-	return parts{b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.KVCacheBytes, b.OverheadBytes, b.HostBytes}
+	return parts{b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes, b.HostBytes}
 }
 
-// The figures below are worked by hand from the formulas each function's
-// doc comment cites, on shapes small enough to check with a pencil.
-func TestEstimateFormulas(t *testing.T) {
+// The figures below are worked by hand from the terms peak.go documents,
+// on shapes small enough to check with a pencil.
+func TestEstimateTerms(t *testing.T) {
 	bare := Model{Name: "1M", Params: 1_000_000}
 	tiny := Model{Name: "tiny", Params: 1_000_000,
-		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000}}
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
 	tests := []struct {
 		name string
 		plan Plan
 		want parts
 	}{
 		{
-			name: "SGD with momentum keeps 4 bytes of state per parameter, plus the fp32 master copy in mixed precision",
-			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Optimizer: SGD},
-			want: parts{Weights: 2_000_000, Gradients: 2_000_000, Optimizer: 8_000_000},
+			name: "AMP keeps fp32 weights and their 16-bit autocast copies, fp32 gradients and two fp32 Adam states; foreach AdamW's step holds one state-sized temporary",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Mixed: MixedAMP},
+			want: parts{Weights: 6_000_000, Gradients: 4_000_000, Optimizer: 8_000_000, Buffers: 4_000_000},
 		},
 		{
-			name: "Adafactor in fp32 keeps about 4 bytes of state per parameter",
-			plan: Plan{Model: bare, Mode: Training, Precision: capability.FP32, Optimizer: Adafactor},
-			want: parts{Weights: 4_000_000, Gradients: 4_000_000, Optimizer: 4_000_000},
+			name: "pure bf16 keeps weights, gradients and both Adam states in bf16",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Mixed: MixedPure},
+			want: parts{Weights: 2_000_000, Gradients: 2_000_000, Optimizer: 4_000_000, Buffers: 2_000_000},
+		},
+		{
+			name: "torchtune's fused AdamW makes no step temporary",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Stack: StackTorchtune},
+			want: parts{Weights: 2_000_000, Gradients: 2_000_000, Optimizer: 4_000_000},
+		},
+		{
+			name: "a paged optimizer's states are in unified memory, outside the device's counters",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Mixed: MixedPure, Optimizer: PagedAdamW},
+			want: parts{Weights: 2_000_000, Gradients: 2_000_000},
+		},
+		{
+			name: "DeepSpeed keeps 16-bit parameters and gradients and 12 bytes of fp32 master and Adam states per parameter",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Stack: StackDeepSpeed},
+			want: parts{Weights: 2_000_000, Gradients: 2_000_000, Optimizer: 12_000_000},
+		},
+		{
+			name: "ZeRO-3 over 4 devices shards weights, gradients, states and the step temporary",
+			plan: Plan{Model: bare, Mode: Training, Precision: capability.BF16, Mixed: MixedPure, Sharding: ShardZeRO3, Devices: 4},
+			// two gathered blocks without a shape: 2 × 2 bytes × the largest layer (1/50 of the model)
+			want: parts{Weights: 500_000, Gradients: 500_000, Optimizer: 1_000_000, Buffers: 500_000 + 80_000},
 		},
 		{
 			name: "inference without a shape takes activations as 20% of the weights",
@@ -43,37 +64,41 @@ func TestEstimateFormulas(t *testing.T) {
 			want: parts{Weights: 2_000_000, Activations: 400_000},
 		},
 		{
-			name: "ZeRO-3 inference shards the weights and the KV cache over the devices",
-			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
-			want: parts{
-				Weights: 2_000_000 / 4,
-				// prefill: one layer's projections and MLP intermediates (4h + 3·ffn,
-				// 16-bit) per token, and the last position's fp32 logits
-				Activations: 1024*(4*128+3*512)*2 + 4*1000,
-				// 2 × layers × kv_heads × head_dim × tokens × batch × 2 bytes, over 4 devices
-				KVCache: 2 * 2 * 2 * 64 * 1024 * 2 / 4,
-			},
-		},
-		{
-			name: "LoRA adapters without a shape are 0.5% of the model, trained in fp32 with AdamW",
+			name: "LoRA adapters without a shape are 0.5% of the model, fp32 (PEFT) with two fp32 Adam states",
 			plan: Plan{Model: bare, Mode: LoRA, Precision: capability.FP16},
 			want: parts{Weights: 2_000_000 + 4*5_000, Gradients: 4 * 5_000, Optimizer: 8 * 5_000},
 		},
 		{
-			name: "DeepSpeed ZeRO-2 with CPU offload keeps at least 16 bytes per parameter on the host",
-			plan: Plan{Model: bare, Mode: Training, Precision: capability.FP16, Convention: DeepSpeed, Devices: 2, Offload: "cpu"},
-			// estimate_zero2_model_states_mem_needs: cpu = P · max(4·G, 16) · 1.5
-			want: parts{Weights: 2_000_000, Host: 1_000_000 * 16 * 3 / 2},
+			name: "an eager prefill keeps one MLP intermediate per prompt token and the last position's fp32 logits; the KV cache is 2·L·kv·hd per token",
+			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024},
+			want: parts{
+				Weights: 2_000_000,
+				// ffn 16-bit values per token
+				Activations: 1024 * 512 * 2,
+				Logits:      1000 * 4,
+				KVCache:     2 * 2 * 2 * 64 * 1024 * 2,
+			},
 		},
 		{
-			name: "a plan run on the CPU is charged the CPU's overhead, not the accelerator's",
-			plan: Plan{Model: bare, Mode: Inference, Precision: capability.FP32, Backend: "cuda", OnCPU: true},
-			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 512 * MiB},
+			name: "a graph-planning stack (llama.cpp) holds a block's whole working set for one 512-token micro-batch",
+			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Stack: StackLlamaCpp},
+			want: parts{
+				Weights: 2_000_000,
+				// (3h + q + 2kv + q + 3·ffn) 16-bit values per token
+				Activations: 512 * (3*128 + 128 + 2*128 + 128 + 3*512) * 2,
+				Logits:      1000 * 4,
+				KVCache:     2 * 2 * 2 * 64 * 1024 * 2,
+			},
 		},
 		{
-			name: "a plan on a CUDA device is charged the CUDA context",
-			plan: Plan{Model: bare, Mode: Inference, Precision: capability.FP32, Backend: "cuda"},
-			want: parts{Weights: 4_000_000, Activations: 800_000, Overhead: 512 * MiB},
+			name: "serving split over 4 devices divides the weights, the working set and the KV cache",
+			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
+			want: parts{
+				Weights:     2_000_000 / 4,
+				Activations: 1024 * 512 * 2 / 4,
+				Logits:      1000 * 4,
+				KVCache:     2 * 2 * 2 * 64 * 1024 * 2 / 4,
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -89,28 +114,105 @@ func TestEstimateFormulas(t *testing.T) {
 	}
 }
 
-// Korthikanti et al. (arXiv:2205.05198) on the GPT-2-medium-like shape of
-// TestActivationsKorthikanti: s=1024, b=8, h=1024, a=16, L=24.
-func TestActivationsByRecompute(t *testing.T) {
-	a := &Arch{Layers: 24, Hidden: 1024, Heads: 16}
-	const layer = 1024*8*1024*34 + 5*16*1024*1024*8 // s·b·h·34 + 5·a·s²·b
+// A training step saves, per token and block (layerSaved), in 16-bit values
+// for this shape (h 128, q 128, kv 128, ffn 512, gated):
+//
+//	full fine-tune: norms 4 (two fp32 inputs) + attention q+2kv+q = 512 +
+//	                MLP 4·ffn = 2048 + Linear inputs h+q+h = 384  -> 2948
+//	LoRA on q,v:    norms 4 + attention 512 + MLP 3·ffn = 1536 + the
+//	                adapted projections' input h = 128            -> 2180
+//	compiled:       norms 2 + attention 512 + MLP 3·ffn + inputs 384 -> 2434
+//
+// and the loss keeps 14 bytes per logit (bf16 logits, the fp32 upcast's
+// log-softmax, and the fp32 gradient in and out), 4 for litgpt's chunks.
+func TestTrainingActivationsPerBlock(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	const tokens = 4 * 256
+	final := 3 * 128 // the final norm and the LM head's input
 	tests := []struct {
-		name      string
-		precision capability.Precision
-		recompute Recompute
-		want      int64
+		name   string
+		plan   Plan
+		act    int64
+		logits int64
 	}{
-		{"no recomputation keeps every layer's activations", capability.BF16, RecomputeNone, 24 * layer},
-		{"fp32 doubles the 16-bit figure", capability.FP32, RecomputeNone, 2 * 24 * layer},
-		{"full recomputation keeps 2·s·b·h per layer plus one layer being recomputed", capability.BF16, RecomputeFull, 24*2*1024*8*1024 + layer},
-		{"fp32 full recomputation doubles too", capability.FP32, RecomputeFull, 2 * (24*2*1024*8*1024 + layer)},
+		{"a full fine-tune saves every block's tensors; the loss 14 B per logit",
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF},
+			(2*2948 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"LoRA keeps nothing for frozen Linears",
+			Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF},
+			(2*2180 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"torch.compile fuses the norms and silu·up, and the loss's upcast into its kernel",
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Compiled: true},
+			(2*2434 + int64(final)) * tokens * 2, 4 * 1000 * tokens},
+		{"torchtitan's per-op selective checkpointing keeps the input, the attention output and every second matmul's output",
+			// h + q + (wq q + wv kv + w1 f + w2 h) = 128+128+128+128+512+128
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackFSDP, Recompute: RecomputeSelective},
+			(2*1152 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"checkpointing keeps each block's input and two blocks' worth for the recompute",
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Recompute: RecomputeFull},
+			(2*128 + 2*2948 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"litgpt's chunked loss keeps the bf16 logits and bf16 log-softmax",
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackLitGPT},
+			(2*2948 + int64(final)) * tokens * 2, 4 * 1000 * tokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Activations(a, Training, tt.precision, tt.recompute, 8, 1024)); diff != "" {
-				t.Errorf("Activations (-want +got):\n%s", diff)
+			b, err := Estimate(tt.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.ActivationsBytes != tt.act || b.LogitsBytes != tt.logits {
+				t.Errorf("activations %d, logits %d; want %d, %d", b.ActivationsBytes, b.LogitsBytes, tt.act, tt.logits)
 			}
 		})
+	}
+}
+
+// The counters: the training peak is the states plus the larger of the
+// forward's saved tensors and the step's gradients, the allocator adds its
+// slack on what is not a model state, and the device holds the runtime on top.
+func TestCounters(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	b, err := Estimate(Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Backend: "cuda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := b.WeightsBytes + b.OptimizerBytes + max(b.ActivationsBytes+b.LogitsBytes, b.GradientsBytes+b.BuffersBytes)
+	if b.PeakAllocatedBytes != peak {
+		t.Errorf("peak allocated %d, want %d", b.PeakAllocatedBytes, peak)
+	}
+	transient := peak - b.WeightsBytes - b.GradientsBytes - b.OptimizerBytes
+	if want := peak + sat(float64(transient)*allocatorSlackTraining); b.ReservedBytes != want || b.AllocatorBytes != want-peak {
+		t.Errorf("reserved %d allocator %d, want %d and %d", b.ReservedBytes, b.AllocatorBytes, want, want-peak)
+	}
+	if b.TotalBytes != b.ReservedBytes+runtimes["cuda"].context {
+		t.Errorf("total %d, want reserved + the CUDA context", b.TotalBytes)
+	}
+}
+
+// A serving engine takes its share of the device, and a KV cache that does
+// not fit what its share leaves makes the device it would need larger.
+func TestServingEngine(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	dev := 24 * GiB
+	p := Plan{Model: tiny, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, SeqLen: 4096, DeviceBytes: dev, Backend: "cuda"}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(0.9*float64(dev)) + runtimes["cuda"].context; b.TotalBytes != want {
+		t.Errorf("total %d, want 90%% of the device plus the context (%d)", b.TotalBytes, want)
+	}
+	p.BatchSize = 64 // 64 × 4096 tokens × 128 KiB: 32 GiB of KV cache
+	b, err = Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TotalBytes <= dev {
+		t.Errorf("total %d does not exceed the device although the KV cache cannot fit", b.TotalBytes)
 	}
 }
 
@@ -118,7 +220,24 @@ func TestActivationsByRecompute(t *testing.T) {
 // q_proj, k_proj, v_proj and o_proj: grouped-query k and v are 1024 wide.
 func TestLoRAParamsCountsGroupedQueryProjections(t *testing.T) {
 	llama3 := Model{Params: 8_030_261_248, Arch: &Arch{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}}
-	if diff := cmp.Diff(int64(13_631_488), LoRAParams(llama3, 16)); diff != "" {
-		t.Errorf("LoRAParams (-want +got):\n%s", diff)
+	if diff := cmp.Diff(int64(13_631_488), loraParams(llama3, LoRAQKVO, 16)); diff != "" {
+		t.Errorf("loraParams (-want +got):\n%s", diff)
+	}
+	// PEFT's default for Llama (q_proj, v_proj): 6,815,744 at r=16 ("trainable params: 6,815,744").
+	if diff := cmp.Diff(int64(6_815_744), loraParams(llama3, LoRAQV, 16)); diff != "" {
+		t.Errorf("loraParams q,v (-want +got):\n%s", diff)
+	}
+}
+
+// --weight-bits replaces the format's bits for the quantised Linears; the
+// embeddings and head keep 16 bits.
+func TestWeightBits(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000, UnquantizedParams: 200_000}
+	b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 5.69, SeqLen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(800_000*5.69/8 + 2*200_000); b.WeightsBytes != want {
+		t.Errorf("weights %d, want %d", b.WeightsBytes, want)
 	}
 }

@@ -58,7 +58,7 @@ func Fits(b Breakdown, d Device) bool {
 	if b.TotalBytes > d.BudgetBytes {
 		return false
 	}
-	return b.HostBytes == 0 || d.HostBudgetBytes == 0 || b.HostBytes <= d.HostBudgetBytes
+	return b.HostBytes == 0 || b.HostInTotal || d.HostBudgetBytes == 0 || b.HostBytes <= d.HostBudgetBytes
 }
 
 // Ladder is handle_oom(error, config) -> config: starting from a plan that
@@ -91,7 +91,7 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 		return t, nil
 	}
 	l := ladder{start: p, d: d, o: o, training: p.Mode != Inference}
-	cur := p
+	cur, curTotal := p, start.TotalBytes
 	for _, r := range rungs {
 		for _, m := range r(l, cur) {
 			c, ok := m(cur)
@@ -112,8 +112,14 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 				continue
 			}
 			fits := Fits(b, on)
+			if saved := curTotal - b.TotalBytes; !fits && c.on == nil && saved < worthIt(curTotal) {
+				// A change that saves almost nothing is not worth carrying
+				// into the plan: it stays in the record, not in the plan.
+				t.Skipped = append(t.Skipped, fmt.Sprintf("%s (%s): saves only %.2f GiB", c.action, c.change, float64(saved)/float64(GiB)))
+				continue
+			}
 			t.Steps = append(t.Steps, Step{Action: c.action, Change: c.change, Plan: c.plan, Memory: b, Fits: fits})
-			cur = c.plan
+			cur, curTotal = c.plan, b.TotalBytes
 			t.Final, t.FinalMemory, t.Fits = c.plan, b, fits
 			if fits {
 				return t, nil
@@ -122,6 +128,11 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 	}
 	return t, nil
 }
+
+// worthIt is the least a ladder step must save to be kept: 2% of the
+// memory it starts from and at least 256 MiB (a step that makes the plan
+// fit is kept whatever it saves).
+func worthIt(total int64) int64 { return max(total/50, 256*MiB) }
 
 // ladder is what every rung may consult besides the current plan.
 type ladder struct {
@@ -356,6 +367,8 @@ func cpuFallback(l ladder, _ Plan) []move {
 	switch {
 	case !l.o.CPUFallback:
 		return skipped(action, "device.fallback_enabled is false")
+	case l.d.Backend == backend.CPU || l.start.OnCPU:
+		return skipped(action, "the plan already runs on the CPU")
 	case l.d.HostBudgetBytes <= 0:
 		return skipped(action, "host memory unknown (planning for a catalogued device)")
 	}

@@ -30,6 +30,9 @@ type Arch struct {
 	FFN          int `json:"ffn"`
 	Vocab        int `json:"vocab"`
 	MaxPositions int `json:"max_positions,omitempty"`
+	// Gated is a three-matrix MLP (SwiGLU/GeGLU: gate, up, down) rather
+	// than two (fc1, fc2): it keeps twice the MLP activations.
+	Gated bool `json:"gated,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }
@@ -93,10 +96,55 @@ type Plan struct {
 	// Offload "cpu" moves optimizer states to host memory (ZeRO-Offload).
 	Offload Offload `json:"offload"`
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
-	OffloadParams bool       `json:"offload_params,omitempty"`
-	Convention    Convention `json:"convention"`
+	OffloadParams bool `json:"offload_params,omitempty"`
+	// Convention is the published accounting shown beside devctl's own
+	// estimate (eleutherai, accelerate, deepspeed); it never changes the
+	// estimate or whether the plan fits.
+	Convention Convention `json:"convention"`
+	// Stack is the framework that runs the plan (its Profile supplies the
+	// defaults below when they are empty).
+	Stack Stack `json:"stack,omitempty"`
+	// StackVersion is the stack's version when known ("4.44.2"): a few
+	// terms changed between releases (transformers' generate logits before
+	// 4.45, vLLM's V0 engine before 0.8). Empty: the current release.
+	StackVersion string `json:"stack_version,omitempty"`
+	// Mixed is how 16-bit training holds weights and optimizer state: amp
+	// (fp32 master) or pure 16-bit; empty takes the stack's default.
+	Mixed MixedPrecision `json:"mixed_precision,omitempty"`
+	// Loss is how the LM loss is computed (full, chunked, fused); empty
+	// takes the stack's default.
+	Loss Loss `json:"loss,omitempty"`
+	// LoRATargets are the adapted modules; empty takes the stack's default.
+	LoRATargets LoRATargets `json:"lora_targets,omitempty"`
+	// Quant is the storage format of 8-bit and 4-bit weights (bnb by
+	// default).
+	Quant QuantFormat `json:"quant_format,omitempty"`
+	// WeightBits, when set, is the storage of one quantised weight in
+	// bits, its constants included (GGUF Q5_K_M 5.69, mlx 6-bit 6.5,
+	// EXL2 at 4.65 bpw): it replaces the format's default for 8/4-bit.
+	WeightBits float64 `json:"weight_bits,omitempty"`
+	// KVBits is the KV cache's element width when it is quantised (8 for
+	// an fp8 cache); 0 means the compute dtype.
+	KVBits int `json:"kv_cache_bits,omitempty"`
+	// Prealloc is a serving engine's share of the device (vLLM's
+	// gpu_memory_utilization); 0 takes the stack's default.
+	Prealloc float64 `json:"gpu_memory_utilization,omitempty"`
+	// DeviceBytes is the device's memory, for engines that preallocate a
+	// share of it.
+	DeviceBytes int64 `json:"-"`
 	// LoRARank is the adapter rank for lora/qlora (default 16).
 	LoRARank int `json:"lora_rank,omitempty"`
+	// LoRALayers is how many of the last blocks carry adapters (mlx-lm
+	// adapts the last 16 by default); 0 means every block. Blocks before
+	// the first adapted one keep no activations for the backward.
+	LoRALayers int `json:"lora_layers,omitempty"`
+	// Compiled: the model runs under torch.compile, which fuses norms and
+	// element-wise ops so fewer intermediates are saved.
+	Compiled bool `json:"compiled,omitempty"`
+	// OptimizerInBackward steps each parameter as soon as its gradient is
+	// ready and frees the gradient (torchtune's optimizer_in_bwd): the
+	// gradients are never all alive.
+	OptimizerInBackward bool `json:"optimizer_in_backward,omitempty"`
 	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
 	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
 	ZeRO2Legacy bool `json:"-"`
@@ -104,6 +152,9 @@ type Plan struct {
 	Backend backend.Backend `json:"backend"`
 	// OnCPU is set by the ladder's last rung: run on the host instead.
 	OnCPU bool `json:"on_cpu,omitempty"`
+	// EagerModuleLoading: the CUDA runtime loads every module at start-up
+	// (torch before 1.13 or CUDA before 11.7), a larger context.
+	EagerModuleLoading bool `json:"-"`
 }
 
 // GradAccum is the number of micro-batches accumulated per step.
@@ -151,11 +202,53 @@ type Breakdown struct {
 	ModelStatesBytes int64 `json:"model_states_bytes"`
 	// HostBytes is host (CPU) memory the plan needs for offloaded state.
 	HostBytes int64 `json:"host_bytes,omitempty"`
+	// HostInTotal: the plan runs on the CPU, where "offloaded to the host"
+	// is the same memory, so HostBytes is part of TotalBytes.
+	HostInTotal bool `json:"host_in_total,omitempty"`
 	// LargestLayerBytes is accelerate's "Largest Layer" when known.
 	LargestLayerBytes int64      `json:"largest_layer_bytes,omitempty"`
 	Convention        Convention `json:"convention"`
 	OverheadSource    string     `json:"overhead_source,omitempty"`
 	Notes             []string   `json:"notes,omitempty"`
+
+	// LogitsBytes are the loss's buffers in training (the logits, their
+	// fp32 upcast and gradients) and the last position's logits when
+	// generating.
+	LogitsBytes int64 `json:"logits_bytes"`
+	// BuffersBytes are transients: the optimizer step's temporary, FSDP's
+	// gathered blocks, 4-bit dequantisation, a serving engine's CUDA
+	// graphs.
+	BuffersBytes int64 `json:"buffers_bytes"`
+	// OverlapBytes is what the parts above do not hold at the same time
+	// (zero or negative): training frees its saved activations as the
+	// gradients grow, so the peak is less than their sum. The parts plus
+	// OverlapBytes are PeakAllocatedBytes.
+	OverlapBytes int64 `json:"overlap_bytes"`
+	// PeakAllocatedBytes is torch.cuda.max_memory_allocated's figure: the
+	// tensors alive at the peak.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	// AllocatorBytes is the caching allocator's slack above that
+	// (rounding, fragmentation); ReservedBytes = PeakAllocatedBytes +
+	// AllocatorBytes is max_memory_reserved's figure.
+	AllocatorBytes int64 `json:"allocator_bytes"`
+	ReservedBytes  int64 `json:"reserved_bytes"`
+	// Published is the convention's own model-state figures when one was
+	// asked for (--convention): a reproduction of a published estimator,
+	// shown beside devctl's estimate, never used for the verdict.
+	Published *Published `json:"published,omitempty"`
+}
+
+// Published is a published estimator's figures for the plan.
+type Published struct {
+	Convention       Convention `json:"convention"`
+	WeightsBytes     int64      `json:"weights_bytes"`
+	GradientsBytes   int64      `json:"gradients_bytes"`
+	OptimizerBytes   int64      `json:"optimizer_bytes"`
+	ModelStatesBytes int64      `json:"model_states_bytes"`
+	HostBytes        int64      `json:"host_bytes,omitempty"`
+	// LargestLayerBytes is accelerate's "Largest Layer" when known.
+	LargestLayerBytes int64    `json:"largest_layer_bytes,omitempty"`
+	Notes             []string `json:"notes,omitempty"`
 }
 
 // Validate checks a plan's enumerations and ranges. It is pure, so the CLI

@@ -131,7 +131,7 @@ func assume(params int64) (*Arch, string) {
 		n := shapeCount(L, h, nh, kvHeads, hd, ffn, vocab, mats, embMats)
 		if e := math.Abs(n-P) / P; e < bestErr {
 			bestErr = e
-			best = &Arch{Layers: L, KVLayers: L, Hidden: h, Heads: nh, KVHeads: kvHeads, HeadDim: hd, FFN: ffn, Vocab: vocab, Assumed: true}
+			best = &Arch{Layers: L, KVLayers: L, Hidden: h, Heads: nh, KVHeads: kvHeads, HeadDim: hd, FFN: ffn, Vocab: vocab, Gated: mats >= 2.5, Assumed: true}
 		}
 		if n > 2*P {
 			break

@@ -32,9 +32,18 @@ type Optimizer string
 const (
 	AdamW     Optimizer = "adamw"
 	AdamW8bit Optimizer = "adamw-8bit"
-	SGD       Optimizer = "sgd"
-	Adafactor Optimizer = "adafactor"
+	// The paged variants (bitsandbytes PagedAdamW, PagedAdamW8bit) keep
+	// their states in CUDA unified memory, which the driver pages to the
+	// host under pressure: they are not in the caching allocator's
+	// counters and do not make a run go out of memory.
+	PagedAdamW     Optimizer = "paged-adamw"
+	PagedAdamW8bit Optimizer = "paged-adamw-8bit"
+	SGD            Optimizer = "sgd"
+	Adafactor      Optimizer = "adafactor"
 )
+
+// Paged reports whether the optimizer's states live in paged unified memory.
+func (o Optimizer) Paged() bool { return o == PagedAdamW || o == PagedAdamW8bit }
 
 // Recompute is the activation recomputation (checkpointing) level.
 type Recompute string
@@ -44,6 +53,10 @@ const (
 	RecomputeNone      Recompute = "none"
 	RecomputeSelective Recompute = "selective"
 	RecomputeFull      Recompute = "full"
+	// RecomputeOffload is full checkpointing with the checkpoints (each
+	// block's input) moved to host memory as the forward makes them
+	// (torchtune enable_activation_offloading, Unsloth's "unsloth").
+	RecomputeOffload Recompute = "offload"
 )
 
 // Attention is the attention implementation: what decides whether s×s
@@ -65,6 +78,9 @@ const (
 	ShardNone  Sharding = "none"
 	ShardZeRO2 Sharding = "zero2" // gradients and optimizer states sharded
 	ShardZeRO3 Sharding = "zero3" // parameters too (FSDP FULL_SHARD)
+	// ShardTP is tensor parallelism with sequence parallelism (Megatron,
+	// torchtitan): every matrix and the activations split over the devices.
+	ShardTP Sharding = "tp"
 )
 
 // Offload says what moves to host memory.
@@ -79,8 +95,10 @@ const (
 // Convention names the accounting a Breakdown follows.
 type Convention string
 
-// Conventions.
+// Conventions. Devctl is devctl's own estimate, the default; the others
+// reproduce a published estimator beside it.
 const (
+	Devctl     Convention = "devctl"
 	EleutherAI Convention = "eleutherai"
 	Accelerate Convention = "accelerate"
 	DeepSpeed  Convention = "deepspeed"
@@ -89,12 +107,12 @@ const (
 // Accepted values, in the order help texts show them.
 var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
-	Optimizers  = []Optimizer{AdamW, AdamW8bit, SGD, Adafactor}
-	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull}
+	Optimizers  = []Optimizer{AdamW, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
+	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
 	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA}
-	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3}
+	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
-	Conventions = []Convention{EleutherAI, Accelerate, DeepSpeed}
+	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
 )
 
 // Parse reads one of the accepted values, ignoring case and surrounding

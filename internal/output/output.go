@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 // ErrUnknownFormat marks an -o value the command does not offer (exit 2).
@@ -128,25 +130,42 @@ type appender interface {
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline, without
-// HTML escaping (a "<" in a message stays a "<").
+// HTML escaping (a "<" in a message stays a "<"), and with every rune
+// that could act on a terminal (DEL, C1 controls, bidirectional overrides
+// such as U+202E, which encoding/json leaves raw) written as a \uXXXX
+// escape (safetext.EscapeJSON): the document decodes to exactly what
+// devctl read, and `cat report.json` cannot reorder or recolour a screen.
 func WriteJSON(w io.Writer, v any) error {
+	b, err := MarshalJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// MarshalJSON is WriteJSON into a byte slice.
+func MarshalJSON(v any) ([]byte, error) {
 	if a, ok := v.(appender); ok {
 		if compact, err := a.AppendJSON(make([]byte, 0, 16<<10)); err == nil {
 			var buf bytes.Buffer
 			buf.Grow(2 * len(compact))
 			if err := json.Indent(&buf, compact, "", "  "); err != nil {
-				return err
+				return nil, err
 			}
 			buf.WriteByte('\n')
-			_, err = w.Write(buf.Bytes())
-			return err
+			return safetext.EscapeJSON(buf.Bytes()), nil
 		}
 		// encoding/json reports the failure (a NaN, say) in its own words.
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return safetext.EscapeJSON(buf.Bytes()), nil
 }
 
 // WriteYAML writes v as YAML with exactly the JSON's field names and
@@ -158,24 +177,37 @@ func WriteYAML(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
+	// The YAML parser refuses DEL and C1 controls raw; escaped, as JSON
+	// allows, they read back as the same runes.
+	raw = safetext.EscapeJSON(raw)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return err
 	}
 	blockStyle(&doc)
-	enc := yaml.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
 		return err
 	}
-	return enc.Close()
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err = w.Write(safetext.EscapeQuoted(buf.Bytes()))
+	return err
 }
 
 // blockStyle drops the flow and quoting styles the JSON parse left on
 // every node; the encoder quotes only what YAML needs quoted ("12.4" stays
-// a string).
+// a string). A scalar holding a rune that could act on a terminal is
+// double-quoted, the one YAML style where safetext.EscapeQuoted's \uXXXX
+// escapes read back as the rune.
 func blockStyle(n *yaml.Node) {
 	n.Style = 0
+	if n.Kind == yaml.ScalarNode && safetext.Contains(n.Value) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
 	for _, c := range n.Content {
 		blockStyle(c)
 	}

@@ -2,12 +2,17 @@ package output
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 func TestSpecParse(t *testing.T) {
@@ -74,4 +79,51 @@ func TestAnEmptyDashOIsRefusedNotTheDefault(t *testing.T) {
 	if err := fs.Parse([]string{"-o", "json"}); err != nil || v != "json" {
 		t.Fatalf("-o json: %q, %v", v, err)
 	}
+}
+
+// A GPU name with U+202E (issue 22), a log line with OSC 52 and a C1 CSI:
+// JSON and YAML keep them decodable but never raw.
+func TestExportNeverWritesARawControlOrBidiRune(t *testing.T) {
+	for _, s := range []string{"NVIDIA A100\u202E08-MXS", "\x1b]52;c;ZWNobyBoaQ==\x07", "\u009b31m", "a\u2066b\u2069", "del\x7f"} {
+		checkExport(t, s)
+	}
+}
+
+func checkExport(t *testing.T, s string) {
+	t.Helper()
+	v := map[string]any{"name": s, "list": []string{s}}
+	for _, f := range []Format{JSON, YAML} {
+		var b bytes.Buffer
+		if _, err := Export(&b, f, v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, r := range b.String() {
+			if r != '\n' && safetext.Unsafe(r) {
+				t.Fatalf("%s output %q keeps %U raw", f, b.String(), r)
+			}
+		}
+		var back map[string]any
+		var err error
+		if f == JSON {
+			err = json.Unmarshal(b.Bytes(), &back)
+		} else {
+			err = yaml.Unmarshal(b.Bytes(), &back)
+		}
+		want := string([]rune(s))
+		if err != nil || back["name"] != want || back["list"].([]any)[0] != want {
+			t.Fatalf("%s output %q decodes to %q, %v; want %q", f, b.String(), back, err, want)
+		}
+	}
+}
+
+func FuzzExportStrings(f *testing.F) {
+	f.Add("NVIDIA A100\u202E08-MXS")
+	f.Add("\x1b[2J")
+	f.Add("key: value\n- item")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // YAML re-reads invalid UTF-8 differently from JSON; both replace it
+		}
+		checkExport(t, s)
+	})
 }

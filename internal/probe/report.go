@@ -154,10 +154,25 @@ const (
 	// StateTranslated: the process runs as x86_64 under Rosetta 2 on Apple
 	// silicon, where MPS is not available to it.
 	StateTranslated = "translated"
+	// StateKernelOnly: the vendor kernel driver is bound and the device
+	// nodes can be reached, but the vendor library (NVML) could not be
+	// loaded here; the framework loads the driver's library itself, so the
+	// device is usable for planning, its capabilities read from its PCI id.
+	StateKernelOnly = "kernel_only"
+	// StateDisplayOnly: a display adapter with no compute driver (an old
+	// AMD card): listed, never chosen, and not counted against its
+	// family's driver.
+	StateDisplayOnly = "display_only"
 )
 
-// Usable reports whether a framework can use the device from here.
-func (d Device) Usable() bool { return d.State == "" }
+// Usable reports whether a framework can use the device from here: a
+// device without a state, or one known from its kernel driver alone.
+func (d Device) Usable() bool { return d.State == "" || d.State == StateKernelOnly }
+
+// Counted reports whether an unusable device counts against its driver
+// (degraded, unusable_device_count, a note): every unusable device but a
+// display-only adapter.
+func (d Device) Counted() bool { return !d.Usable() && d.State != StateDisplayOnly }
 
 // PCIeLink is a device's PCI Express link, current against maximum.
 type PCIeLink struct {
@@ -295,7 +310,14 @@ type PythonEnv struct {
 	Prefix string `json:"prefix" yaml:"prefix"`
 	// Active is true for the environment VIRTUAL_ENV or CONDA_PREFIX names;
 	// the others were found on PATH.
-	Active        bool     `json:"active" yaml:"active"`
+	Active bool `json:"active" yaml:"active"`
+	// Interpreter is the Python executable of the environment: a shim on
+	// PATH (pyenv, asdf) resolved to the version its manager selects.
+	Interpreter string `json:"interpreter,omitempty" yaml:"interpreter,omitempty"`
+	// Via says how the PATH entry was resolved ("pyenv shim: 3.11.7 (from
+	// /root/.pyenv/version)", "uv-managed Python: ..."); empty for a plain
+	// directory.
+	Via           string   `json:"via,omitempty" yaml:"via,omitempty"`
 	PythonVersion string   `json:"python_version,omitempty" yaml:"python_version,omitempty"`
 	SitePackages  []string `json:"site_packages" yaml:"site_packages"`
 	// Packages are the ML packages installed (not every package).
@@ -311,7 +333,10 @@ type PythonEnv struct {
 type Package struct {
 	Name    string `json:"name" yaml:"name"`
 	Version string `json:"version" yaml:"version"`
-	// Installer is "pip" (a .dist-info or .egg-info) or "conda" (conda-meta).
+	// Installer is who installed it, as the metadata says: the INSTALLER
+	// file of its .dist-info (pip, uv, conda, rpm, ...), "conda" for
+	// conda-meta entries, "debian" for Debian's dist-packages, else
+	// "unknown".
 	Installer string `json:"installer" yaml:"installer"`
 	// Build is conda's build string ("py3.11_cuda12.1_cudnn8.9.2_0").
 	Build string `json:"build,omitempty" yaml:"build,omitempty"`

@@ -566,6 +566,16 @@ func (v *PythonEnv) appendJSON(b []byte) ([]byte, error) {
 	b = jsonenc.Comma(b)
 	b = append(b, "\"active\":"...)
 	b = strconv.AppendBool(b, bool(v.Active))
+	if v.Interpreter != "" {
+		b = jsonenc.Comma(b)
+		b = append(b, "\"interpreter\":"...)
+		b = jsonenc.AppendString(b, v.Interpreter)
+	}
+	if v.Via != "" {
+		b = jsonenc.Comma(b)
+		b = append(b, "\"via\":"...)
+		b = jsonenc.AppendString(b, v.Via)
+	}
 	if v.PythonVersion != "" {
 		b = jsonenc.Comma(b)
 		b = append(b, "\"python_version\":"...)

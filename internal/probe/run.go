@@ -155,6 +155,9 @@ func undescribed(ds []DriverStatus) string {
 // addUnanswered lists the unanswered devices and marks their drivers
 // degraded. A driver that failed or timed out keeps that status: the
 // devices say what is on the bus, the status says what went wrong.
+// Display-only adapters are listed without touching the status; GPUs
+// known from their kernel driver alone (kernel_only) are usable, and the
+// status says so.
 func addUnanswered(rep *Report, found []Unanswered) {
 	byDriver := map[string][]Device{}
 	for _, u := range found {
@@ -170,7 +173,26 @@ func addUnanswered(rep *Report, found []Unanswered) {
 			devs[j].Index = j
 		}
 		rep.Devices = append(rep.Devices, devs...)
-		why := fmt.Sprintf("%d %s on the PCI bus cannot be used from here (%s)", len(devs), plural(len(devs), devs[0].DeviceType), stateCounts(devs))
+		var counted, kernel []Device
+		for _, d := range devs {
+			switch {
+			case d.State == StateKernelOnly:
+				kernel = append(kernel, d)
+			case d.Counted():
+				counted = append(counted, d)
+			}
+		}
+		var parts []string
+		if len(counted) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s on the PCI bus cannot be used from here (%s)", len(counted), plural(len(counted), counted[0].DeviceType), stateCounts(counted)))
+		}
+		if len(kernel) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s known from the kernel driver only (kernel_only): usable, capabilities from the PCI id", len(kernel), plural(len(kernel), kernel[0].DeviceType)))
+		}
+		if len(parts) == 0 {
+			continue // display-only adapters: listed, the driver's status stands
+		}
+		why := strings.Join(parts, "; ")
 		switch st.Status {
 		case StatusOK, StatusAbsent:
 			if st.Status == StatusOK {
@@ -188,7 +210,7 @@ func addUnanswered(rep *Report, found []Unanswered) {
 func unusable(ds []Device) int {
 	n := 0
 	for _, d := range ds {
-		if !d.Usable() {
+		if d.Counted() {
 			n++
 		}
 	}

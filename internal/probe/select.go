@@ -187,7 +187,7 @@ func unusableNotes(devices []Device, chosen string) (int, []string) {
 	byBackend := map[backend.Backend][]Device{}
 	total := 0
 	for _, d := range devices {
-		if d.Usable() {
+		if !d.Counted() {
 			continue
 		}
 		total++

@@ -42,10 +42,15 @@ func (c CatalogModel) Model() oomsim.Model {
 		BufferBytes: c.BufferBytes, LargestLayerParams: c.LargestLayerParams}
 	if c.Hidden > 0 {
 		m.Arch = &oomsim.Arch{Layers: c.Layers, KVLayers: c.KVLayers, Hidden: c.Hidden, Heads: c.Heads,
-			KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, MaxPositions: c.MaxPositions}
+			KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, MaxPositions: c.MaxPositions,
+			Gated: gatedFamilies[c.Family]}
 	}
 	return m
 }
+
+// gatedFamilies are the catalogue families whose MLP has three matrices
+// (SwiGLU/GeGLU): the Llama lineage and its descendants.
+var gatedFamilies = map[string]bool{"llama": true, "mistral": true, "qwen2": true, "qwen3": true, "gemma": true, "gemma2": true, "phi3": true}
 
 // CatalogDevice is one entry of configs/devices.yaml.
 type CatalogDevice struct {

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/devctl/devctl/internal/backend"
-	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/oomsim"
 )
@@ -76,78 +74,4 @@ func visible(t Target, devices int) string {
 		ids[i] = strconv.Itoa(first + i)
 	}
 	return strings.Join(ids, ",")
-}
-
-// FrameworkFor tells PyTorch and JAX how to address the device and which
-// dtype and inference context to use.
-func FrameworkFor(t Target, p oomsim.Plan) Framework {
-	f := Framework{InferenceContext: "torch.inference_mode"}
-	backend := t.Backend
-	if p.OnCPU {
-		backend = "cpu"
-	}
-	switch backend {
-	case "cuda":
-		f.PyTorchDevice, f.JAXPlatform = "cuda", "cuda"
-		if !t.Catalogue {
-			f.PyTorchDevice = fmt.Sprintf("cuda:%d", t.Index)
-		}
-	case "rocm":
-		f.PyTorchDevice, f.JAXPlatform = "cuda", "rocm" // PyTorch's ROCm build keeps the "cuda" name
-	case "xla":
-		f.PyTorchDevice, f.JAXPlatform = "xla", "tpu"
-		f.InferenceContext = "torch.no_grad" // inference_mode tensors break XLA's graph tracing
-	case "neuron":
-		f.PyTorchDevice, f.JAXPlatform = "xla", "" // no JAX platform name is verified for Neuron
-		f.InferenceContext = "torch.no_grad"
-	case "mps":
-		f.PyTorchDevice, f.JAXPlatform = "mps", "metal"
-	case "xpu":
-		f.PyTorchDevice, f.JAXPlatform = "xpu", ""
-	default:
-		f.PyTorchDevice, f.JAXPlatform = "cpu", "cpu"
-	}
-	compute := "torch.bfloat16"
-	if oomsim.Half(t.Support) == capability.FP16 {
-		compute = "torch.float16"
-	}
-	switch p.Precision {
-	case capability.FP32:
-		f.TorchDtype = "torch.float32"
-	case capability.FP16:
-		f.TorchDtype = "torch.float16"
-	case capability.Int8, capability.Int4:
-		f.TorchDtype = compute
-		f.Quantization = quantizationPath(backend, p.Precision, compute)
-	default:
-		f.TorchDtype = "torch.bfloat16"
-	}
-	if p.Mode != oomsim.Inference {
-		f.InferenceContext = "" // training: gradients on, no inference context
-	}
-	f.GradientCheckpointing = p.Mode != oomsim.Inference && p.Recompute == oomsim.RecomputeFull
-	return f
-}
-
-// quantizationPath is how a backend loads 8-bit or 4-bit weights.
-// bitsandbytes is a CUDA library, so it is offered on CUDA only; other
-// backends get their own path, or none when devctl knows of no verified one.
-func quantizationPath(b backend.Backend, precision capability.Precision, compute string) string {
-	switch b {
-	case backend.CUDA:
-		if precision == capability.Int8 {
-			return "BitsAndBytesConfig(load_in_8bit=True)"
-		}
-		return fmt.Sprintf("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=%s)", compute)
-	case backend.ROCm:
-		return "a GPTQ or AWQ checkpoint (AutoGPTQ/AutoAWQ and vLLM ship ROCm kernels); bitsandbytes targets CUDA"
-	case backend.XPU:
-		return "Intel Extension for PyTorch weight-only quantisation (ipex.llm.optimize with a weight-only qconfig)"
-	case backend.CPU:
-		if precision == capability.Int8 {
-			return "torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)"
-		}
-		return "none for PyTorch on the CPU; a GGUF model in llama.cpp runs 4-bit"
-	}
-	return "none: no " + string(b) + " path for quantised weights is known to devctl; use 16-bit"
 }

@@ -15,7 +15,7 @@ import (
 var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
 	"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "gpt_neox", "opt", "bloom",
 	"phi", "gpt_bigcode", "gpt_neo", "gptj", "stablelm", "olmo2", "internlm2", "chatglm",
-	"whisper", "gpt2", "bert", "t5"}
+	"whisper", "gpt2", "bert", "t5", "qwen", "RefinedWebModel", "RefinedWeb"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -63,6 +63,7 @@ type hfConfig struct {
 	NewDecoderArchitecture *bool  `json:"new_decoder_architecture"`
 	MultiQuery             *bool  `json:"multi_query"`
 	NumKVHeads             *int64 `json:"num_kv_heads"`
+	NHeadKV                *int64 `json:"n_head_kv"` // Falcon's first (RefinedWeb) configs
 	Bias                   *bool  `json:"bias"`
 	NEmbedBloom            *int64 `json:"n_embed"`
 	FFNDim                 *int64 `json:"ffn_dim"`
@@ -95,6 +96,13 @@ type hfConfig struct {
 	AddBiasLinear       *bool  `json:"add_bias_linear"`
 	PostLayerNorm       *bool  `json:"post_layer_norm"`
 	RMSNorm             *bool  `json:"rmsnorm"`
+	// ChatGLM-6B (the first generation)
+	InnerHiddenSize   *int64 `json:"inner_hidden_size"`
+	MaxSequenceLength *int64 `json:"max_sequence_length"`
+
+	// Qwen (the first generation, remote code)
+	NoBias    *bool  `json:"no_bias"`
+	SeqLength *int64 `json:"seq_length"`
 
 	// Gemma 3 (multimodal) keeps the language model's fields here.
 	TextConfig *hfConfig `json:"text_config"`
@@ -185,6 +193,10 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		m, err = countChatGLM(c)
 	case "falcon":
 		m, err = countFalcon(c)
+	case "refinedwebmodel", "refinedweb":
+		m, err = countRefinedWeb(c, family)
+	case "qwen":
+		m, err = countQwen(c)
 	case "gpt_neox":
 		m, err = countNeoX(c)
 	case "opt":
@@ -226,11 +238,11 @@ func need(name string, v *int64) (int64, error) {
 	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "encoder_layers", "decoder_layers", "first_k_dense_replace":
 		limit = maxLayers
 	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets",
-		"num_kv_heads", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
+		"num_kv_heads", "n_head_kv", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
 		limit = maxHeads
 	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size",
 		"n_embed", "ffn_dim", "word_embed_proj_dim", "moe_intermediate_size", "shared_expert_intermediate_size", "q_lora_rank", "kv_lora_rank",
-		"encoder_ffn_dim", "decoder_ffn_dim", "ffn_hidden_size", "padded_vocab_size":
+		"encoder_ffn_dim", "decoder_ffn_dim", "ffn_hidden_size", "padded_vocab_size", "inner_hidden_size":
 		limit = maxWidth
 	case "num_local_experts", "num_experts", "n_routed_experts":
 		limit = 1 << 12
@@ -341,7 +353,7 @@ func countDecoder(c hfConfig, family string) (oomsim.Model, error) {
 	m.UnquantizedParams = m.Params - L*linear
 	m.BufferBytes = hd / 2 * 4 // rotary inv_freq, fp32
 	m.Arch = &oomsim.Arch{Layers: int(L), KVLayers: int(L), Hidden: int(h), Heads: int(nh), KVHeads: int(kv),
-		HeadDim: int(hd), FFN: int(ffn), Vocab: int(V), MaxPositions: int(maxPos)}
+		HeadDim: int(hd), FFN: int(ffn), Vocab: int(V), MaxPositions: int(maxPos), Gated: true}
 	return m, nil
 }
 

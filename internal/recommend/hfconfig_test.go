@@ -121,7 +121,8 @@ func FuzzParseHFConfig(f *testing.F) {
 		"deepseek-v2-lite.published.config.json", "qwen1.5-moe-a2.7b.published.config.json", "qwen3-30b-a3b.published.config.json", "gemma-2-9b.published.config.json",
 		"pythia-1.4b.published.config.json", "opt-1.3b.published.config.json", "whisper-large-v3.published.config.json",
 		"phi-2.config.json", "starcoder-15b.published.config.json", "gpt-neo-1.3b.published.config.json", "gpt-j-6b.published.config.json",
-		"stablelm-2-1.6b.published.config.json", "olmo-2-7b.published.config.json", "internlm2.5-7b.published.config.json", "glm-4-9b.published.config.json"} {
+		"stablelm-2-1.6b.published.config.json", "olmo-2-7b.published.config.json", "internlm2.5-7b.published.config.json", "glm-4-9b.published.config.json",
+		"qwen-7b-chat.config.json", "chatglm-6b.config.json", "falcon-7b.config.json", "falcon-40b.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)

@@ -83,8 +83,18 @@ func (d decoder) count() oomsim.Model {
 	}
 	m.Experts, m.ExpertsPerToken = int(d.experts), int(d.topK)
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(d.h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos)}
+		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: d.gated()}
 	return m
+}
+
+// gated tells a three-matrix MLP from a two-matrix one by what a token
+// runs through: about 3·h·ffn parameters against 2·h·ffn.
+func (d decoder) gated() bool {
+	if d.activeFFN == 0 || d.L == 0 {
+		return false
+	}
+	_, active, _ := d.mlp(0)
+	return float64(active) > 2.5*float64(d.h*d.activeFFN)
 }
 
 // tooMany refuses dimensions whose product (layers × experts × rows ×
@@ -704,6 +714,9 @@ func countNormVariant(c hfConfig, family string) (oomsim.Model, error) {
 // post_layer_norm is false, and an untied output layer over the padded
 // vocabulary.
 func countChatGLM(c hfConfig) (oomsim.Model, error) {
+	if c.PaddedVocabSize == nil && c.InnerHiddenSize != nil {
+		return countGLM1(c)
+	}
 	var f fields
 	d := decoder{norms: 2}
 	d.h = f.need("hidden_size", c.HiddenSize)
@@ -736,5 +749,100 @@ func countChatGLM(c hfConfig) (oomsim.Model, error) {
 	d.normBias = !flag(c.RMSNorm, true)
 	d.noFinalNorm = !flag(c.PostLayerNorm, true)
 	d.mlp, d.activeFFN = dense(d.h, ffn, biasLinear), ffn
+	return d.count(), nil
+}
+
+// countRefinedWeb counts Falcon checkpoints that still carry the remote-code
+// config of their first release: model_type RefinedWebModel (Falcon-7B:
+// multi-query, one LayerNorm per block) or RefinedWeb (Falcon-40B: the new
+// decoder architecture, n_head_kv key/value heads, two LayerNorms), with
+// n_layer and n_head for the layer and head counts. The weights are the
+// ones FalconForCausalLM loads, so the count is countFalcon's.
+func countRefinedWeb(c hfConfig, family string) (oomsim.Model, error) {
+	if c.NumHiddenLayers == nil {
+		c.NumHiddenLayers = c.NLayer
+	}
+	if c.NumAttentionHeads == nil {
+		c.NumAttentionHeads = c.NHead
+	}
+	if c.NumKVHeads == nil {
+		c.NumKVHeads = c.NHeadKV
+	}
+	if c.NewDecoderArchitecture == nil {
+		newArch := family == "refinedweb"
+		c.NewDecoderArchitecture = &newArch
+	}
+	return countFalcon(c)
+}
+
+// countQwen counts QWenLMHeadModel, the first Qwen generation (Qwen-1.8B to
+// Qwen-72B, remote code): a fused c_attn with a bias, c_proj and a SwiGLU
+// MLP (w1, w2, c_proj) of half the configured intermediate size, all
+// without biases while no_bias holds, RMSNorms, an untied lm_head. The
+// earliest Qwen-7B configs name the same numbers n_embd, n_layer, n_head,
+// ffn_hidden_size and padded_vocab_size.
+func countQwen(c hfConfig) (oomsim.Model, error) {
+	first := func(a, b *int64) *int64 {
+		if a != nil {
+			return a
+		}
+		return b
+	}
+	var f fields
+	d := decoder{norms: 2, qkvBias: true}
+	d.h = f.need("hidden_size", first(c.HiddenSize, c.NEmbd))
+	d.L = f.need("num_hidden_layers", first(c.NumHiddenLayers, c.NLayer))
+	d.heads = f.need("num_attention_heads", first(c.NumAttentionHeads, c.NHead))
+	d.vocab = f.need("vocab_size", first(c.VocabSize, c.PaddedVocabSize))
+	ffn := f.need("intermediate_size", first(c.IntermediateSize, c.FFNHiddenSize))
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if c.KVChannels == nil {
+		if err := headsFit(d.heads, d.h, "num_attention_heads", "hidden_size"); err != nil {
+			return oomsim.Model{}, err
+		}
+	}
+	d.hd = f.opt("kv_channels", c.KVChannels, d.h/d.heads)
+	d.maxPos, _ = opt("seq_length", first(c.SeqLength, c.MaxPositionEmbeddings), 0)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if ffn < 2 {
+		return oomsim.Model{}, fmt.Errorf("intermediate_size %d is less than 2 (the MLP is half of it)", ffn)
+	}
+	d.kv = d.heads
+	bias := !flag(c.NoBias, true)
+	d.oBias = bias
+	d.tied = flag(c.TieWordEmbeddings, false)
+	d.mlp, d.activeFFN = dense(d.h, ffn/2, bias), ffn/2
+	return d.count(), nil
+}
+
+// countGLM1 counts ChatGLM-6B, the first generation, whose config.json
+// shares model_type chatglm with ChatGLM2/3 but names its MLP width
+// inner_hidden_size and has no padded_vocab_size: GLM blocks with
+// LayerNorms (with biases), a fused query_key_value and a dense output,
+// both with biases, a two-matrix GELU MLP with biases, a final LayerNorm,
+// and an lm_head tied to the word embeddings (the config sets no
+// tie_word_embeddings, so transformers' default ties them).
+func countGLM1(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := decoder{norms: 2, normBias: true, qkvBias: true, oBias: true}
+	d.h = f.need("hidden_size", c.HiddenSize)
+	d.L = f.need("num_layers", c.NumLayers)
+	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	inner := f.need("inner_hidden_size", c.InnerHiddenSize)
+	d.maxPos, _ = opt("max_sequence_length", c.MaxSequenceLength, 0)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if err := headsFit(d.heads, d.h, "num_attention_heads", "hidden_size"); err != nil {
+		return oomsim.Model{}, err
+	}
+	d.hd, d.kv = d.h/d.heads, d.heads
+	d.tied = flag(c.TieWordEmbeddings, true)
+	d.mlp, d.activeFFN = plain(d.h, inner, true), inner
 	return d.count(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/units"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -75,25 +77,49 @@ type Settings struct {
 type Request struct {
 	Model ModelSpec
 	Run   RunSettings
-	// Device is a catalogued device name (configs/devices.yaml), or ""
-	// for this machine's probed device (Deps.Probe decides which).
-	Device   string
-	Settings Settings
+	// Device is a catalogued device name (configs/devices.yaml) or a
+	// size (24GiB: a generic GPU of that memory), or "" for this
+	// machine's probed device (Deps.Probe decides which).
+	Device string
+	// Probed is a backend or device id the user named (--device cuda:1)
+	// for this machine's probe: unlike the configured default device, a
+	// named one that is not there is an input error, never a fallback.
+	Probed string
+	// DeviceMemory, when set, replaces the device's memory (a card the
+	// catalogue has in another size, a MIG slice, a cloud instance's
+	// reported figure).
+	DeviceMemory int64
+	Settings     Settings
 }
 
-// RunSettings are the run's own choices (the recommend flags).
+// RunSettings are the run's own choices (the recommend flags). Empty
+// choices take the stack's defaults (oomsim.Profile).
 type RunSettings struct {
-	Mode          oomsim.Mode
-	BatchSize     int
-	SeqLen        int
-	Optimizer     oomsim.Optimizer
-	Recompute     oomsim.Recompute
-	Attention     oomsim.Attention
-	Convention    oomsim.Convention
-	Offload       oomsim.Offload
-	OffloadParams bool
-	ZeROStage     int
-	Devices       int
+	Mode           oomsim.Mode
+	BatchSize      int
+	SeqLen         int
+	Optimizer      oomsim.Optimizer
+	Recompute      oomsim.Recompute
+	Attention      oomsim.Attention
+	Convention     oomsim.Convention
+	Offload        oomsim.Offload
+	OffloadParams  bool
+	ZeROStage      int
+	TensorParallel bool
+	Devices        int
+
+	Stack        oomsim.Stack
+	StackVersion string
+	Mixed        oomsim.MixedPrecision
+	LoRARank     int
+	LoRATargets  oomsim.LoRATargets
+	LoRALayers   int
+	Quant        oomsim.QuantFormat
+	WeightBits   float64
+	Compiled     bool
+	Prealloc     float64
+	// Max asks for the largest batch, sequence or concurrency that fits.
+	Max MaxKind
 }
 
 // withDefaults fills what the recommend flags default to, so a request
@@ -101,9 +127,9 @@ type RunSettings struct {
 func (r RunSettings) withDefaults() RunSettings {
 	r.Mode = or(r.Mode, oomsim.Inference)
 	r.Optimizer = or(r.Optimizer, oomsim.AdamW)
-	r.Recompute = or(r.Recompute, oomsim.RecomputeNone)
 	r.Attention = or(r.Attention, oomsim.AttentionAuto)
-	r.Convention = or(r.Convention, oomsim.EleutherAI)
+	r.Convention = or(r.Convention, oomsim.Devctl)
+	r.Stack = or(r.Stack, oomsim.StackAuto)
 	r.Offload = or(r.Offload, oomsim.OffloadNone)
 	r.BatchSize, r.Devices = max(r.BatchSize, 1), max(r.Devices, 1)
 	return r
@@ -143,6 +169,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	}
 	var target Target
 	var chosenWhy string
+	var probed *probe.Report
 	if req.Device != "" {
 		d, ok, err := CatalogueDevice(req.Device)
 		if err != nil {
@@ -152,16 +179,38 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 			return nil, inputf("%q is not a catalogued device", req.Device)
 		}
 		target = TargetFromCatalogue(d, req.Run.Devices)
-	} else if target, chosenWhy, err = probedTarget(ctx, deps, req.Run.Devices); err != nil {
+	} else if target, chosenWhy, probed, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
+	}
+	if req.DeviceMemory > 0 {
+		target = resized(target, req.DeviceMemory)
 	}
 	r := req.Run.withDefaults()
 	s := req.Settings
+	// Planning for this machine, what is installed says which stack runs
+	// and how large the CUDA context is.
+	var stackWhy, runtimeWhy string
+	var eager bool
+	if probed != nil {
+		if r.Stack == oomsim.StackAuto || r.Stack == "" {
+			r.Stack, stackWhy = StackFromSoftware(probed.Software, r.Mode)
+		}
+		if r.StackVersion == "" {
+			r.StackVersion = StackVersionFromSoftware(probed.Software, r.Stack)
+		}
+		eager, runtimeWhy = EagerCUDAModules(probed.Software)
+	}
 	in := Input{
 		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
+		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
+		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
+		StackVersion:     r.StackVersion,
+		WeightBits:       r.WeightBits,
+		EagerCUDAModules: eager,
+		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
 	}
 	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
 	res, err := Recommend(in)
@@ -171,9 +220,19 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	if chosenWhy != "" {
 		res.Reasons = append([]Reason{{Decision: "device", Choice: target.Name, Why: chosenWhy}}, res.Reasons...)
 	}
+	if stackWhy != "" {
+		res.Reasons = append(res.Reasons, Reason{Decision: "stack", Choice: string(r.Stack), Why: stackWhy})
+	}
+	if runtimeWhy != "" {
+		res.Reasons = append(res.Reasons, Reason{Decision: "runtime", Choice: "eager CUDA modules", Why: runtimeWhy})
+	}
 	if !res.Device.Catalogue && deps.History != nil {
 		recs, err := deps.History()
 		AddHistory(res, recs, err)
+		// How this machine's measured runs of the model compared with their plans.
+		if line := history.PlanComparison(recs, string(res.Device.Backend), res.Model.Params, string(res.Plan.Mode)); line != "" {
+			res.Reasons = append(res.Reasons, Reason{Decision: "history", Choice: "measured", Why: line})
+		}
 	}
 	return res, nil
 }
@@ -193,6 +252,9 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 	if d, ok := FindDevice(devices, name); ok {
 		return d, true, nil
 	}
+	if mem, err := units.ParseDeviceMemory(name); err == nil {
+		return GenericDevice(int64(mem)), true, nil
+	}
 	if _, perr := backend.ParsePreference(name); perr == nil {
 		return CatalogDevice{}, false, nil
 	}
@@ -203,19 +265,59 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 	return CatalogDevice{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))
 }
 
+// GenericDevice is a GPU known only by its memory (--device 24GiB): taken
+// as a CUDA GPU of compute capability 8.0 (bf16, int8 and 4-bit run), with
+// the catalogue's rule for usable memory (98.5% of the total).
+func GenericDevice(mem int64) CatalogDevice {
+	gib := float64(mem) / float64(units.GiB)
+	return CatalogDevice{Name: units.Bytes(mem).Format(units.GiB, 0) + "-gpu", Display: "a " + units.Bytes(mem).Format(units.GiB, 0) + " GPU (assumed CUDA, compute capability 8.0)",
+		Backend: backend.CUDA, ComputeCapability: "8.0", TotalGiB: gib, UsableGiB: gib * usableShare,
+		UsableSource: "ESTIMATED: 98.5% of the total, the share PyTorch reports on the catalogue's measured cards", Source: "--device " + units.Bytes(mem).Format(units.GiB, 0)}
+}
+
+// usableShare is what PyTorch reports of a card's memory on the cards
+// whose figure was read (T4, A100-40GB, A100-80GB): the catalogue's rule.
+const usableShare = 0.985
+
+// resized is t with mem as its memory (--device-memory).
+func resized(t Target, mem int64) Target {
+	t.TotalBytes = mem
+	t.UsableBytes = int64(float64(mem) * usableShare)
+	if t.Backend == backend.MPS || t.Backend == backend.CPU {
+		// Metal's recommendedMaxWorkingSetSize: about 2/3 of unified
+		// memory up to 36 GB, 3/4 above (the catalogue's Apple rule).
+		t.UsableBytes = mem * 2 / 3
+		if mem > 36*int64(units.GiB) {
+			t.UsableBytes = mem * 3 / 4
+		}
+	}
+	t.UsableNote = "--device-memory " + units.Bytes(mem).Format(units.GiB, 2) + ": usable estimated at 98.5% of a GPU's memory (Apple unified memory: 2/3 up to 36 GB, 3/4 above)"
+	if t.FreeBytes > t.UsableBytes {
+		t.FreeBytes = 0
+	}
+	return t
+}
+
 // probedTarget probes the machine for the device to plan for, and says why
 // it was chosen.
-func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, error) {
+func probedTarget(ctx context.Context, deps Deps, devices int, named string) (Target, string, *probe.Report, error) {
 	if deps.Probe == nil {
-		return Target{}, "", errors.New("no probe to plan for this machine")
+		return Target{}, "", nil, errors.New("no probe to plan for this machine")
 	}
 	rep, err := deps.Probe(ctx)
 	if err != nil {
-		return Target{}, "", err
+		return Target{}, "", nil, err
+	}
+	if sel := rep.Selection; named != "" && sel != nil && sel.FellBack && sel.Requested != backend.Auto {
+		ids := make([]string, 0, len(rep.Devices))
+		for _, d := range rep.Devices {
+			ids = append(ids, d.ID)
+		}
+		return Target{}, "", nil, inputf("invalid --device %q: this machine has no such device (found: %s); want one of those, a catalogued device such as a100-80gb, or a size such as 24GiB", named, strings.Join(ids, ", "))
 	}
 	target, err := TargetFromProbe(rep)
 	if err != nil {
-		return Target{}, "", err
+		return Target{}, "", nil, err
 	}
 	var why string
 	if rep.Selection != nil {
@@ -224,13 +326,13 @@ func probedTarget(ctx context.Context, deps Deps, devices int) (Target, string, 
 			why = "probed: " + why
 		}
 	}
-	if devices > target.Count && target.Backend != backend.CPU {
-		return Target{}, "", inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, target.Count, target.Backend, devices)
+	if devices > max(target.Count, 1) {
+		return Target{}, "", nil, inputf("invalid --devices %d: this machine has %d %s device(s); plan for more with a catalogued device (--device a100-80gb --devices %d)", devices, max(target.Count, 1), target.Backend, devices)
 	}
 	if devices > 1 {
 		target.Count = devices
 	}
-	return target, why, nil
+	return target, why, rep, nil
 }
 
 // LoadModel resolves a model spec: a bare size, a catalogue entry, a
@@ -274,8 +376,16 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		if errors.Is(err, userfile.ErrDirectory) {
 			// A model directory: its config.json, and its index if any.
 			path = filepath.Join(spec.Config, hfhub.ConfigFile)
-			if ix, err := deps.ReadFile(filepath.Join(spec.Config, hfhub.IndexFile), hfhub.DefaultMaxIndex); err == nil {
+			ixPath := filepath.Join(spec.Config, hfhub.IndexFile)
+			ix, ixErr := deps.ReadFile(ixPath, hfhub.DefaultMaxIndex)
+			switch {
+			case ixErr == nil:
 				index = ix
+			case !errors.Is(ixErr, fs.ErrNotExist):
+				// An index that is there but cannot be read (too large,
+				// unreadable, a directory) would size the model wrongly
+				// without it: say so rather than ignore it.
+				return oomsim.Model{}, "", inputf("--model-config %s: %w", ixPath, ixErr)
 			}
 			data, err = deps.ReadFile(path, MaxConfigBytes)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -182,6 +183,34 @@ type Input struct {
 	StrategySource string
 	Target         Target
 	CPUFallback    bool
+
+	// Stack is the framework (oomsim.Stacks); its profile fills the
+	// choices below that are empty.
+	Stack        oomsim.Stack
+	StackVersion string
+	Mixed        oomsim.MixedPrecision
+	Loss         oomsim.Loss
+	LoRARank     int
+	LoRATargets  oomsim.LoRATargets
+	LoRALayers   int
+	Quant        oomsim.QuantFormat
+	WeightBits   float64
+	KVBits       int
+	Prealloc     float64
+	// TensorParallel splits every matrix and the activations over the
+	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
+	// sharding model states (ZeROStage).
+	TensorParallel      bool
+	OptimizerInBackward bool
+	Compiled            bool
+	// EagerCUDAModules: the torch on this machine loads every CUDA module
+	// at start-up (EagerCUDAModules), so the context is the full one.
+	EagerCUDAModules bool
+	// Max asks for the largest batch, sequence or concurrency that fits.
+	Max MaxKind
+	// Pinned says which assumptions the user gave (the band varies the
+	// others); the zero value varies all of them.
+	Pinned oomsim.Pinned
 }
 
 // Reason is one decision and why.
@@ -202,6 +231,9 @@ type Memory struct {
 	// StrategyBytes is UsableBytes times the memory strategy's fraction:
 	// the share the strategy advises using, leaving the rest as margin.
 	StrategyBytes int64 `json:"strategy_bytes"`
+	// Band is the range the total could fall in, with the assumptions that
+	// move it most; fits is decided on the total itself.
+	Band oomsim.Band `json:"band"`
 }
 
 // ModelInfo describes the model in the output.
@@ -211,16 +243,6 @@ type ModelInfo struct {
 	Source string       `json:"source"`
 	Family string       `json:"family,omitempty"`
 	Arch   *oomsim.Arch `json:"arch,omitempty"`
-}
-
-// Framework tells PyTorch and JAX how to use the device.
-type Framework struct {
-	PyTorchDevice         string `json:"pytorch_device"`
-	JAXPlatform           string `json:"jax_platform"`
-	InferenceContext      string `json:"inference_context,omitempty"`
-	TorchDtype            string `json:"torch_dtype"`
-	Quantization          string `json:"quantization,omitempty"`
-	GradientCheckpointing bool   `json:"gradient_checkpointing,omitempty"`
 }
 
 // Result is the recommendation. Field names are the stable JSON schema.
@@ -243,8 +265,11 @@ type Result struct {
 	Plan          oomsim.Plan   `json:"plan"`
 	Ladder        *oomsim.Trace `json:"ladder,omitempty"`
 	Env           []envvar.Var  `json:"env"`
-	Framework     Framework     `json:"framework"`
-	Reasons       []Reason      `json:"reasons"`
+	// Max is the answer to --max: the largest batch, sequence length or
+	// concurrency that fits.
+	Max       *Max      `json:"max,omitempty"`
+	Framework Framework `json:"framework"`
+	Reasons   []Reason  `json:"reasons"`
 }
 
 // Recommend makes every decision and estimates the memory.
@@ -318,18 +343,30 @@ func Recommend(in Input) (*Result, error) {
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
-		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend})
-	if in.SeqLen <= 0 && in.Model.Arch != nil && in.Model.Arch.MaxPositions > 0 && in.Model.Arch.MaxPositions < plan.SeqLen {
-		plan.SeqLen = in.Model.Arch.MaxPositions
+		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend,
+		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, EagerModuleLoading: in.EagerCUDAModules})
+	switch maxPos := archMaxPositions(in.Model); {
+	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:
+		// vLLM, SGLang and TGI size the KV cache for max_model_len, the
+		// model's maximum by default: a long-context model that fits
+		// at 2,048 tokens can still fail to start.
+		plan.SeqLen = maxPos
+		why("seq_len", fmt.Sprint(plan.SeqLen), fmt.Sprintf("%s reserves the KV cache for max_model_len, the model's maximum positions, unless told otherwise (--seq-len)", plan.Stack))
+	case in.SeqLen <= 0 && maxPos > 0 && maxPos < plan.SeqLen:
+		plan.SeqLen = maxPos
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
 	}
-	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone && plan.Convention == oomsim.EleutherAI {
+	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone {
 		switch {
 		case plan.Mode == oomsim.Inference:
 			// Serving over several devices splits the weights (and the KV
 			// cache) between them: device_map="auto" or tensor parallel.
 			plan.Sharding = oomsim.ShardZeRO3
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
+		case in.TensorParallel:
+			plan.Sharding = oomsim.ShardTP
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with tensor and sequence parallelism: weights, states and activations split; memory is per device", plan.Devices))
 		case in.ZeROStage > 0:
 			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
@@ -344,6 +381,7 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	plan.Precision = prec
+	plan = oomsim.WithDefaults(plan) // the stack's regime for this precision
 	r.Precision = prec
 
 	b, err := oomsim.Estimate(plan)
@@ -354,8 +392,33 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	r.Plan = plan
-	r.Memory = Memory{Breakdown: b, UsableBytes: budget, StrategyBytes: strategyBudget}
+	r.Memory = Memory{Breakdown: b, UsableBytes: budget, StrategyBytes: strategyBudget, Band: oomsim.EstimateBand(plan, b, in.Pinned)}
 	r.Fits = oomsim.Fits(b, device(t, budget))
+	if band := r.Memory.Band; band.LowBytes <= budget && budget < band.HighBytes && len(band.DependsOn) > 0 {
+		edge := "fits at the estimate, but not at the top of its range"
+		if !r.Fits {
+			edge = "does not fit at the estimate, but would at the bottom of its range"
+		}
+		// Close to the budget the estimate's own error decides; far from
+		// it, an assumption the user can pin (the stack, mixed precision,
+		// the attention kernel) does.
+		label := "near the limit"
+		if d := b.TotalBytes - budget; d > budget/10 || -d > budget/10 {
+			label = "an assumption decides"
+			edge += " (name the stack or pin the assumption to decide)"
+		}
+		why("edge", label, fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
+			edge, units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(band.LowBytes).Format(units.GiB, 2),
+			units.Bytes(band.HighBytes).Format(units.GiB, 2), strings.Join(band.DependsOn, " and "), units.Bytes(budget).Format(units.GiB, 2)))
+	}
+	if in.Max != "" {
+		m, err := searchMax(in.Max, plan, device(t, budget))
+		if err != nil {
+			return nil, err
+		}
+		r.Max = m
+		why("max", fmt.Sprint(m.Value), maxReason(m, plan))
+	}
 	r.WithinStrategy = r.Fits && b.TotalBytes <= strategyBudget
 	r.HeadroomBytes = budget - b.TotalBytes
 	per := ""
@@ -388,7 +451,14 @@ func Recommend(in Input) (*Result, error) {
 	if r.Ladder != nil && r.Ladder.Fits {
 		final = r.Ladder.Final
 	}
-	r.Env = Env(t, strategy, frac, final, in.Devices)
+	r.Env = append(Env(t, strategy, frac, final, in.Devices), FrameworkEnv(t, final)...)
+	if r.Max != nil {
+		// A script that asked for the most that fits reads it from the
+		// environment, next to the settings it runs with.
+		name := "DEVCTL_MAX_" + strings.ToUpper(string(r.Max.What))
+		r.Env = append(r.Env, envvar.Var{Name: name, Value: strconv.Itoa(r.Max.Value),
+			Why: fmt.Sprintf("the largest %s that fits (--max %s)", r.Max.What, r.Max.What)})
+	}
 	r.Framework = FrameworkFor(t, final)
 	return r, nil
 }
@@ -425,7 +495,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, src)
 			}
 		}
-		if !t.Support.Has(req) {
+		if !supports(t, in.Stack, req) {
 			need := capability.Requirement(t.Backend, req)
 			if need == "" {
 				need = "no " + string(t.Backend) + " rule grants it"
@@ -453,7 +523,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	default:
 		why("precision", string(base), "neither bf16 nor fp16 runs fast on "+t.Name)
 	}
-	if plan.Mode == oomsim.Training || plan.Convention != oomsim.EleutherAI {
+	if plan.Mode == oomsim.Training {
 		return base, nil
 	}
 	p := plan
@@ -462,7 +532,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		return base, nil
 	}
 	for _, q := range []capability.Precision{capability.Int8, capability.Int4} {
-		if !t.Support.Has(q) {
+		if !supports(t, in.Stack, q) {
 			continue
 		}
 		p.Precision = q
@@ -472,6 +542,23 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		}
 	}
 	return base, nil
+}
+
+// supports reports whether the plan can use a precision on the target: the
+// device's capability rules, or a stack that quantises weights itself
+// (mlx on Apple GPUs, llama.cpp's GGUF everywhere) for 8-bit and 4-bit.
+func supports(t Target, stack oomsim.Stack, p capability.Precision) bool {
+	if t.Support.Has(p) {
+		return true
+	}
+	return (p == capability.Int8 || p == capability.Int4) && oomsim.ProfileOf(stack).Quantises
+}
+
+func archMaxPositions(m oomsim.Model) int {
+	if m.Arch == nil {
+		return 0
+	}
+	return m.Arch.MaxPositions
 }
 
 func srcOr(s string) string {

@@ -2,12 +2,12 @@ package report
 
 import (
 	"io"
-	"strings"
-	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 // RenderTable writes rows under a header. The table is plain ASCII so that
@@ -36,21 +36,10 @@ func toAny(ss []string) []any {
 }
 
 // Clean makes text read from the machine or a user's file safe to print on
-// a terminal: control characters (ESC and so every escape sequence, C1
-// controls such as CSI, carriage returns, line breaks) and bidirectional
-// overrides become "?" instead of acting on the terminal (OSC 52 clipboard
-// writes, title changes) or breaking the layout; a tab becomes a space;
-// invalid UTF-8 becomes U+FFFD. The probe, recommend, bench and doctor
-// renderers (log explanations included) pass every machine- or
-// log-derived string through it; styled cells are built after it.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
-			return '?'
-		}
-		return r
-	}, s)
-}
+// a terminal: it is safetext.Clean, devctl's one sanitiser (control
+// characters, ESC and so every escape sequence, C1 controls, bidirectional
+// overrides and line separators become "?"; a tab becomes a space; invalid
+// UTF-8 becomes U+FFFD). The probe, recommend, bench and doctor renderers
+// (log explanations included) pass every machine- or log-derived string
+// through it; styled cells are built after it.
+func Clean(s string) string { return safetext.Clean(s) }

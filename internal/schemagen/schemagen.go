@@ -17,10 +17,12 @@ import (
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/bench"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/selftest"
 	"github.com/devctl/devctl/internal/snapshot"
 	"github.com/devctl/devctl/internal/supervise"
 )
@@ -52,6 +54,9 @@ func backends() map[string]any {
 	return enum(names...)
 }
 
+// recordVersion is a history record's "v": absent in version 1 records.
+var recordVersion = map[string]any{"type": "integer", "minimum": 2, "maximum": history.SchemaVersion, "description": "The record's format version; absent: version 1 (docs/run.md, Migration)."}
+
 var schemaVersion = map[string]any{"const": 1, "description": "Incremented only on a breaking change (docs/schemas.md)."}
 
 // Docs are the published schemas.
@@ -80,10 +85,17 @@ func Docs() []Doc {
 			Name: "doctor", Root: doctor.Report{}, Title: "devctl doctor -o json",
 			Description: "Check results and, with --log, the explanation of a failed run. Field reference: docs/doctor.md.",
 			Overrides: map[string]map[string]any{
-				".schema_version": schemaVersion,
-				".lang":           enum(string(doctor.English), string(doctor.Polish)),
-				".summary":        {"type": "object", "propertyNames": checkStatus, "additionalProperties": map[string]any{"type": "integer", "minimum": 0}},
-				"Result.status":   checkStatus,
+				".schema_version":   schemaVersion,
+				".lang":             enum(string(doctor.English), string(doctor.Polish)),
+				".summary":          {"type": "object", "propertyNames": checkStatus, "additionalProperties": map[string]any{"type": "integer", "minimum": 0}},
+				"Result.status":     checkStatus,
+				"Outcome.status":    checkStatus,
+				"Framework.status":  checkStatus,
+				"Op.status":         enum(string(selftest.OpOK), string(selftest.OpFailed), string(selftest.OpUnfinished)),
+				"Op.name":           enum(selftest.Operations...),
+				"Framework.name":    enum(selftest.Frameworks...),
+				"Device.backend":    backends(),
+				"Isolation.network": enum(selftest.NetworkNamespace, selftest.NetworkEnvironment),
 			},
 		},
 		{
@@ -105,22 +117,32 @@ func Docs() []Doc {
 			Name: "run-report", Root: supervise.Report{}, Title: "devctl run --report FILE",
 			Description: "The attempts of one supervised run and how it ended. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
-				".outcome":        enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
-				"Attempt.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".outcome":           enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Attempt.outcome":    enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 		{
 			Name: "history-report", Root: history.Report{}, Title: "devctl history -o json",
-			Description: "Each device's run record and the history rule's verdict, and the records. Field reference: docs/run.md.",
+			Description: "This machine's run record per device, the history rule's verdicts per device and operation, the measured attempts, and the records. Field reference: docs/run.md.",
 			Overrides: map[string]map[string]any{
-				"Record.outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".schema_version":    {"const": history.ReportVersion, "description": "2: attempts, device and operation faults, operations, measured runs, this machine."},
+				"Record.outcome":     enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				"Record.source":      enum(history.SourceRun, history.SourceDoctor, history.SourceSelfTest),
+				"Record.v":           recordVersion,
+				"Verdict.scope":      enum(history.ScopeDevice.String(), history.ScopeOperation.String()),
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 		{
 			Name: "history", Root: history.Record{}, Title: "one line of history.jsonl",
 			Description: "One per-device run record in $XDG_STATE_HOME/devctl/history.jsonl.",
 			Overrides: map[string]map[string]any{
-				".outcome": enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".outcome":           enum(history.Success, history.Failure, history.Unrelated, history.Interrupted),
+				".source":            enum(history.SourceRun, history.SourceDoctor, history.SourceSelfTest),
+				".v":                 recordVersion,
+				".machine":           {"type": "string", "pattern": "^[0-9a-f]{16}$", "description": "This machine's id: HMAC-SHA256 keyed by /etc/machine-id (or the D-Bus or DMI id) over a fixed devctl string, 16 hex digits; never the raw id. Absent in version 1 records and where no id is readable."},
+				"Measurement.method": enum(devmem.MethodNVML, devmem.MethodSMI, devmem.MethodDRMFdinfo),
 			},
 		},
 	}

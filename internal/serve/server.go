@@ -4,10 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Options configure the handler.
@@ -17,32 +13,17 @@ type Options struct {
 	MaxInFlight int
 	// Timeout bounds one request's handling.
 	Timeout time.Duration
-	// RuntimeMetrics adds the Go runtime and process collectors (go_*,
-	// process_*). They are gathered afresh on every scrape and cost more
-	// than all devctl_ metrics together (ReadMemStats, /proc reads).
+	// RuntimeMetrics adds the Go runtime's and, on Linux, the process's
+	// metrics (go_*, process_*; runtime.go, process.go). They are read
+	// afresh on every scrape, so /metrics is no longer a copy of bytes
+	// rendered once per probe.
 	RuntimeMetrics bool
 }
 
 // Handler serves /metrics, /v1/probe, /v1/doctor, /healthz and /readyz
 // from the cache.
 func Handler(c *Cache, opts Options) http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(&collector{cache: c, version: opts.Version})
-	sg := &snapshotGatherer{cache: c, reg: reg}
-	var gatherer prometheus.Gatherer = sg
-	if opts.RuntimeMetrics {
-		rt := prometheus.NewRegistry()
-		rt.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		gatherer = prometheus.Gatherers{gatherer, rt}
-	}
-	var metrics http.Handler = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: opts.MaxInFlight,
-		Timeout:             opts.Timeout,
-	})
-	if !opts.RuntimeMetrics { // runtime metrics change on every scrape
-		metrics = &encodedMetrics{render: metrics, gatherer: sg}
-	}
+	metrics := &metricsHandler{cache: c, version: opts.Version, runtime: opts.RuntimeMetrics}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)

@@ -1,20 +1,21 @@
 package serve
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/devctl/devctl/internal/bench"
-	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/probe"
 )
 
@@ -135,20 +136,15 @@ func TestMetricsExportTheLastBenchRun(t *testing.T) {
 }
 
 // TestMetricsPassPrometheusLint runs client_golang's metric linter (the
-// rules of promtool check metrics) over a full snapshot's metrics.
+// rules of promtool check metrics; a test-only import) over /metrics of a
+// full snapshot, with the runtime metrics.
 func TestMetricsPassPrometheusLint(t *testing.T) {
-	eff := 0.5
-	snap := &Snapshot{
-		Probe: &probe.Report{
-			Devices: []probe.Device{{ID: "cuda:0", Backend: "cuda", Name: "NVIDIA H100", TotalMemoryMB: probe.Ptr(int64(81920)), FreeMemoryMB: probe.Ptr(int64(80000)),
-				Link: &probe.PCIeLink{WidthCurrent: probe.Ptr(8), WidthMax: probe.Ptr(16), GenCurrent: probe.Ptr(5), GenMax: probe.Ptr(5)}}},
-			Drivers: []probe.DriverStatus{{Name: "nvidia", Status: probe.StatusOK}},
-		},
-		Doctor: &doctor.Report{Checks: []doctor.Result{{ID: "pcie.link_width", Status: doctor.Warn}}, Summary: map[doctor.Status]int{doctor.Warn: 1}},
-		Bench:  &bench.Run{Results: []bench.Result{{Suite: "memory", Name: "triad", Value: 20, Unit: "GB/s", Efficiency: &eff}}},
+	c := NewCache(func(ctx context.Context) *Snapshot { return fullSnapshot() }, time.Minute, time.Minute, nil)
+	code, m := body(t, Handler(c, Options{Version: "v1", MaxInFlight: 4, Timeout: time.Second, RuntimeMetrics: true}), "/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
 	}
-	c := NewCache(func(ctx context.Context) *Snapshot { return snap }, time.Minute, time.Minute, nil)
-	problems, err := testutil.CollectAndLint(&collector{cache: c, version: "v1"})
+	problems, err := promlint.New(strings.NewReader(m)).Lint()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,5 +168,63 @@ func TestOnlyGETIsServed(t *testing.T) {
 	}
 	if code, _ := body(t, h, "/v2/probe"); code != http.StatusNotFound {
 		t.Errorf("/v2/probe: %d, want 404", code)
+	}
+}
+
+// TestMetricsAreRenderedOncePerSnapshot: scrapes between two refreshes get
+// the bytes rendered (and gzipped) for the first; a refresh renders anew.
+func TestMetricsAreRenderedOncePerSnapshot(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	c := NewCache(func(ctx context.Context) *Snapshot { return &Snapshot{Probe: &probe.Report{}} }, time.Minute, time.Minute, clk.now)
+	mh := &metricsHandler{cache: c, version: "v1"}
+	scrape := func(gz bool) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		rec := httptest.NewRecorder()
+		mh.ServeHTTP(rec, req)
+		return rec
+	}
+	first := scrape(true)
+	r1 := mh.cur
+	for range 10 {
+		if rec := scrape(true); !bytes.Equal(rec.Body.Bytes(), first.Body.Bytes()) || mh.cur != r1 {
+			t.Fatal("a scrape within the interval rendered again")
+		}
+		_ = scrape(false)
+	}
+	if first.Header().Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8; escaping=underscores" ||
+		first.Header().Get("Vary") != "Accept-Encoding" || first.Header().Get("Content-Length") != strconv.Itoa(first.Body.Len()) {
+		t.Errorf("headers %v", first.Header())
+	}
+	clk.add(2 * time.Minute)
+	_ = scrape(false) // stale: answered from the old snapshot, a refresh starts
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Runs() < 2 || c.Latest().Time != clk.now() {
+		if time.Now().After(deadline) {
+			t.Fatal("no refresh")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = scrape(false)
+	if mh.cur == r1 {
+		t.Error("the scrape after a refresh reused the old rendering")
+	}
+}
+
+// BenchmarkMetrics is one /metrics answer of a full snapshot through the
+// whole handler (bounds, timeout, the cached rendering), plain and gzip.
+func BenchmarkMetrics(b *testing.B) {
+	c := NewCache(func(ctx context.Context) *Snapshot { return fullSnapshot() }, time.Hour, time.Minute, nil)
+	h := Handler(c, Options{Version: "v1", MaxInFlight: 64, Timeout: 10 * time.Second})
+	for _, enc := range []string{"", "gzip"} {
+		b.Run("encoding="+enc, func(b *testing.B) {
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept-Encoding", enc)
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
 	}
 }

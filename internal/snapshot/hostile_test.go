@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -214,5 +216,31 @@ func TestTheWriterRefusesWhatReplayRefusesWithReplaysLimit(t *testing.T) {
 	tw.Close()
 	if int64(buf.Len()) > want {
 		t.Errorf("tar stream is %d bytes, the writer counted %d", buf.Len(), want)
+	}
+}
+
+// TestACutGzipTrailerIsRefused: a snapshot whose last bytes (the gzip
+// trailer: CRC-32 and size, RFC 1952 section 2.3) were cut replayed as if
+// whole (issue 22): the tar stream ends before the trailer, and nothing
+// read it. The real H100 snapshot is cut by 1, 4 and 8 bytes, and its
+// CRC is damaged; each is refused, and the whole file still replays.
+func TestACutGzipTrailerIsRefused(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "nvidia-h100-pcie-x2.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(bytes.NewReader(data)); err != nil {
+		t.Fatalf("the whole snapshot: %v", err)
+	}
+	for _, cut := range []int{1, 4, 8} {
+		_, err := Read(bytes.NewReader(data[:len(data)-cut]))
+		if err == nil || !strings.Contains(err.Error(), "truncated") {
+			t.Errorf("cut by %d bytes: %v, want it refused as truncated", cut, err)
+		}
+	}
+	bad := bytes.Clone(data)
+	bad[len(bad)-8] ^= 0xff // the CRC-32's first byte
+	if _, err := Read(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("a damaged CRC: %v, want it refused", err)
 	}
 }

@@ -74,14 +74,24 @@ func Read(r io.Reader) (*Snapshot, error) {
 		if lr.over {
 			return fmt.Errorf("uncompressed size over the %s limit", mib(lim.total))
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return errors.New("archive is truncated")
+		}
+		if errors.Is(err, gzip.ErrChecksum) {
+			return errors.New("archive is damaged: its gzip checksum does not match")
 		}
 		return fmt.Errorf("reading archive: %v", err)
 	}
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
+			// The tar stream ends before the gzip member does: read the rest
+			// (end-of-archive padding) so the gzip reader reaches its
+			// trailer and checks the CRC-32 and size there. An archive cut
+			// anywhere, trailer included, is refused.
+			if _, err := io.Copy(io.Discard, lr); err != nil {
+				return nil, readErr(err)
+			}
 			break
 		}
 		if err != nil {
@@ -202,7 +212,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // Host is the recorded machine. Its file system, environment, programs,
 // sysctl and NVML answer from the archive: anything not recorded does not
 // exist (fs.ErrNotExist, host.ErrNotFound). Its clock stands at the time
-// the snapshot was taken.
+// the snapshot was taken. Each call builds a new Host; use one per
+// invocation, since drivers keep what they learned per Host
+// (nvidia.Answers, host.Once).
 func (s *Snapshot) Host() *host.Host {
 	m := &s.Manifest
 	created := m.Created

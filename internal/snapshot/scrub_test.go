@@ -50,3 +50,35 @@ func TestPlantedSecretsAreScrubbedByValue(t *testing.T) {
 		}
 	}
 }
+
+// TestIssue22ShapesNeverReachASnapshot plants the credential shapes issue
+// 22 found kept (sources in internal/secret/shapes.go) in the variables
+// they were found in, and greps the archive, compressed and unpacked.
+func TestIssue22ShapesNeverReachASnapshot(t *testing.T) {
+	secrets := map[string]string{
+		"XLA_FLAGS":            "--xla_gpu_autotune_level=4 --header=Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+		"CUDA_VISIBLE_DEVICES": "sk_live_51HxQ2cLkT8vYp3RmZ9aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdEFGH",
+		"VIRTUAL_ENV":          "/home/ci/glrt-t3_xZ8kLp2QvN7mRt4YwB9s/venv",
+		"PATH":                 "/usr/bin:https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX:/bin",
+	}
+	planted := []string{"QWxhZGRpbjpvcGVuIHNlc2FtZQ", "sk_live_51HxQ2c", "glrt-t3_xZ8k", "XXXXXXXXXXXXXXXXXXXXXXXX"}
+	h := fixtureHost(t, nil, host.MapEnv(secrets))
+	rec := NewRecorder(h)
+	for k := range secrets {
+		rec.Host().LookupEnv(k)
+	}
+	for _, redact := range []bool{false, true} {
+		data := archiveBytes(t, rec, WriteOptions{RedactHost: redact})
+		raw := untar(t, data)
+		if !bytes.Contains(raw, []byte("xla_gpu_autotune_level")) || !bytes.Contains(raw, []byte("hooks.slack.com/services/")) {
+			t.Fatalf("the planted variables were not recorded at all (redact=%v)", redact)
+		}
+		for _, hay := range [][]byte{data, raw} {
+			for _, v := range planted {
+				if bytes.Contains(hay, []byte(v)) {
+					t.Errorf("%s found in the snapshot (redact=%v)", v, redact)
+				}
+			}
+		}
+	}
+}

@@ -4,8 +4,6 @@ package state
 
 import "os"
 
-const oNonblock = 0
-
 // tryLock succeeds at once where the platform has no advisory file lock
 // (plan9, wasm); devctl does not ship there.
 func tryLock(*os.File) (bool, func(), error) { return true, func() {}, nil }

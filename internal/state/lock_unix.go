@@ -5,12 +5,9 @@ package state
 import (
 	"errors"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-const oNonblock = syscall.O_NONBLOCK
 
 // tryLock takes an exclusive flock without waiting. The lock dies with the
 // descriptor, so a killed writer never leaves the file locked.

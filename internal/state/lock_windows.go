@@ -9,8 +9,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-const oNonblock = 0
-
 // tryLock takes an exclusive LockFileEx lock without waiting.
 func tryLock(f *os.File) (held bool, unlock func(), err error) {
 	h := windows.Handle(f.Fd())

@@ -17,6 +17,9 @@
 //   - Bounded: once the file grows past Limits.MaxBytes, the writer holding
 //     the lock rewrites it atomically (temp file + rename) with only the
 //     newest Limits.MaxRecords records.
+//   - Nothing reached through a link: the file and its lock are opened by
+//     target.OpenRegular, so a symbolic link, FIFO or device at either path
+//     is refused, never followed or waited on.
 package state
 
 import (
@@ -34,6 +37,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/secret"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Dir returns $XDG_STATE_HOME/devctl, or ~/.local/state/devctl.
@@ -98,8 +102,9 @@ func (l Limits) withDefaults() Limits {
 var ErrLocked = errors.New("state file is locked by another process")
 
 // ErrNotRegular says the state path is not a regular file (a FIFO, a device,
-// a directory); devctl neither reads nor writes such a path.
-var ErrNotRegular = errors.New("not a regular file")
+// a directory); devctl neither reads nor writes such a path, nor follows a
+// symbolic link there (target.OpenRegular).
+var ErrNotRegular = target.ErrNotRegular
 
 // Append adds v as one JSON line to path with the default Limits.
 func Append(path string, v any) error { return AppendWith(path, v, Limits{}) }
@@ -114,7 +119,7 @@ func AppendWith(path string, v any, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	line = scrubJSON(line)
+	line = secret.ScrubJSON(line)
 	if len(line) > MaxLine {
 		return fmt.Errorf("record of %d bytes is larger than %d", len(line), MaxLine)
 	}
@@ -157,47 +162,6 @@ func AppendWith(path string, v any, lim Limits) error {
 		return compact(path, lim.MaxRecords)
 	}
 	return nil
-}
-
-// scrubJSON masks secret-shaped values (tokens, URL userinfo, key=value
-// with a secret-looking key) in every string of a JSON record: state files
-// end up in bug reports, and a record may quote a command line or a path.
-func scrubJSON(line []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return line
-	}
-	changed := false
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch t := v.(type) {
-		case string:
-			if s := secret.Scrub(t); s != t {
-				changed = true
-				return s
-			}
-		case map[string]any:
-			for k, e := range t {
-				t[k] = walk(e)
-			}
-		case []any:
-			for i, e := range t {
-				t[i] = walk(e)
-			}
-		}
-		return v
-	}
-	v = walk(v)
-	if !changed {
-		return line
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return line
-	}
-	return out
 }
 
 func endsWithNewline(f *os.File, size int64) bool {
@@ -280,7 +244,7 @@ func isDigits(s string) bool {
 // wait has passed, so a writer stuck elsewhere delays others but never
 // blocks them for good.
 func lock(path string, wait time.Duration) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNonblock, 0o600)
+	f, err := openRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -397,21 +361,9 @@ func ScanLines(r io.Reader, keep int) ([][]byte, error) {
 	}
 }
 
-// openRegular opens path without blocking on a FIFO and refuses anything
-// but a regular file.
+// openRegular opens path without blocking on a FIFO, never through a
+// symbolic link, and refuses anything but a regular file (target's policy
+// for devctl's own files).
 func openRegular(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNonblock, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
+	return target.OpenRegular(path, flag)
 }

@@ -66,3 +66,38 @@ func TestAFIFOAtTheStatePathIsRefusedNotWaitedOn(t *testing.T) {
 		}
 	}
 }
+
+// TestASymlinkAtTheStatePathIsNotFollowed: history.jsonl as a symbolic
+// link was followed (issue 22), so a record landed in whatever file it
+// named. Appending, reading and clearing all refuse it; the link's target
+// and the link stay as they were. A symlinked lock file is refused too.
+func TestASymlinkAtTheStatePathIsNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "history.jsonl")
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(path, rec{1}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Append through a link: %v", err)
+	}
+	if _, err := Read[rec](path); err == nil {
+		t.Error("Read followed the link")
+	}
+	if err := Clear(path); err == nil {
+		t.Error("Clear followed the link")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+		t.Errorf("the link's target changed: %q", b)
+	}
+	other := filepath.Join(dir, "bench.jsonl")
+	if err := os.Symlink(victim, other+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(other, rec{1}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Append with a linked lock file: %v", err)
+	}
+}

@@ -30,8 +30,9 @@ type Candidate struct {
 	ID      string       `json:"id"`
 	Backend string       `json:"backend"`
 	Env     []envvar.Var `json:"-"`
-	// BF16 tells whether lowering precision from fp32 may pick bf16.
-	BF16 bool `json:"-"`
+	// Support is what the device computes in (internal/capability's
+	// table): lowering the precision only picks what it supports.
+	Support capability.Support `json:"-"`
 }
 
 // IntVar is a number the command reads from a variable (--batch-env).
@@ -57,9 +58,28 @@ type LadderConfig struct {
 	// Precision is the precision variable (fp32, bf16, fp16, 8bit, 4bit
 	// or the torch spellings float32, bfloat16, float16, int8, int4).
 	Precision *StrVar
-	// AllowCPU lets the ladder end on the CPU.
+	// AllowCPU lets the ladder end on the CPU (device.fallback_enabled,
+	// or --allow-cpu).
 	AllowCPU bool
 }
+
+// Backends the rungs name.
+const (
+	backendCUDA = "cuda"
+	backendROCm = "rocm"
+	backendMPS  = "mps"
+	backendCPU  = "cpu"
+)
+
+// jaxGPU tells the backends whose JAX memory is the GPU allocator that
+// XLA_PYTHON_CLIENT_PREALLOCATE and XLA_PYTHON_CLIENT_MEM_FRACTION
+// control: JAX's "GPU memory allocation" page describes them for GPUs
+// only (https://docs.jax.dev/en/latest/gpu_memory_allocation.html); a TPU
+// or the CPU ignores them.
+func jaxGPU(b string) bool { return b == backendCUDA || b == backendROCm }
+
+// cpuOff says why the CPU rung is not taken.
+const cpuOff = "the CPU rung is off (device.fallback_enabled is false, or --allow-cpu=false)"
 
 // Ladder walks the recovery steps of one supervised run, cheapest first.
 // It keeps the state of every knob: each Next call moves one step further.
@@ -111,6 +131,17 @@ func NewLadder(cfg LadderConfig) (*Ladder, error) {
 
 // Device is the device the next attempt runs on.
 func (l *Ladder) Device() Candidate { return l.cfg.Devices[l.dev] }
+
+// OnFirst reports whether the next attempt runs on the device the run
+// started on.
+func (l *Ladder) OnFirst() bool { return l.dev == 0 }
+
+// Batch is the batch size the next attempt runs with (0: no --batch-env).
+func (l *Ladder) Batch() int { return l.batch }
+
+// Precision is the precision the next attempt runs with, as the user
+// spells it ("": no --precision-env).
+func (l *Ladder) Precision() string { return l.precision }
 
 func (l *Ladder) put(name, value string) {
 	if _, ok := l.set[name]; !ok {
@@ -205,7 +236,10 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 	dev := l.Device()
 	switch {
 	case c == explain.CategoryOutOfMemory:
-		if dev.Backend == "cuda" {
+		// PyTorch's expandable segments are a CUDA caching-allocator
+		// setting; ROCm's tests do not use them, MPS, XLA and the CPU have
+		// other allocators.
+		if dev.Backend == backendCUDA {
 			if v, _ := l.lookup(inherited, "PYTORCH_CUDA_ALLOC_CONF"); !strings.Contains(v, "expandable_segments:True") {
 				nv := "expandable_segments:True"
 				if v != "" {
@@ -216,6 +250,11 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 		}
 		return l.memory(inherited)
 	case c == explain.CategoryXLAResourceExhausted:
+		if !jaxGPU(dev.Backend) {
+			// A TPU's HBM (or the host's memory) is not JAX's GPU
+			// allocator: what helps is a smaller batch or precision.
+			return l.memory(inherited)
+		}
 		if v, _ := l.lookup(inherited, "XLA_PYTHON_CLIENT_PREALLOCATE"); !strings.EqualFold(v, "false") {
 			return l.change(Step{ID: StepXLANoPrealloc, Why: "let JAX allocate on demand instead of preallocating 75% of the device"}, envvar.Var{Name: "XLA_PYTHON_CLIENT_PREALLOCATE", Value: "false"}), true, ""
 		}
@@ -232,6 +271,9 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 		}
 		return l.memory(inherited)
 	case c == explain.CategoryMPSUnsupportedOp:
+		if dev.Backend != backendMPS {
+			return Step{}, false, fmt.Sprintf("%s on %s: PYTORCH_ENABLE_MPS_FALLBACK applies to MPS only", c, dev.ID)
+		}
 		if v, _ := l.lookup(inherited, "PYTORCH_ENABLE_MPS_FALLBACK"); v != "1" {
 			return l.change(Step{ID: StepMPSFallback, Why: "run the operators MPS lacks on the CPU"}, envvar.Var{Name: "PYTORCH_ENABLE_MPS_FALLBACK", Value: "1"}), true, ""
 		}
@@ -242,18 +284,18 @@ func (l *Ladder) Next(c explain.Category, inherited []string) (s Step, ok bool, 
 		}
 		for i := l.dev + 1; i < len(l.cfg.Devices); i++ {
 			d := l.cfg.Devices[i]
-			if l.deadBack[d.Backend] || d.ID == dev.ID || (d.Backend == "cpu" && !l.cfg.AllowCPU) {
+			if l.deadBack[d.Backend] || d.ID == dev.ID || (d.Backend == backendCPU && !l.cfg.AllowCPU) {
 				continue
 			}
 			id := StepNextDevice
-			if d.Backend == "cpu" {
+			if d.Backend == backendCPU {
 				id = StepCPU
 			}
 			return l.switchTo(i, Step{ID: id, Why: fmt.Sprintf("%s failed; next device in priority order", dev.ID)}), true, ""
 		}
 		why := "no other device to try"
 		if !l.cfg.AllowCPU {
-			why += " (the CPU needs --allow-cpu)"
+			why += " (" + cpuOff + ")"
 		}
 		return Step{}, false, why
 	}
@@ -278,7 +320,7 @@ func (l *Ladder) memory(inherited []string) (Step, bool, string) {
 		return l.change(Step{ID: StepHalveBatch, Why: why}, set...), true, ""
 	}
 	if p := l.cfg.Precision; p != nil {
-		if next, ok := lowerPrecision(l.precision, l.Device().BF16); ok {
+		if next, ok := lowerPrecision(l.precision, l.Device().Support); ok {
 			why := fmt.Sprintf("lower the precision (%s to %s)", l.precision, next)
 			l.precision = next
 			return l.change(Step{ID: StepLowerPrecision, Why: why}, envvar.Var{Name: p.Name, Value: next}), true, ""
@@ -289,7 +331,7 @@ func (l *Ladder) memory(inherited []string) (Step, bool, string) {
 		tried = append(tried, "the batch is 1")
 	}
 	if l.cfg.Precision != nil {
-		tried = append(tried, "the precision is the lowest")
+		tried = append(tried, "the precision is the lowest "+l.Device().ID+" supports")
 	}
 	if len(tried) == 0 {
 		tried = append(tried, "no --batch-env or --precision-env to change")
@@ -298,14 +340,14 @@ func (l *Ladder) memory(inherited []string) (Step, bool, string) {
 }
 
 func (l *Ladder) toCPU(exhausted string) (Step, bool, string) {
-	if l.Device().Backend == "cpu" {
+	if l.Device().Backend == backendCPU {
 		return Step{}, false, exhausted + "; already on the CPU"
 	}
 	if !l.cfg.AllowCPU {
-		return Step{}, false, exhausted + "; the CPU needs --allow-cpu"
+		return Step{}, false, exhausted + "; " + cpuOff
 	}
 	for i, d := range l.cfg.Devices {
-		if d.Backend == "cpu" {
+		if d.Backend == backendCPU {
 			return l.switchTo(i, Step{ID: StepCPU, Why: exhausted + "; run on the CPU"}), true, ""
 		}
 	}
@@ -329,7 +371,7 @@ func (l *Ladder) switchTo(i int, s Step) Step {
 	to := l.Device()
 	s.Device = to.ID
 	s.Set = append(s.Set, to.Env...)
-	if to.Backend == "cpu" {
+	if to.Backend == backendCPU {
 		for _, k := range hideAccelerators {
 			l.put(k, "")
 			s.Set = append(s.Set, envvar.Var{Name: k, Value: ""})
@@ -338,20 +380,28 @@ func (l *Ladder) switchTo(i int, s Step) Step {
 	return s
 }
 
-// lowerPrecision gives the next lower precision in the spelling family of
-// cur: devctl's fp32/bf16/8bit, or torch's float32/bfloat16/int8 when the
-// user wrote one.
-func lowerPrecision(cur string, bf16 bool) (string, bool) {
+// lowerPrecision gives the next lower precision the device supports, in
+// the spelling family of cur: devctl's fp32/bf16/8bit, or torch's
+// float32/bfloat16/int8 when the user wrote one. From fp32 it tries bf16
+// (fp16 when the device has no bf16), then 8-bit, then 4-bit, skipping
+// what the device does not compute in (a TPU stops at bf16 before v5e,
+// the CPU where it lacks the instructions).
+func lowerPrecision(cur string, sup capability.Support) (string, bool) {
 	p, err := capability.ParsePrecision(cur)
 	if err != nil {
 		return "", false
 	}
-	next, ok := p.Lower(bf16)
-	switch {
-	case !ok:
-		return "", false
-	case capability.IsTorchSpelling(cur):
-		return next.TorchName(), true
+	for {
+		next, ok := p.Lower(sup.BF16)
+		if !ok {
+			return "", false
+		}
+		if sup.Has(next) {
+			if capability.IsTorchSpelling(cur) {
+				return next.TorchName(), true
+			}
+			return string(next), true
+		}
+		p = next
 	}
-	return string(next), true
 }

@@ -2,7 +2,10 @@
 
 package supervise
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // Without process groups (Windows) signals reach the child alone and the
 // only one that can be delivered is Kill.
@@ -15,7 +18,10 @@ func (g *group) signal(os.Signal) { _ = g.proc.Kill() }
 func (g *group) terminate()       { _ = g.proc.Kill() }
 func (g *group) kill()            { _ = g.proc.Kill() }
 func (g *group) alive() bool      { return false }
-func (g *group) reap()            {}
+
+// ForwardedSignals are the signals a caller should notify and pass in
+// Spec.Signals.
+var ForwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
 func isTermination(os.Signal) bool { return true }
 

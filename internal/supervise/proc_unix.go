@@ -25,25 +25,18 @@ func (g *group) signal(sig os.Signal) {
 func (g *group) terminate() { _ = syscall.Kill(-g.pid, syscall.SIGTERM) }
 func (g *group) kill()      { _ = syscall.Kill(-g.pid, syscall.SIGKILL) }
 
-// reap collects the exit status of the group's members that are devctl's
-// own children: with Spec.Subreaper, the orphans of the group are, and
-// they would stay zombies otherwise. It never waits.
-func (g *group) reap() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-g.pid, &ws, syscall.WNOHANG, nil)
-		if pid <= 0 || err != nil {
-			return
-		}
-	}
-}
-
-// alive reports whether any process is left in the group.
+// alive reports whether any process is left in the group (a zombie
+// whose parent has not reaped it yet counts).
 func (g *group) alive() bool {
-	g.reap()
 	err := syscall.Kill(-g.pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// ForwardedSignals are the signals a caller should notify and pass in
+// Spec.Signals: those that ask a job to end (SIGQUIT, Ctrl-\, included, so
+// that it reaches the job instead of making Go dump devctl's goroutines and
+// exit first).
+var ForwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // isTermination tells the signals that ask a process to end, after which
 // the grace period runs.
@@ -61,10 +54,18 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 	if ps == nil {
 		return -1, ""
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), signalName(ws.Signal())
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return waitStatus(ws)
 	}
 	return ps.ExitCode(), ""
+}
+
+// waitStatus is exitStatus for a status read with wait4.
+func waitStatus(ws syscall.WaitStatus) (int, string) {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), signalName(ws.Signal())
+	}
+	return ws.ExitStatus(), ""
 }
 
 func signalName(s syscall.Signal) string {

@@ -3,6 +3,7 @@ package supervise
 import (
 	"time"
 
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/envvar"
 )
 
@@ -10,9 +11,11 @@ import (
 // It names the program, never its arguments or environment values beyond
 // the variables devctl itself set.
 type Report struct {
-	Command  string    `json:"command"`
-	Retries  int       `json:"retries"`
-	Attempts []Attempt `json:"attempts"`
+	Command string `json:"command"`
+	// Operation is what --operation named ("" when not given).
+	Operation string    `json:"operation,omitempty"`
+	Retries   int       `json:"retries"`
+	Attempts  []Attempt `json:"attempts"`
 	// Outcome is the last attempt's: success, failure, unrelated or
 	// interrupted; ExitCode is devctl run's own exit code.
 	Outcome   string `json:"outcome"`
@@ -36,6 +39,11 @@ type Attempt struct {
 	Category   string       `json:"category,omitempty"`
 	Outcome    string       `json:"outcome"`
 	DurationMS int64        `json:"duration_ms"`
+	// Memory is the device memory the attempt's processes held at their
+	// peak, beside the plan's estimate for the attempt's settings (nil:
+	// not measured; MemoryNote then says why, when sampling was on).
+	Memory     *devmem.Measurement `json:"memory,omitempty"`
+	MemoryNote string              `json:"memory_note,omitempty"`
 }
 
 // Explanation is the part of the classifier's answer a person acts on.

@@ -1,14 +1,12 @@
 package supervise
 
 import (
-	"github.com/devctl/devctl/internal/procgroup"
-
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -37,12 +35,17 @@ type Spec struct {
 	Env []string
 	Dir string
 
+	// Stdin is the child's stdin: a file (the terminal) is passed as it
+	// is, nil is /dev/null, another reader is copied in through a pipe.
+	// When it is devctl's controlling terminal and devctl is in its
+	// foreground, the child's process group gets the foreground (Linux).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
-	// Signals are forwarded to the child's process group. The first
-	// interrupt or termination signal starts the grace period; a second
-	// interrupt (os.Interrupt) kills the group at once.
+	// Signals are forwarded to the child's process group (notify
+	// ForwardedSignals). The first interrupt or termination signal starts
+	// the grace period; a second interrupt (os.Interrupt) kills the job
+	// at once.
 	Signals <-chan os.Signal
 	// Grace is the time the group gets to exit after a forwarded signal
 	// before it is killed (0: DefaultGrace).
@@ -52,10 +55,20 @@ type Spec struct {
 	TailBytes int
 	// Subreaper makes the calling process the reaper of the child's
 	// orphans (Linux; a process-wide setting, meant for a supervisor such
-	// as devctl run), so what the child leaves behind is reaped here, not
-	// left to init, and no zombie outlives the run even in a container
-	// whose init does not reap.
+	// as devctl run): they are reaped as they die, so no zombie piles up
+	// even in a container whose init does not reap, and at the end every
+	// descendant of the job is ended, a setsid daemon included. While Run
+	// runs with it, Run reaps every dead child of the process that was
+	// born after the job's child, unless Cgroup gave the job a cgroup (then
+	// only those in it): do not wait for other children of your own
+	// meanwhile without a cgroup.
 	Subreaper bool
+	// Cgroup runs the job in a cgroup v2 group of its own, made under
+	// devctl's when devctl may write there (Linux; a delegated or
+	// writable group): the end of the run then ends everything in it, and
+	// the subreaper tells the job's orphans from other children exactly.
+	// Without one Run falls back to the subreaper's view.
+	Cgroup bool
 }
 
 // Result is how one run ended.
@@ -65,7 +78,9 @@ type Result struct {
 	// Signal names the signal that ended the child ("" when it exited).
 	Signal   string        `json:"signal,omitempty"`
 	Duration time.Duration `json:"-"`
-	// Interrupted is true when a signal was forwarded to the child.
+	// Interrupted is true when a signal was forwarded to the child, or
+	// when the child held the terminal and Ctrl-C, Ctrl-\ or a hang-up
+	// ended it (those reach the job, not devctl).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Killed is true when devctl killed the group: a second interrupt, or
 	// a child that outlived the grace period.
@@ -79,16 +94,26 @@ type Result struct {
 	StderrOpenLine bool `json:"-"`
 }
 
-// ErrStart wraps a failure to start the program (not found, not
-// executable): the command never ran.
-var ErrStart = errors.New("cannot start")
-
 // Run starts the command, passes its output through, forwards signals and
-// waits for the child and its process group to finish. A context
-// cancellation is treated like a forwarded termination signal.
+// waits for the child and what it left running to finish. A context
+// cancellation is treated like a forwarded termination signal; a context
+// already done starts nothing (ErrCanceled). A program that cannot be
+// started is a *StartError.
 func Run(ctx context.Context, s Spec) (Result, error) {
 	if s.Path == "" {
 		return Result{}, fmt.Errorf("%w: no program given", ErrStart)
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+	}
+	path := s.Path
+	// A relative path with a slash is the child's to resolve when it
+	// starts in another directory.
+	if s.Dir == "" || filepath.IsAbs(path) || !strings.ContainsRune(path, os.PathSeparator) {
+		var err error
+		if path, err = LookPath(s.Path); err != nil {
+			return Result{}, err
+		}
 	}
 	grace := s.Grace
 	if grace <= 0 {
@@ -100,17 +125,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	tl := newTail(max, copyBuf)
 
-	if s.Subreaper {
-		becomeSubreaper()
-	}
-	cmd := exec.Command(s.Path, s.Args...)
-	cmd.Env = s.Env
-	cmd.Dir = s.Dir
-	cmd.Stdin = s.Stdin
-	// The child leads a new process group, so a signal reaches every
-	// process it started (dumb-init, systemd's control-group kill mode).
-	cmd.SysProcAttr = procgroup.Attr()
-
 	var pipes []*os.File
 	var wg sync.WaitGroup
 	closeAll := func(fs []*os.File) {
@@ -118,29 +132,33 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			f.Close()
 		}
 	}
-	for _, dst := range []struct {
-		w   io.Writer
-		set func(*os.File)
-	}{
-		{s.Stdout, func(f *os.File) { cmd.Stdout = f }},
-		{s.Stderr, func(f *os.File) { cmd.Stderr = f }},
-	} {
+	for _, dst := range []io.Writer{s.Stdout, s.Stderr} {
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeAll(pipes)
 			return Result{}, fmt.Errorf("output pipe: %w", err)
 		}
 		growPipe(w)
-		growOutput(dst.w)
-		dst.set(w)
+		growOutput(dst)
 		pipes = append(pipes, r, w)
 	}
+	stdin, closeChildStdin, stdinDone, err := childStdin(s.Stdin)
+	if err != nil {
+		closeAll(pipes)
+		return Result{}, fmt.Errorf("stdin: %w", err)
+	}
+	defer stdinDone()
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	// The child leads a new process group, so a signal reaches every
+	// process it started (dumb-init, systemd's control-group kill mode).
+	j, err := startJob(s, path, []*os.File{stdin, pipes[1], pipes[3]})
+	closeChildStdin()
+	if err != nil {
 		closeAll(pipes)
-		return Result{}, fmt.Errorf("%w %s: %w", ErrStart, s.Path, err)
+		return Result{}, err
 	}
+	defer j.close()
 	// The child holds the write ends now; closing ours lets EOF arrive
 	// when the last process of the group closes them.
 	pipes[1].Close()
@@ -149,17 +167,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	var lastErr byte = '\n'
 	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
 		wg.Add(1)
-		go func(r *os.File, w io.Writer, last *byte) {
+		go func(r *os.File, w io.Writer, last *byte, toTerminal bool) {
 			defer wg.Done()
+			if toTerminal {
+				defer blockTTOU()()
+			}
 			if !teePump(r, w, tl, last) {
 				pump(r, w, tl, last)
 			}
-		}(readers[i], w, []*byte{nil, &lastErr}[i])
+		}(readers[i], w, []*byte{nil, &lastErr}[i], j.handedTo(w))
 	}
-
-	g := &group{pid: cmd.Process.Pid, proc: cmd.Process}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
 
 	var res Result
 	var graceC <-chan time.Time
@@ -172,12 +189,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	interrupts := 0
 	ctxDone := ctx.Done()
-	var werr error
-loop:
-	for {
+	for !j.poll() {
 		select {
-		case werr = <-waited:
-			break loop
+		case <-j.wake():
 		case sig := <-s.Signals:
 			res.Interrupted = true
 			if sig == os.Interrupt {
@@ -185,41 +199,44 @@ loop:
 			}
 			if interrupts >= 2 {
 				res.Killed = true
-				g.kill()
+				j.kill()
 				continue
 			}
-			g.signal(sig)
+			j.signal(sig)
 			if isTermination(sig) {
 				startGrace()
 			}
 		case <-ctxDone:
 			ctxDone = nil
 			res.Interrupted = true
-			g.terminate()
+			j.terminate()
 			startGrace()
 		case <-graceC:
 			res.Killed = true
-			g.kill()
+			j.kill()
 		}
 	}
 	if graceT != nil {
 		graceT.Stop()
 	}
-	// The leader is reaped. Anything left in its group (workers, data
-	// loaders) is ended the same way: it would hold the device's memory
-	// into the next attempt.
-	if g.alive() {
-		g.terminate()
+	if j.terminalInterrupt() {
+		res.Interrupted = true
+	}
+	j.releaseTerminal()
+	// The child is reaped. Anything of the job still running (workers,
+	// data loaders, a server it started) is ended the same way: it would
+	// hold the device's memory into the next attempt.
+	if j.leftovers() {
+		j.endLeftovers(false)
 		deadline := time.Now().Add(grace)
-		for g.alive() && time.Now().Before(deadline) {
+		for j.leftovers() && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if g.alive() {
-			g.kill()
-			// SIGKILL cannot be refused: wait (briefly) to reap what it ended.
-			for end := time.Now().Add(time.Second); g.alive() && time.Now().Before(end); {
-				time.Sleep(5 * time.Millisecond)
-			}
+		// SIGKILL cannot be refused: repeat it (a process forking as it
+		// is killed) and wait (briefly) to reap what it ended.
+		for end := time.Now().Add(2 * time.Second); j.leftovers() && time.Now().Before(end); {
+			j.endLeftovers(true)
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	drained := make(chan struct{})
@@ -239,7 +256,8 @@ loop:
 	res.Duration = time.Since(start)
 	res.Tail, res.TailTruncated = tl.Bytes()
 	res.StderrOpenLine = lastErr != '\n'
-	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+	var werr error
+	res.ExitCode, res.Signal, werr = j.status()
 	if res.ExitCode < 0 {
 		return res, fmt.Errorf("waiting for %s: %w", s.Path, werr)
 	}

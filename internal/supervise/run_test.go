@@ -26,8 +26,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SUPERVISE_TEST_CHILD") == "1" {
 		os.Exit(supervisetest.Main(os.Args[1:]))
 	}
+	if os.Getenv("SUPERVISE_TEST_PARENT") == "1" && parentMain != nil {
+		os.Exit(parentMain())
+	}
 	os.Exit(m.Run())
 }
+
+// parentMain, where there is one, plays devctl run in a process of its
+// own (SUPERVISE_TEST_PARENT=1): the tests of what a parent does to its
+// terminal, its signals and its own death need one.
+var parentMain func() int
 
 func childSpec(t *testing.T, args ...string) Spec {
 	t.Helper()

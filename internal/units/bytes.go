@@ -4,7 +4,9 @@
 package units
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Bytes is a size in bytes. devctl's memory figures are binary (a GPU's
@@ -93,4 +95,30 @@ func (b Bytes) Short() string {
 		return m.Format(GiB, 1)
 	}
 	return m.Format(MiB, 0)
+}
+
+// ParseDeviceMemory reads a device's memory as people write it: 24GiB,
+// 24 GB, 24G, 16384MiB, 0.5TiB. GPU makers' "GB" are binary (an "80 GB"
+// A100 has 81,920 MiB; a "24 GB" RTX 4090 24,564 MiB), so GB, G and GiB
+// all mean 2^30 bytes here, and likewise MB/MiB and TB/TiB.
+func ParseDeviceMemory(s string) (Bytes, error) {
+	t := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
+	var unit Bytes
+	for _, u := range []struct {
+		suffix string
+		b      Bytes
+	}{{"tib", TiB}, {"tb", TiB}, {"t", TiB}, {"gib", GiB}, {"gb", GiB}, {"g", GiB}, {"mib", MiB}, {"mb", MiB}, {"m", MiB}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, unit = rest, u.b
+			break
+		}
+	}
+	if unit == 0 {
+		return 0, fmt.Errorf("%q has no unit: want a size such as 24GiB, 16GB or 16384MiB", s)
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f != f || f <= 0 || f*float64(unit) > 1<<50 {
+		return 0, fmt.Errorf("%q is not a device memory size: want a positive size up to 1 PiB, such as 24GiB, 16GB or 16384MiB", s)
+	}
+	return Bytes(f * float64(unit)), nil
 }

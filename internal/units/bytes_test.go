@@ -48,3 +48,26 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestParseDeviceMemory(t *testing.T) {
+	for in, want := range map[string]units.Bytes{"24GiB": 24 * units.GiB, "24 GB": 24 * units.GiB, "24g": 24 * units.GiB, "16384MiB": 16 * units.GiB, "0.5TiB": units.TiB / 2, "80GB": 80 * units.GiB} {
+		if got, err := units.ParseDeviceMemory(in); err != nil || got != want {
+			t.Errorf("units.ParseDeviceMemory(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "24", "GiB", "-1GiB", "0GB", "NaNGiB", "1e9TiB", "24 apples"} {
+		if _, err := units.ParseDeviceMemory(bad); err == nil {
+			t.Errorf("units.ParseDeviceMemory(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseDeviceMemory(f *testing.F) {
+	f.Add("24GiB")
+	f.Add("16 GB")
+	f.Fuzz(func(t *testing.T, s string) {
+		if b, err := units.ParseDeviceMemory(s); err == nil && (b <= 0 || b > 1<<50) {
+			t.Errorf("units.ParseDeviceMemory(%q) = %d", s, b)
+		}
+	})
+}

@@ -97,13 +97,24 @@ func Read(path string, limit int64) ([]byte, error) { return ReadAs(path, limit,
 
 // ReadAs is Read for a file of a known kind: a file over the limit is
 // refused as not being one ("larger than 4194304 bytes: not a config.json").
+// A regular file whose size is over the limit is refused from its size,
+// before a byte is read: a 178 MB index must not cost 178 MB and two
+// seconds to be told it is too large. Its buffer is sized from the file,
+// so a file within the limit is read in one allocation.
 func ReadAs(path string, limit int64, kind string) ([]byte, error) {
-	f, _, err := Open(path)
+	f, st, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if st.Mode().IsRegular() && st.Size() > limit {
+		return nil, &TooLargeError{Limit: limit, Not: kind}
+	}
+	var data []byte
+	if st.Mode().IsRegular() && st.Size() > 0 {
+		data = make([]byte, 0, st.Size()+512) // room for the read that sees EOF
+	}
+	data, err = readAll(data, io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, Bare(err)
 	}
@@ -111,6 +122,24 @@ func ReadAs(path string, limit int64, kind string) ([]byte, error) {
 		return nil, &TooLargeError{Limit: limit, Not: kind}
 	}
 	return data, nil
+}
+
+// readAll is io.ReadAll into b's spare capacity, growing it only when the
+// reader holds more than that.
+func readAll(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 func check(st fs.FileInfo) error {

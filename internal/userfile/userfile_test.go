@@ -59,3 +59,44 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// TestAFileOverTheLimitIsRefusedFromItsSize: a 178 MB index cost 178 MB
+// and 2 s to be refused (issue 22). A regular file whose size is over the
+// limit is refused before a byte is read; the file here is sparse, 64 MiB
+// + 1 byte of holes, the size of the first index over hfhub's limit.
+func TestAFileOverTheLimitIsRefusedFromItsSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.safetensors.index.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 64 << 20
+	if err := f.Truncate(limit + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = ReadAs(path, limit, "a model.safetensors.index.json")
+	runtime.ReadMemStats(&after)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || err.Error() != "larger than 67108864 bytes: not a model.safetensors.index.json" {
+		t.Fatalf("err = %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("refusing it allocated %d bytes", alloc)
+	}
+	// A file within the limit is read in one allocation of its size.
+	if err := os.Truncate(path, limit); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&before)
+	data, err := ReadAs(path, limit, "")
+	runtime.ReadMemStats(&after)
+	if err != nil || len(data) != limit {
+		t.Fatalf("%d bytes, %v", len(data), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit+(1<<20) {
+		t.Errorf("reading %d bytes allocated %d", limit, alloc)
+	}
+}

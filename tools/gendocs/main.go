@@ -15,12 +15,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
-	servecmd "github.com/devctl/devctl/internal/cmd/serve"
-	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/tools/gendocs/gen"
 )
@@ -38,7 +34,6 @@ func main() {
 		}
 		date = time.Unix(n, 0).UTC()
 	}
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
 	cmd := root.NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev"))
 	if err := gen.Write(cmd, *md, *man, date); err != nil {

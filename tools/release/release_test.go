@@ -56,7 +56,7 @@ func TestModuleZipAcceptsEveryFile(t *testing.T) {
 }
 
 // TestGoreleaserConfig checks the release configuration's promises: the
-// three kinds of build for devctl and devctl-serve, and a version flag aimed at a variable that exists.
+// three kinds of build of the one devctl binary, and a version flag aimed at a variable that exists.
 func TestGoreleaserConfig(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(repo, ".goreleaser.yaml"))
 	if err != nil {
@@ -83,10 +83,7 @@ func TestGoreleaserConfig(t *testing.T) {
 	if cfg.Version != 2 {
 		t.Errorf("want a GoReleaser v2 configuration, got version %d", cfg.Version)
 	}
-	want := map[string]string{}
-	for id, target := range map[string]string{"static": "CGO_ENABLED=0 linux amd64,arm64", "nvml": "CGO_ENABLED=1 linux amd64,arm64", "darwin": "CGO_ENABLED=0 darwin amd64,arm64"} {
-		want[id], want[id+"-serve"] = target, target
-	}
+	want := map[string]string{"static": "CGO_ENABLED=0 linux amd64,arm64", "nvml": "CGO_ENABLED=1 linux amd64,arm64", "darwin": "CGO_ENABLED=0 darwin amd64,arm64"}
 	src, err := os.ReadFile(filepath.Join(repo, "internal", "cmd", "root", "root.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +94,8 @@ func TestGoreleaserConfig(t *testing.T) {
 			t.Errorf("build %s: %q, want %q", b.ID, got, want[b.ID])
 		}
 		delete(want, b.ID)
-		if main := "./cmd/devctl" + map[bool]string{true: "-serve"}[strings.HasSuffix(b.ID, "-serve")]; b.Main != main {
-			t.Errorf("build %s builds %s, want %s", b.ID, b.Main, main)
+		if b.Main != "./cmd/devctl" {
+			t.Errorf("build %s builds %s, want ./cmd/devctl (devctl is one binary)", b.ID, b.Main)
 		}
 		if !strings.Contains(strings.Join(b.Ldflags, " "), "-X github.com/devctl/devctl/internal/cmd/root.Version=") || !strings.Contains(string(src), "\nvar Version = ") {
 			t.Errorf("build %s does not set root.Version, or root.go no longer declares it", b.ID)

@@ -8,15 +8,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	historycmd "github.com/devctl/devctl/internal/cmd/history"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/output"
@@ -24,6 +28,7 @@ import (
 	"github.com/devctl/devctl/internal/probe/drivers"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/selftest"
 	"github.com/devctl/devctl/internal/userfile"
 )
 
@@ -59,6 +64,24 @@ type Options struct {
 	// RunChecks, with Log, also runs the checks related to the log's
 	// category and adds this machine's facts.
 	RunChecks bool
+	// Selftest runs the on-device self-test beside the checks, with
+	// Python (--python, "" to choose from the probe) and SelftestTimeout.
+	Selftest        bool
+	Python          string
+	SelftestTimeout time.Duration
+	// Environ is the user's environment, which the self-test's children
+	// inherit (less proxies); Live is false with --sysroot or --from.
+	Environ func() []string
+	Live    func() bool
+	// Operation names what the recorded run did (--operation): the
+	// history judges a device per operation.
+	Operation string
+
+	// HistoryLog opens this machine's history for --record and
+	// --record-success (cmdutil.HistoryLog: a replay is refused).
+	HistoryLog func() (*history.Log, error)
+	// ShowHistory prints `devctl history` in the format (--history).
+	ShowHistory func(ctx context.Context, format string) error
 	// Verbose lists every skipped check; plain `doctor` folds them into
 	// one line.
 	Verbose bool
@@ -72,7 +95,15 @@ type Options struct {
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{
 		IO: f.IO, LookupEnv: f.LookupEnv, Now: f.Now,
-		Env: func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Env:        func(ctx context.Context) (*doctor.Env, error) { return buildEnv(ctx, f) },
+		Environ:    os.Environ,
+		Live:       func() bool { return f.Global == nil || (f.Global.Sysroot == "" && f.Global.From == "") },
+		HistoryLog: func() (*history.Log, error) { return cmdutil.HistoryLog(f) },
+		ShowHistory: func(ctx context.Context, format string) error {
+			o := historycmd.NewOptions(f)
+			o.Output = format
+			return cmdutil.RunSteps(ctx, o)
+		},
 		Timeout: func() time.Duration {
 			if f.Global == nil {
 				return 0
@@ -114,7 +145,9 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
   python train.py 2>&1 | tail -200 | devctl doctor --log - --model-params 7B
   devctl doctor --record-success --device mps
   devctl doctor history
-  devctl doctor -o json --fail-on warn`,
+  devctl doctor -o json --fail-on warn
+  devctl doctor --selftest
+  devctl doctor --selftest --python ~/venvs/train/bin/python -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmdutil.Execute(cmd.Context(), opts, runF)
@@ -130,12 +163,27 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.StringVar(&opts.Lang, "lang", "", "message language: en or pl (default from LC_ALL, LC_MESSAGES, LANG)")
 	fl.BoolVar(&opts.Strict, "strict", false, "exit 3 on warnings too (same as --fail-on warn)")
 	fl.StringVar(&opts.FailOn, "fail-on", "fail", "lowest check status that exits 3: warn or fail (fail also counts checks that broke or timed out)")
-	fl.BoolVar(&opts.History, "history", false, "same as 'devctl doctor history' (kept for scripts)")
+	fl.BoolVar(&opts.History, "history", false, "same as 'devctl history' (kept for scripts)")
 	fl.BoolVar(&opts.RecordSuccess, "record-success", false, "record a successful run for the device (--device, or the default device) and exit")
 	fl.BoolVar(&opts.Record, "record", false, "with --log: record the log's outcome in this machine's history (off: a log may come from elsewhere)")
+	fl.StringVar(&opts.Operation, "operation", "", "with --record or --record-success: what the run did (the history judges a device per operation)")
 	fl.BoolVar(&opts.RunChecks, "checks", false, "with --log: also run the checks related to the log's category and show this machine's facts")
+	fl.BoolVar(&opts.Selftest, "selftest", false, "also run the on-device self-test: your Python runs small operations on each device torch, jax and tensorflow expose (bounded: --selftest-timeout, a process group, no network)")
+	fl.StringVar(&opts.Python, "python", "", "with --selftest: the interpreter to test (default: the active venv or conda env, else the first python on PATH, pyenv/asdf shims resolved)")
+	fl.DurationVar(&opts.SelftestTimeout, "selftest-timeout", selftest.DefaultTimeout, "with --selftest: the self-test's time limit (its children are killed when it ends)")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every skipped check with its reason (plain doctor counts them in one line)")
 	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
+	return cmd
+}
+
+// newCmdHistory is `doctor history`: the same command as `devctl history`,
+// kept for scripts (--lang is accepted and ignored: the history is not
+// translated).
+func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
+	cmd := historycmd.NewCmdHistory(f, nil)
+	cmd.Short = "Same as 'devctl history'"
+	cmd.Flags().String("lang", "", "ignored (kept for scripts)")
+	_ = cmd.Flags().MarkHidden("lang")
 	return cmd
 }
 
@@ -188,30 +236,12 @@ func newCmdList(f *cmdutil.Factory) *cobra.Command {
 	return newModeCmd(f, "list", "List every check (id, title)", runList)
 }
 
-func newCmdHistory(f *cmdutil.Factory) *cobra.Command {
-	return newModeCmd(f, "history", "Show the success/failure record per device", runHistory)
-}
-
 func runList(o *ModeOptions) error {
 	infos := doctor.List(doctor.All(), o.lang)
 	if ok, err := output.Export(o.IO.Out, o.format, map[string]any{"checks": infos}); ok {
 		return err
 	}
 	return ListTable(o.IO.Out, infos, o.lang)
-}
-
-func runHistory(o *ModeOptions) error {
-	rs, err := history.Load(o.LookupEnv)
-	if err != nil {
-		return err
-	}
-	sums := rs.Summaries()
-	if o.format != output.Table {
-		p, _ := history.Path(o.LookupEnv)
-		_, err := output.Export(o.IO.Out, o.format, map[string]any{"path": p, "devices": sums})
-		return err
-	}
-	return HistoryTable(o.IO.Out, sums, o.lang)
 }
 
 // Run completes, validates, diagnoses and prints.
@@ -244,12 +274,23 @@ func (opts *Options) Run(ctx context.Context) error {
 	case opts.List:
 		return runList(mode)
 	case opts.History:
-		return runHistory(mode)
+		return opts.ShowHistory(ctx, opts.Output)
+	}
+	var hist *history.Log
+	if opts.Record || opts.RecordSuccess {
+		var err error
+		if hist, err = opts.HistoryLog(); err != nil {
+			if errors.Is(err, cmdutil.ErrReplay) {
+				return cmdutil.Usagef("--record and --record-success write this machine's history: %w", err)
+			}
+			return cmdutil.Usagef("%w", err)
+		}
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
 		return cmdutil.Usagef("%w (see 'devctl doctor list')", err)
 	}
+
 	var params int64
 	if opts.ModelParams != "" {
 		if params, err = recommend.ParseParams(opts.ModelParams); err != nil {
@@ -275,7 +316,10 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	if opts.RecordSuccess {
 		dev := deviceKey(env, "")
-		if err := history.Append(opts.LookupEnv, history.Record{Time: opts.Now().UTC(), Device: dev, Outcome: history.Success}); err != nil {
+		if err := presentDevice(env, dev); err != nil {
+			return err
+		}
+		if err := hist.Append(history.Record{Device: dev, Operation: opts.Operation, Source: history.SourceDoctor, Outcome: history.Success}); err != nil {
 			return fmt.Errorf("recording success: %w", err)
 		}
 		fmt.Fprintln(opts.IO.Out, recordedSuccess(dev, lang))
@@ -284,12 +328,27 @@ func (opts *Options) Run(ctx context.Context) error {
 	if logExp != nil && len(opts.Checks) == 0 {
 		checks = doctor.RelatedChecks(all, logExp.Category)
 	}
+	// The self-test runs beside the checks, under its own time limit: a
+	// wedged device delays neither.
+	var selftestDone chan *selftest.Outcome
+	if opts.Selftest {
+		selftestDone = make(chan *selftest.Outcome, 1)
+		req := doctor.SelftestRequest{Python: opts.Python, Timeout: opts.SelftestTimeout, Environ: opts.Environ(), Live: opts.Live()}
+		go func() { selftestDone <- doctor.RunSelftest(ctx, env, req) }()
+	}
 	results := []doctor.Result{}
 	if runChecks {
 		outcomes := doctor.Run(ctx, checks, env, doctor.Options{Timeout: opts.Timeout()})
+		if err := interrupt.Err(ctx); err != nil {
+			return err // checks a signal cut short neither passed nor timed out
+		}
 		results = doctor.RenderAll(outcomes, lang)
 	}
 	rep := &doctor.Report{SchemaVersion: doctor.SchemaVersion, Lang: lang, Checks: results, Summary: doctor.Counts(results)}
+	if selftestDone != nil {
+		rep.Selftest = <-selftestDone
+		opts.recordSelftest(rep.Selftest)
+	}
 
 	if logExp != nil {
 		cat := explain.NewCatalog()
@@ -313,7 +372,7 @@ func (opts *Options) Run(ctx context.Context) error {
 			}
 		}
 		if opts.Record {
-			opts.recordLog(env, *logExp)
+			opts.recordLog(hist, env, *logExp)
 		}
 	}
 
@@ -331,7 +390,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	// Explaining a log is not a finding about this machine: only checks
 	// decide exit 3.
-	if doctor.Failed(results, opts.Strict) {
+	if doctor.Failed(results, opts.Strict) || doctor.SelftestFailed(rep.Selftest, opts.Strict) {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
@@ -357,6 +416,15 @@ func validate(opts *Options) error {
 	}
 	if opts.Log == "" && (opts.Record || opts.RunChecks) {
 		return cmdutil.Usagef("--record and --checks go with --log: without a log, doctor always runs its checks and records nothing")
+	}
+	if opts.Selftest && (opts.Log != "" || opts.List || opts.History || opts.RecordSuccess) {
+		return cmdutil.Usagef("--selftest goes with the checks: it cannot be combined with --log, --list, --history or --record-success")
+	}
+	if !opts.Selftest && (opts.Python != "" || opts.SelftestTimeout != selftest.DefaultTimeout) {
+		return cmdutil.Usagef("--python and --selftest-timeout go with --selftest")
+	}
+	if opts.Selftest && opts.SelftestTimeout <= 0 {
+		return cmdutil.Usagef("invalid --selftest-timeout %s: want a positive duration such as 10s or 1m", opts.SelftestTimeout)
 	}
 	if opts.ModelParams != "" && opts.Log == "" {
 		return cmdutil.Usagef("--model-params needs --log: it plans a fit for an out-of-memory log")
@@ -492,15 +560,62 @@ func deviceKey(env *doctor.Env, logDevice string) string {
 	return "cpu"
 }
 
+// presentDevice refuses a success for a device this machine does not have
+// (--record-success --device mps on a Linux server): the record would
+// teach the rule about hardware that is not here.
+func presentDevice(env *doctor.Env, backendKey string) error {
+	if env == nil || env.Report == nil {
+		return nil
+	}
+	var ids []string
+	for _, d := range env.Report.Devices {
+		if !d.Usable() {
+			continue
+		}
+		if string(d.Backend) == backendKey {
+			return nil
+		}
+		ids = append(ids, d.ID)
+	}
+	if len(ids) == 0 {
+		ids = []string{"none"}
+	}
+	return cmdutil.Usagef("--record-success: this machine has no usable %s device (found: %s); record a success for the device the job ran on", backendKey, strings.Join(ids, ", "))
+}
+
 // recordLog appends the log's outcome to the history. Failing to record
 // is reported but never fails the command: the diagnosis matters more.
-func (opts *Options) recordLog(env *doctor.Env, e explain.Explanation) {
+func (opts *Options) recordLog(hist *history.Log, env *doctor.Env, e explain.Explanation) {
 	outcome := history.Failure
 	if e.Category == explain.CategoryUnknown {
 		outcome = history.Unrelated
 	}
-	r := history.Record{Time: opts.Now().UTC(), Device: deviceKey(env, string(e.Device)), Category: string(e.Category), Outcome: outcome}
-	if err := history.Append(opts.LookupEnv, r); err != nil {
+	r := history.Record{Device: deviceKey(env, string(e.Device)), Operation: opts.Operation, Source: history.SourceDoctor,
+		Category: string(e.Category), MessageID: e.MessageID, Outcome: outcome}
+	if err := hist.Append(r); err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "devctl: not recorded in history: %v\n", err)
+	}
+}
+
+// recordSelftest writes the self-test's (device, operation) outcomes to
+// this machine's history, so the rule judges devices by what really ran.
+// A replay, or a history that cannot be written, records nothing and says
+// so in the report: the self-test's findings matter more.
+func (opts *Options) recordSelftest(r *selftest.Outcome) {
+	results := doctor.SelftestResults(r)
+	if len(results) == 0 {
+		return
+	}
+	log, err := opts.HistoryLog()
+	if err != nil {
+		r.RecordNote = "not recorded: " + err.Error()
+		return
+	}
+	for _, res := range results {
+		if err := log.AppendOperation(res); err != nil {
+			r.RecordNote = fmt.Sprintf("recorded %d of %d: %v", r.Recorded, len(results), err)
+			return
+		}
+		r.Recorded++
 	}
 }

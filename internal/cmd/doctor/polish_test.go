@@ -5,12 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/explain/i18n"
-	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/report"
 )
 
@@ -111,22 +109,10 @@ func TestPolishHasNoEnglish(t *testing.T) {
 		checkPolish(t, "doctor table", strings.ReplaceAll(line, "devctl doctor", ""))
 	}
 	b.Reset()
-	sums := []history.DeviceSummary{{Device: "cuda", Runs: 2, Successes: 1, Failures: 1, Categories: map[string]int{"out_of_memory": 1}, LastCategory: "out_of_memory", LastTime: time.Unix(0, 0)}}
-	if err := HistoryTable(&b, sums, doctor.Polish); err != nil {
-		t.Fatal(err)
-	}
-	head, _, _ := strings.Cut(b.String(), "\n")
-	checkPolish(t, "history header", head)
-	b.Reset()
-	if err := HistoryTable(&b, nil, doctor.Polish); err != nil {
-		t.Fatal(err)
-	}
-	checkPolish(t, "empty history", b.String())
-	b.Reset()
 	if err := ListTable(&b, []doctor.CheckInfo{{ID: "x.y", Title: "tytuł"}}, doctor.Polish); err != nil {
 		t.Fatal(err)
 	}
-	head, _, _ = strings.Cut(b.String(), "\n")
+	head, _, _ := strings.Cut(b.String(), "\n")
 	checkPolish(t, "list header", head)
 	checkPolish(t, "record success", recordedSuccess("cuda", doctor.Polish))
 }

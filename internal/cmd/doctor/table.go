@@ -6,14 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
 
 	"github.com/devctl/devctl/internal/doctor"
 	"github.com/devctl/devctl/internal/explain/i18n"
-	"github.com/devctl/devctl/internal/history"
 )
 
 // doctorLabels are the doctor table's headings and labels, in the same
@@ -40,7 +38,6 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.fixes", Title: "Fixes, in order:"},
 		i18n.Message{ID: "log.plan", Title: "First plan that fits:"},
 		i18n.Message{ID: "log.noplan", Title: "No plan fits; closest:"},
-		i18n.Message{ID: "history.empty", Title: "No history recorded yet (`devctl doctor --log --record` and `devctl doctor --record-success` record it)."},
 		i18n.Message{ID: "list.id", Title: "ID"},
 		i18n.Message{ID: "list.title", Title: "TITLE"},
 		i18n.Message{ID: "record.success", Title: "recorded a successful run on {device}"},
@@ -56,14 +53,6 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "mark.skip", Title: "SKIP"},
 		i18n.Message{ID: "mark.error", Title: "ERROR"},
 		i18n.Message{ID: "mark.timeout", Title: "TIMEOUT"},
-		i18n.Message{ID: "history.device", Title: "DEVICE"},
-		i18n.Message{ID: "history.runs", Title: "RUNS"},
-		i18n.Message{ID: "history.ok", Title: "OK"},
-		i18n.Message{ID: "history.failed", Title: "FAILED"},
-		i18n.Message{ID: "history.success", Title: "SUCCESS"},
-		i18n.Message{ID: "history.by_category", Title: "FAILURES BY CATEGORY"},
-		i18n.Message{ID: "history.last_failure", Title: "LAST FAILURE"},
-		i18n.Message{ID: "history.last_seen", Title: "LAST SEEN"},
 		i18n.Message{ID: "num.requested", Title: "requested"},
 		i18n.Message{ID: "num.total", Title: "total"},
 		i18n.Message{ID: "num.free", Title: "free"},
@@ -79,6 +68,12 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "num.dtype", Title: "dtype"},
 		i18n.Message{ID: "num.devices", Title: "devices"},
 		i18n.Message{ID: "plan.line", Title: "{params} params on {device}: mode {mode}, precision {precision}, micro-batch {micro} of {batch}, recompute {recompute}, sharding {sharding}, offload {offload}: {need} of {budget}"},
+		i18n.Message{ID: "selftest.title", Title: "Self-test"},
+		i18n.Message{ID: "selftest.python", Title: "python:"},
+		i18n.Message{ID: "selftest.limits", Title: "limits:"},
+		i18n.Message{ID: "selftest.group", Title: "own process group, time"},
+		i18n.Message{ID: "selftest.nomem", Title: "no memory limit"},
+		i18n.Message{ID: "selftest.error", Title: "error:"},
 	).MustAdd(i18n.Polish,
 		i18n.Message{ID: "status.fail", Title: "Błędy"},
 		i18n.Message{ID: "status.error", Title: "Sprawdzenia, które zawiodły"},
@@ -99,7 +94,6 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.fixes", Title: "Naprawy, po kolei:"},
 		i18n.Message{ID: "log.plan", Title: "Pierwszy plan, który się mieści:"},
 		i18n.Message{ID: "log.noplan", Title: "Żaden plan się nie mieści; najbliższy:"},
-		i18n.Message{ID: "history.empty", Title: "Brak zapisanej historii (zapisują ją `devctl doctor --log --record` i `devctl doctor --record-success`)."},
 		i18n.Message{ID: "list.id", Title: "ID"},
 		i18n.Message{ID: "list.title", Title: "TYTUŁ"},
 		i18n.Message{ID: "record.success", Title: "zapisano udane uruchomienie na {device}"},
@@ -115,14 +109,6 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "mark.skip", Title: "POMINIĘTO"},
 		i18n.Message{ID: "mark.error", Title: "AWARIA"},
 		i18n.Message{ID: "mark.timeout", Title: "LIMIT CZASU"},
-		i18n.Message{ID: "history.device", Title: "URZĄDZENIE"},
-		i18n.Message{ID: "history.runs", Title: "URUCHOMIENIA"},
-		i18n.Message{ID: "history.ok", Title: "UDANE"},
-		i18n.Message{ID: "history.failed", Title: "NIEUDANE"},
-		i18n.Message{ID: "history.success", Title: "SKUTECZNOŚĆ"},
-		i18n.Message{ID: "history.by_category", Title: "BŁĘDY WG KATEGORII"},
-		i18n.Message{ID: "history.last_failure", Title: "OSTATNI BŁĄD"},
-		i18n.Message{ID: "history.last_seen", Title: "OSTATNIO"},
 		i18n.Message{ID: "num.requested", Title: "żądano"},
 		i18n.Message{ID: "num.total", Title: "łącznie"},
 		i18n.Message{ID: "num.free", Title: "wolne"},
@@ -138,6 +124,12 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "num.dtype", Title: "typ danych"},
 		i18n.Message{ID: "num.devices", Title: "urządzenia"},
 		i18n.Message{ID: "plan.line", Title: "{params} parametrów na {device}: tryb {mode}, precyzja {precision}, mikrobatch {micro} z {batch}, ponowne liczenie {recompute}, podział {sharding}, odciążenie {offload}: {need} z {budget}"},
+		i18n.Message{ID: "selftest.title", Title: "Test na urządzeniu"},
+		i18n.Message{ID: "selftest.python", Title: "python:"},
+		i18n.Message{ID: "selftest.limits", Title: "limity:"},
+		i18n.Message{ID: "selftest.group", Title: "własna grupa procesów, czas"},
+		i18n.Message{ID: "selftest.nomem", Title: "bez limitu pamięci"},
+		i18n.Message{ID: "selftest.error", Title: "błąd:"},
 	)
 })
 
@@ -219,6 +211,9 @@ func TableWith(w io.Writer, r *doctor.Report, st *report.Style, o TableOptions) 
 		}
 	}
 	fmt.Fprintf(w, "%s %s\n", st.Label(label("summary", r.Lang)), strings.Join(parts, ", "))
+	if r.Selftest != nil {
+		return selftestTable(w, r.Selftest, r.Lang, st)
+	}
 	return nil
 }
 
@@ -338,46 +333,4 @@ func ListTable(w io.Writer, checks []doctor.CheckInfo, lang doctor.Lang) error {
 // recordedSuccess is the line `doctor --record-success` prints, in lang.
 func recordedSuccess(device string, lang doctor.Lang) string {
 	return i18n.Render(label("record.success", lang), map[string]string{"device": device})
-}
-
-// HistoryTable renders `doctor --history`: each device's record.
-func HistoryTable(w io.Writer, sums []history.DeviceSummary, lang doctor.Lang) error {
-	if len(sums) == 0 {
-		fmt.Fprintln(w, label("history.empty", lang))
-		return nil
-	}
-	rows := make([][]string, len(sums))
-	for i, s := range sums {
-		rate := "-"
-		if s.Runs > 0 {
-			rate = strconv.Itoa(100*s.Successes/s.Runs) + "%"
-		}
-		last := ""
-		if !s.LastTime.IsZero() {
-			last = s.LastTime.UTC().Format(time.RFC3339)
-		}
-		rows[i] = []string{s.Device, strconv.Itoa(s.Runs), strconv.Itoa(s.Successes), strconv.Itoa(s.Failures), rate, categories(s.Categories), s.LastCategory, last}
-	}
-	var head []string
-	for _, k := range []string{"device", "runs", "ok", "failed", "success", "by_category", "last_failure", "last_seen"} {
-		head = append(head, label("history."+k, lang))
-	}
-	return report.RenderTable(w, head, rows)
-}
-
-func categories(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

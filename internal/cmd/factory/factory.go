@@ -14,6 +14,7 @@ import (
 
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/probe/nvidia"
@@ -30,6 +31,9 @@ func New(io *iostreams.IOStreams, lookupEnv func(string) (string, bool), version
 		Global:    &cmdutil.GlobalOptions{ConfigFlags: map[string]config.Flag{}},
 		Now:       time.Now,
 		LookupEnv: lookupEnv,
+		// The live machine's files, never --sysroot's: a replay records
+		// nothing (cmdutil.HistoryLog).
+		MachineIDFunc: func() string { return history.MachineID(os.ReadFile) },
 	}
 	f.HostFunc = func() (*host.Host, error) {
 		g := f.Global

@@ -15,6 +15,7 @@ import (
 	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // NFD is the -o value that writes a node-feature-discovery feature file.
@@ -78,7 +79,7 @@ driver that failed or timed out.`,
 	}
 	formats.Register(cmd.Flags(), &opts.Output, "table is plain when piped; nfd prints NFD's feature file format")
 	cmd.Flags().StringVar(&opts.NFDFile, "nfd-file", "", "with -o nfd: write the labels atomically to this feature file instead of printing them (NFD reads "+nfd.DefaultPath+")")
-	cmd.Flags().DurationVar(&opts.NFDExpiry, "nfd-expiry", time.Hour, "with -o nfd: NFD drops the labels this long after the write unless rewritten (0: never)")
+	cmd.Flags().DurationVar(&opts.NFDExpiry, "nfd-expiry", time.Hour, "with -o nfd: NFD drops the labels this long after the write unless rewritten (0: never; else at least 1m)")
 	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps, software")
 	return cmd
@@ -96,11 +97,18 @@ func (o *Options) Complete() (err error) {
 // Validate checks the flags before anything is probed, --require
 // expressions included.
 func (o *Options) Validate() error {
-	if o.NFDExpiry < 0 {
-		return cmdutil.Usagef("invalid --nfd-expiry %s: want a positive duration such as 1h, or 0 for none", o.NFDExpiry)
+	if err := nfd.CheckExpiry(o.NFDExpiry); err != nil {
+		return cmdutil.Usagef("invalid --nfd-expiry %s: %v", o.NFDExpiry, err)
 	}
 	if o.NFDFile != "" && o.format != NFD {
 		return cmdutil.Usagef("--nfd-file %s writes node labels: it needs -o nfd", o.NFDFile)
+	}
+	if o.format == NFD && o.NFDFile != "" && o.NFDFile != "-" {
+		// The feature file's path is checked before anything is probed,
+		// as every output path is (internal/target).
+		if err := target.NFDFile.Allow(o.NFDFile); err != nil {
+			return err
+		}
 	}
 	return cmdutil.CheckRequirements(o.IO.ErrOut, o.Require, &probe.Report{})
 }

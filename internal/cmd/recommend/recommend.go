@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/report"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // formats are what -o offers.
@@ -53,16 +55,35 @@ type Options struct {
 	Convention string
 	Offload    string
 	// OffloadParams also moves parameters to the host (ZeRO-3).
-	OffloadParams bool
-	ZeROStage     int
-	Device        string
-	Output        string
+	OffloadParams  bool
+	ZeROStage      int
+	TensorParallel bool
+	Device         string
+	// DeviceMemory names a device by its memory (24GiB): a generic GPU of
+	// that size, or the size of the --device given.
+	DeviceMemory string
+	Output       string
+
+	Stack string
+	// StackVersion is the stack's release (4.44.2), when not this machine's.
+	StackVersion string
+	// WeightBits is --weight-bits: a quantised weight's storage in bits.
+	WeightBits  float64
+	Mixed       string
+	LoRARank    int
+	LoRATargets string
+	LoRALayers  int
+	Quant       string
+	Compile     bool
+	GPUMemUtil  float64
+	Max         string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
 	format output.Format         // set by Complete
 	run    recommend.RunSettings // set by Validate
 	strat  oomsim.Strategy       // --strategy, set by Validate ("" for auto)
+	devMem int64                 // --device-memory, set by Validate
 }
 
 // NewCmdRecommend builds `devctl recommend`. runF, when not nil, replaces
@@ -111,20 +132,33 @@ not run the probe.`,
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
-	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, sgd or adafactor")
-	fl.StringVar(&opts.Recompute, "recompute", "none", "activation recomputation: none, selective or full")
-	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (eager-like for training, SDPA for inference), eager or sdpa (also flash attention)")
+	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
+	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
+	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused SDPA/flash everywhere but --stack pytorch), eager or sdpa (also flash attention)")
+	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
+	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
+	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
+	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
+	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
+	fl.IntVar(&opts.LoRALayers, "lora-layers", 0, "adapt only the last N blocks (0: all, or the stack's: mlx adapts 16)")
+	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
+	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
+	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
+	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's share of the device (vLLM's flag; default 0.9)")
+	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training, splitting weights and activations")
+	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
+	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
 	fl.BoolVar(&opts.RequireFit, "require-fit", false, "exit 3 when the plan as given does not fit (the output still shows what would)")
 	// --strategy did what the global --memory-strategy does; it stays as a
 	// hidden alias so that old scripts keep working, and one flag is shown.
 	fl.StringVar(&opts.Strategy, "strategy", "auto", "alias of the global --memory-strategy")
 	_ = fl.MarkHidden("strategy")
 	fl.IntVar(&opts.Devices, "devices", 1, "devices to use (data parallel, or sharded with --zero-stage / the ladder)")
-	fl.StringVar(&opts.Convention, "convention", "eleutherai", "memory accounting: eleutherai, accelerate or deepspeed")
+	fl.StringVar(&opts.Convention, "convention", "devctl", "a published estimator to show beside devctl's estimate: eleutherai, accelerate or deepspeed (never changes whether it fits)")
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too")
 	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 2 or 3 (0: none, ZeRO-2 for deepspeed)")
-	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu) or a catalogued one (t4, a100-80gb, h100-80gb, tpu-v5e, mi300x, apple-m2-max-32gb, ...)")
+	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them work too) or a size (24GiB)")
 	formats.Register(fl, &opts.Output, "")
 	return cmd
 }
@@ -145,24 +179,62 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("give exactly one of --model-params, --model or --model-config")
 	}
 	r := &o.run
-	var ok [7]bool
-	r.Mode, ok[0] = oomsim.Parse(o.Mode, oomsim.Modes)
-	r.Optimizer, ok[1] = oomsim.Parse(o.Optimizer, oomsim.Optimizers)
-	r.Recompute, ok[2] = oomsim.Parse(o.Recompute, oomsim.Recomputes)
-	r.Attention, ok[3] = oomsim.Parse(o.Attention, oomsim.Attentions)
-	r.Convention, ok[4] = oomsim.Parse(o.Convention, oomsim.Conventions)
-	r.Offload, ok[5] = oomsim.Parse(o.Offload, oomsim.Offloads)
-	o.strat, ok[6] = oomsim.Parse(o.Strategy, append([]oomsim.Strategy{"auto"}, config.Strategies...))
-	for i, c := range []struct{ flag, v, want string }{
-		{"--mode", o.Mode, oomsim.List(oomsim.Modes)},
-		{"--optimizer", o.Optimizer, oomsim.List(oomsim.Optimizers)},
-		{"--recompute", o.Recompute, oomsim.List(oomsim.Recomputes)},
-		{"--attention", o.Attention, oomsim.List(oomsim.Attentions)},
-		{"--convention", o.Convention, oomsim.List(oomsim.Conventions)},
-		{"--offload", o.Offload, oomsim.List(oomsim.Offloads)},
-		{"--strategy", o.Strategy, "auto, " + oomsim.List(config.Strategies)},
-	} {
-		if !ok[i] {
+	auto := func(v string) string {
+		if strings.EqualFold(strings.TrimSpace(v), "auto") {
+			return ""
+		}
+		return v
+	}
+	type parsed struct {
+		flag, v, want string
+		ok            bool
+	}
+	var choices []parsed
+	choice := func(flag, v, want string, ok bool) { choices = append(choices, parsed{flag, v, want, ok}) }
+	var ok bool
+	r.Mode, ok = oomsim.Parse(o.Mode, oomsim.Modes)
+	choice("--mode", o.Mode, oomsim.List(oomsim.Modes), ok)
+	r.Optimizer, ok = oomsim.Parse(o.Optimizer, oomsim.Optimizers)
+	choice("--optimizer", o.Optimizer, oomsim.List(oomsim.Optimizers), ok)
+	r.Recompute, ok = oomsim.Parse(auto(o.Recompute), oomsim.Recomputes)
+	choice("--recompute", o.Recompute, "auto, "+oomsim.List(oomsim.Recomputes), ok || auto(o.Recompute) == "")
+	r.Attention, ok = oomsim.Parse(o.Attention, oomsim.Attentions)
+	choice("--attention", o.Attention, oomsim.List(oomsim.Attentions), ok)
+	r.Convention, ok = oomsim.Parse(o.Convention, oomsim.Conventions)
+	choice("--convention", o.Convention, oomsim.List(oomsim.Conventions), ok)
+	r.Offload, ok = oomsim.Parse(o.Offload, oomsim.Offloads)
+	choice("--offload", o.Offload, oomsim.List(oomsim.Offloads), ok)
+	o.strat, ok = oomsim.Parse(o.Strategy, append([]oomsim.Strategy{"auto"}, config.Strategies...))
+	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
+	r.Stack, ok = oomsim.ParseStack(o.Stack)
+	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, torchtitan, sglang, tgi, ollama)", ok)
+	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE.MatchString(v) {
+		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
+	}
+	r.StackVersion = strings.TrimSpace(o.StackVersion)
+	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
+	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
+	r.LoRATargets, ok = oomsim.Parse(auto(o.LoRATargets), []oomsim.LoRATargets{oomsim.LoRAQV, oomsim.LoRAQKVO, oomsim.LoRAAllLinear})
+	choice("--lora-targets", o.LoRATargets, "auto, qv, qkvo, all-linear", ok || auto(o.LoRATargets) == "")
+	quant := strings.ToLower(auto(o.Quant))
+	if quant == "awq" {
+		quant = string(oomsim.QuantGPTQ)
+	}
+	r.Quant, ok = oomsim.Parse(quant, []oomsim.QuantFormat{oomsim.QuantBnB, oomsim.QuantGPTQ, oomsim.QuantFP8, oomsim.QuantGGUF, oomsim.QuantMLX})
+	choice("--quant", o.Quant, "auto, bnb, gptq, awq, fp8, gguf, mlx", ok || quant == "")
+	if o.WeightBits != 0 && !(o.WeightBits >= 1 && o.WeightBits <= 16) {
+		return cmdutil.Usagef("invalid --weight-bits %g: want bits per weight from 1 to 16, e.g. 5.69 for GGUF Q5_K_M", o.WeightBits)
+	}
+	r.WeightBits = o.WeightBits
+	var max recommend.MaxKind
+	max, ok = oomsim.Parse(o.Max, recommend.MaxKinds)
+	choice("--max", o.Max, oomsim.List(recommend.MaxKinds), ok || o.Max == "")
+	r.Max = max
+	if o.Max == "" {
+		r.Max = ""
+	}
+	for _, c := range choices {
+		if !c.ok {
 			return cmdutil.Usagef("invalid %s %q: want one of %s", c.flag, c.v, c.want)
 		}
 	}
@@ -184,7 +256,27 @@ func (o *Options) Validate() error {
 	if o.OffloadParams && (r.Offload != oomsim.OffloadCPU || o.ZeROStage != 3) {
 		return cmdutil.Usagef("--offload-params needs --offload cpu and --zero-stage 3")
 	}
+	if o.LoRARank < 1 || o.LoRARank > 1<<14 {
+		return cmdutil.Usagef("invalid --lora-rank %d: want 1 to %d", o.LoRARank, 1<<14)
+	}
+	if o.LoRALayers < 0 || o.LoRALayers > 1<<12 {
+		return cmdutil.Usagef("invalid --lora-layers %d: want 0 (every block) to %d", o.LoRALayers, 1<<12)
+	}
+	if o.GPUMemUtil != 0 && (o.GPUMemUtil != o.GPUMemUtil || o.GPUMemUtil <= 0 || o.GPUMemUtil > 1) {
+		return cmdutil.Usagef("invalid --gpu-memory-utilization %g: want a share of the device in (0, 1], e.g. 0.9", o.GPUMemUtil)
+	}
+	if o.TensorParallel && o.ZeROStage != 0 {
+		return cmdutil.Usagef("give one of --tensor-parallel and --zero-stage: they split the work differently")
+	}
+	if o.DeviceMemory != "" {
+		mem, err := units.ParseDeviceMemory(o.DeviceMemory)
+		if err != nil {
+			return cmdutil.Usagef("invalid --device-memory: %v", err)
+		}
+		o.devMem = int64(mem)
+	}
 	r.BatchSize, r.SeqLen, r.Devices, r.ZeROStage, r.OffloadParams = o.BatchSize, o.SeqLen, o.Devices, o.ZeROStage, o.OffloadParams
+	r.TensorParallel, r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.TensorParallel, o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
 	return nil
 }
 
@@ -231,11 +323,12 @@ func (o *Options) plan(ctx context.Context) (*recommend.Result, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	req := recommend.Request{Model: recommend.ModelSpec{Params: o.ModelParams, Name: o.Model, Config: o.ModelConfig}, Run: o.run}
+	req := recommend.Request{Model: recommend.ModelSpec{Params: o.ModelParams, Name: o.Model, Config: o.ModelConfig}, Run: o.run, DeviceMemory: o.devMem}
 	if isCatalogue {
 		req.Device = o.Device
 	} else if o.Device != "" {
 		extra["device.preferred"] = config.Flag{Name: "--device", Value: strings.ToLower(o.Device)}
+		req.Probed = o.Device
 	}
 	cfg, err := o.Config(extra)
 	if err != nil {
@@ -274,3 +367,6 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 	extra["device.memory_strategy"] = config.Flag{Name: "--strategy", Value: string(o.strat)}
 	return extra, nil
 }
+
+// stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1.
+var stackVersionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+[.+a-z0-9-]*$`)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/devctl/devctl/internal/report"
 	"github.com/devctl/devctl/internal/units"
@@ -38,7 +39,7 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 		{"Mode:", mode},
 		{"Precision:", string(r.Precision)},
 		{"Memory Strategy:", fmt.Sprintf("%s (%s)", r.MemoryStrategy, strconv.FormatFloat(r.MemoryFraction, 'g', -1, 64))},
-		{"Convention:", string(r.Memory.Convention)},
+		{"Stack:", recStack(p)},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-17s", e[0])), report.Clean(e[1]))
@@ -46,22 +47,55 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 	fmt.Fprintln(w)
 
 	m := r.Memory
+	budget := m.UsableBytes
+	part := func(name string, b int64) []string {
+		return []string{name, units.Bytes(b).Number(units.GiB, 2), recComma(b), bar(b, budget)}
+	}
 	rows := [][]string{
-		{"weights", units.Bytes(m.WeightsBytes).Number(units.GiB, 2), recComma(m.WeightsBytes)},
-		{"gradients", units.Bytes(m.GradientsBytes).Number(units.GiB, 2), recComma(m.GradientsBytes)},
-		{"optimizer", units.Bytes(m.OptimizerBytes).Number(units.GiB, 2), recComma(m.OptimizerBytes)},
-		{"activations", units.Bytes(m.ActivationsBytes).Number(units.GiB, 2), recComma(m.ActivationsBytes)},
-		{"kv cache", units.Bytes(m.KVCacheBytes).Number(units.GiB, 2), recComma(m.KVCacheBytes)},
-		{"overhead", units.Bytes(m.OverheadBytes).Number(units.GiB, 2), recComma(m.OverheadBytes)},
-		{"total", units.Bytes(m.TotalBytes).Number(units.GiB, 2), recComma(m.TotalBytes)},
-		{"allocatable", units.Bytes(m.UsableBytes).Number(units.GiB, 2), recComma(m.UsableBytes)},
-		{fmt.Sprintf("strategy (%g)", r.MemoryFraction), units.Bytes(m.StrategyBytes).Number(units.GiB, 2), recComma(m.StrategyBytes)},
+		part("weights", m.WeightsBytes),
+		part("gradients", m.GradientsBytes),
+		part("optimizer", m.OptimizerBytes),
+		part("activations", m.ActivationsBytes),
+		part("logits (loss)", m.LogitsBytes),
+		part("kv cache", m.KVCacheBytes),
+		part("buffers", m.BuffersBytes),
 	}
-	if m.HostBytes > 0 {
-		rows = append(rows, []string{"host (offloaded)", units.Bytes(m.HostBytes).Number(units.GiB, 2), recComma(m.HostBytes)})
+	if m.OverlapBytes < 0 {
+		rows = append(rows, []string{"not alive at once", "-" + units.Bytes(-m.OverlapBytes).Number(units.GiB, 2), "-" + recComma(-m.OverlapBytes), "activations freed as gradients grow"})
 	}
-	if err := report.RenderTable(w, []string{"MEMORY", "GIB", "BYTES"}, rows); err != nil {
+	rows = append(rows, part("allocator", m.AllocatorBytes), part("runtime", m.OverheadBytes))
+	switch {
+	case m.HostBytes > 0 && m.HostInTotal:
+		rows = append(rows, part("offloaded (same RAM)", m.HostBytes))
+	case m.HostBytes > 0:
+		rows = append(rows, []string{"host (offloaded)", units.Bytes(m.HostBytes).Number(units.GiB, 2), recComma(m.HostBytes), "in host memory, not in the total"})
+	}
+	rows = append(rows,
+		part("total", m.TotalBytes),
+		[]string{"allocatable", units.Bytes(m.UsableBytes).Number(units.GiB, 2), recComma(m.UsableBytes), bar(budget, budget)},
+		[]string{fmt.Sprintf("strategy (%g)", r.MemoryFraction), units.Bytes(m.StrategyBytes).Number(units.GiB, 2), recComma(m.StrategyBytes), bar(m.StrategyBytes, budget)},
+	)
+	if err := report.RenderTable(w, []string{"MEMORY", "GIB", "BYTES", "OF ALLOCATABLE"}, rows); err != nil {
 		return err
+	}
+	if b := m.Band; b.HighBytes > b.LowBytes {
+		fmt.Fprintf(w, "%s %s GiB, %s-%s GiB depending on %s\n", st.Label("Estimate:"), units.Bytes(m.TotalBytes).Number(units.GiB, 2),
+			units.Bytes(b.LowBytes).Number(units.GiB, 2), units.Bytes(b.HighBytes).Number(units.GiB, 2), strings.Join(b.DependsOn, " and "))
+	}
+	if pub := m.Published; pub != nil {
+		fmt.Fprintf(w, "%s %s's model states: weights %s, gradients %s, optimizer %s GiB (%s GiB); shown beside devctl's estimate, not used for the verdict\n",
+			st.Label("Convention:"), pub.Convention, units.Bytes(pub.WeightsBytes).Number(units.GiB, 2), units.Bytes(pub.GradientsBytes).Number(units.GiB, 2),
+			units.Bytes(pub.OptimizerBytes).Number(units.GiB, 2), units.Bytes(pub.ModelStatesBytes).Number(units.GiB, 2))
+	}
+	if mx := r.Max; mx != nil {
+		fmt.Fprintf(w, "%s %s %d (%s GiB)", st.Label("Max:"), mx.What, mx.Value, units.Bytes(mx.TotalBytes).Number(units.GiB, 2))
+		if mx.NextTotalBytes > 0 {
+			fmt.Fprintf(w, "; %d needs %s GiB", mx.Value+1, units.Bytes(mx.NextTotalBytes).Number(units.GiB, 2))
+		}
+		if mx.Limit != "" {
+			fmt.Fprintf(w, "; bounded by %s", mx.Limit)
+		}
+		fmt.Fprintln(w)
 	}
 	per := ""
 	if r.Plan.Devices > 1 {
@@ -125,17 +159,34 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 	if f.Quantization != "" {
 		fmt.Fprintf(w, "%s %s\n", st.Label("Quantization:"), f.Quantization)
 	}
+	for _, l := range f.Lines() {
+		fmt.Fprintf(w, "%s %s\n", st.Label(l[0]), report.Clean(l[1]))
+	}
 	if len(r.Env) > 0 {
 		fmt.Fprintln(w, st.Label("Environment:"))
-		if err := Env(w, r); err != nil {
+		if err := exports(w, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Env prints `export NAME=value` lines ready for eval.
+// Env prints `export NAME=value` lines ready for eval, then the framework
+// settings that are arguments, not variables, as comments.
 func Env(w io.Writer, r *recommend.Result) error {
+	if err := exports(w, r); err != nil {
+		return err
+	}
+	for _, c := range r.Framework.EnvComments() {
+		if _, err := fmt.Fprintln(w, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exports prints the `export NAME=value` lines.
+func exports(w io.Writer, r *recommend.Result) error {
 	for _, e := range r.Env {
 		if _, err := fmt.Fprintln(w, e.Export()); err != nil {
 			return err
@@ -186,4 +237,54 @@ func recComma(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return neg + s
+}
+
+// barWidth is the bar drawn for the whole allocatable memory.
+const barWidth = 24
+
+// bar draws part as a share of budget: one block per 1/barWidth, a half
+// block for the remainder, and an arrow when it is over the budget.
+func bar(part, budget int64) string {
+	if budget <= 0 || part <= 0 {
+		return ""
+	}
+	f := float64(part) / float64(budget)
+	n := int(f * barWidth * 2)
+	over := n > barWidth*2
+	n = min(n, barWidth*2)
+	s := strings.Repeat("█", n/2)
+	if n%2 == 1 {
+		s += "▌"
+	}
+	if over {
+		s += "▶"
+	}
+	return fmt.Sprintf("%-*s %3.0f%%", barWidth+1, s, 100*f)
+}
+
+// recStack names the stack and the choices it decided.
+func recStack(p oomsim.Plan) string {
+	s := string(p.Stack)
+	if p.Stack == oomsim.StackAuto {
+		s = "auto (transformers' defaults assumed; --stack to name yours)"
+	}
+	if p.StackVersion != "" {
+		s += ", release " + p.StackVersion
+	}
+	var parts []string
+	if p.Attention != "" {
+		parts = append(parts, "attention "+string(p.Attention))
+	}
+	if p.Mode != oomsim.Inference {
+		if p.Loss != "" {
+			parts = append(parts, "loss "+string(p.Loss))
+		}
+		if p.Mixed != "" {
+			parts = append(parts, "mixed precision "+string(p.Mixed))
+		}
+	}
+	if len(parts) > 0 {
+		s += "; " + strings.Join(parts, ", ")
+	}
+	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/devctl/devctl/internal/config"
 	"github.com/devctl/devctl/internal/recommend"
+	"github.com/devctl/devctl/internal/safetext"
 )
 
 // envPrefix starts every variable devctl reads.
@@ -62,6 +63,6 @@ func warnEnvTypos(w io.Writer, environ []string, lookupEnv func(string) (string,
 		}
 	}
 	for _, msg := range EnvTypos(names) {
-		fmt.Fprintf(w, "devctl: warning: %s\n", msg)
+		fmt.Fprintf(w, "devctl: warning: %s\n", safetext.Clean(msg))
 	}
 }

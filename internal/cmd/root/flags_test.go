@@ -44,6 +44,7 @@ func TestSettingsFlagsOnlyWhereTheyMatter(t *testing.T) {
 		"doctor":      "device fallback precision",
 		"run":         "device fallback memory-fraction memory-strategy precision",
 		"config show": "fallback memory-fraction memory-strategy precision",
+		"serve":       "fallback memory-fraction memory-strategy",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("settings flags per command (-want +got)\n%s", diff)

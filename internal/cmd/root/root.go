@@ -26,12 +26,17 @@ import (
 	"github.com/devctl/devctl/internal/cmd/recommend"
 	runcmd "github.com/devctl/devctl/internal/cmd/run"
 	schemacmd "github.com/devctl/devctl/internal/cmd/schema"
+	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	snapshotcmd "github.com/devctl/devctl/internal/cmd/snapshot"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/interrupt"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/output"
+	"github.com/devctl/devctl/internal/procgroup"
+	"github.com/devctl/devctl/internal/safetext"
 	"github.com/devctl/devctl/internal/state"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Version is set at build time with -ldflags "-X .../root.Version=...".
@@ -160,13 +165,9 @@ wrong when things break.`,
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
-	if ServeCommand != nil {
-		serve := ServeCommand(f)
-		SettingFlags(serve, "memory-strategy", "memory-fraction", "fallback")
-		cmd.AddCommand(serve)
-	} else {
-		cmd.AddCommand(newCmdServeStub(f))
-	}
+	serve := servecmd.NewCmdServe(f, nil)
+	SettingFlags(serve, "memory-strategy", "memory-fraction", "fallback")
+	cmd.AddCommand(serve)
 	run := runcmd.NewCmdRun(f, nil)
 	DeviceFlag(run)
 	SettingFlags(run, "precision", "memory-strategy", "memory-fraction", "fallback")
@@ -174,8 +175,23 @@ wrong when things break.`,
 	cmd.AddCommand(newCmdVersion(f))
 	strictHelpAndCompletion(cmd)
 	suggestSubcommands(cmd)
+	// run forwards signals to its job and serve shuts down gracefully on
+	// them: each owns its signals. Every other command follows the one
+	// policy of internal/interrupt (set up in Main).
+	for _, c := range cmd.Commands() {
+		if c.Name() == "run" || c.Name() == "serve" {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[ownsSignalsAnnotation] = "true"
+		}
+	}
 	return cmd
 }
+
+// ownsSignalsAnnotation marks a command that handles SIGINT, SIGTERM and
+// SIGHUP itself.
+const ownsSignalsAnnotation = "devctl/owns-signals"
 
 // strictHelpAndCompletion makes `devctl help bogus` and `devctl completion
 // bogus` usage errors (exit 2): cobra's own print a note or the help and
@@ -245,7 +261,7 @@ func configFlag(fs *pflag.FlagSet, name, key, usage string) {
 // Main runs devctl with args and returns the process exit code. It is the
 // only place that decides exit codes.
 func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string, bool)) int {
-	mainArgs = args
+	stopWatch := func() {}
 	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
 	cmd := NewCmdRoot(f)
@@ -255,13 +271,30 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 		registerCompletions(cmd)
 	}
 	cmd.SetArgs(args)
+	// Whatever way Main returns, no program devctl started outlives it.
+	defer procgroup.KillAll()
 	started := false
+	var watched context.Context
 	prev := cmd.PersistentPreRunE
 	cmd.PersistentPreRunE = func(c *cobra.Command, a []string) error {
 		started = true
+		if c.Annotations[ownsSignalsAnnotation] == "" {
+			ctx, stop := interrupt.Watch(c.Context())
+			c.SetContext(ctx)
+			watched, stopWatch = ctx, stop
+		}
 		return prev(c, a)
 	}
 	err := cmd.ExecuteContext(context.Background())
+	stopWatch()
+	// A cancelled command is not a passed one: a signal decides the exit
+	// code, whatever the command returned.
+	if watched != nil {
+		if in, ok := interrupt.From(watched); ok {
+			fmt.Fprintf(io.ErrOut, "devctl: %s\n", in.Error())
+			return in.Code()
+		}
+	}
 	if err == nil {
 		return cmdutil.ExitOK
 	}
@@ -281,8 +314,11 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 // must not become a 1 MB error line.
 const maxQuoted = 80
 
-// OneLine makes an error message the single line devctl promises: line
-// breaks become "; " and over-long quoted values are cut short.
+// OneLine makes an error message the single, inert line devctl promises:
+// line breaks become "; ", over-long quoted values are cut short, and
+// whatever a user's value or a machine put into the message that could act
+// on a terminal (escape sequences, bidirectional overrides) is shown as
+// "?" (safetext.Clean).
 func OneLine(msg string) string {
 	msg = didYouMean(msg)
 	var lines []string
@@ -312,7 +348,7 @@ func OneLine(msg string) string {
 		b.WriteByte(msg[i])
 		i++
 	}
-	return b.String()
+	return safetext.Clean(b.String())
 }
 
 // ExitCode maps an error to devctl's documented exit codes.
@@ -325,7 +361,8 @@ func ExitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, cmdutil.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrUnknownFormat),
-		errors.As(err, &badState): // a relative XDG_STATE_HOME is a bad environment variable
+		errors.Is(err, target.ErrRefused), // an output path the one policy refuses
+		errors.As(err, &badState):         // a relative XDG_STATE_HOME is a bad environment variable
 		return cmdutil.ExitUsage
 	default:
 		return cmdutil.ExitRuntime

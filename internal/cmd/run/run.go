@@ -12,10 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +25,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/config"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/envvar"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
@@ -35,6 +37,7 @@ import (
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/supervise"
+	"github.com/devctl/devctl/internal/target"
 )
 
 // Options are `devctl run`'s flags and dependencies.
@@ -47,8 +50,14 @@ type Options struct {
 	Config func() (*config.Config, error)
 	// PlanDeps are the planner's dependencies, for --model.
 	PlanDeps recommend.Deps
-	// LookupEnv reads devctl's own environment (the history's location).
-	LookupEnv func(string) (string, bool)
+	// HistoryLog opens this machine's history (cmdutil.HistoryLog: a
+	// replay gets cmdutil.ErrReplay and records nothing).
+	HistoryLog func() (*history.Log, error)
+	// OpenMemory opens the source that samples a backend's device memory
+	// per process (devmem.ErrUnavailable when there is none).
+	OpenMemory func(method string, b backend.Backend, interval time.Duration) (devmem.Source, error)
+	// IsJob tells the job's processes (devctl's descendants).
+	IsJob func(pid int) bool
 
 	// Command is CMD and its arguments, everything after "--".
 	Command []string
@@ -59,7 +68,19 @@ type Options struct {
 	AccumEnv     string
 	PrecisionEnv string
 	AllowCPU     bool
-	ReportFile   string
+	// AllowCPUSet is true when --allow-cpu was given (either way): it then
+	// overrides device.fallback_enabled.
+	AllowCPUSet bool
+	ReportFile  string
+	// Devices runs on the first N devices of the chosen backend (0: all).
+	Devices int
+	// Operation names what the job does; the history judges devices per
+	// operation.
+	Operation string
+	// MemoryInterval is the device-memory sampling period (0: off);
+	// MemorySource picks how (auto, nvml, nvidia-smi, drm, off).
+	MemoryInterval time.Duration
+	MemorySource   string
 
 	// Model flags, passed to recommend when one is given.
 	ModelParams string
@@ -74,18 +95,22 @@ type Options struct {
 
 	inherited []string               // set by Complete
 	ladder    supervise.LadderConfig // set by Validate, without the devices
+	planned   *recommend.Result      // the plan of the first device, with --model
 }
 
 // NewCmdRun builds `devctl run`. runF, when not nil, replaces the run step
 // (tests stop after flag parsing).
 func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{
-		IO: f.IO, Now: f.Now, Config: f.Config, PlanDeps: cmdutil.PlanDeps(f), LookupEnv: f.LookupEnv,
-		Probe: func(ctx context.Context) (*probe.Report, error) {
-			rep, _, err := cmdutil.RunProbe(ctx, f, nil)
-			return rep, err
-		},
-		Environ: os.Environ,
+		IO: f.IO, Now: f.Now, Config: f.Config, PlanDeps: cmdutil.PlanDeps(f),
+		HistoryLog: func() (*history.Log, error) { return cmdutil.HistoryLog(f) },
+		OpenMemory: openMemory(f),
+		Environ:    os.Environ,
+	}
+	opts.IsJob = newJob().Has
+	opts.Probe = func(ctx context.Context) (*probe.Report, error) {
+		rep, _, err := cmdutil.RunProbeFor(ctx, f, nil, opts.Operation)
+		return rep, err
 	}
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
@@ -127,6 +152,7 @@ output, arguments or environment values.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = args
+			opts.AllowCPUSet = c.Flags().Changed("allow-cpu")
 			return cmdutil.Execute(c.Context(), opts, runF)
 		},
 	}
@@ -136,7 +162,11 @@ output, arguments or environment values.`,
 	fl.StringVar(&opts.BatchEnv, "batch-env", "", "the variable CMD reads its batch size from, NAME=N or NAME (value from the environment); halved on out of memory")
 	fl.StringVar(&opts.AccumEnv, "accum-env", "", "the gradient-accumulation variable, NAME=N or NAME (default 1); doubled when the batch is halved")
 	fl.StringVar(&opts.PrecisionEnv, "precision-env", "", "the precision variable, NAME=fp32|bf16|fp16|8bit|4bit (or float32, bfloat16, ...); lowered on out of memory")
-	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let the last recovery step run CMD on the CPU")
+	fl.BoolVar(&opts.AllowCPU, "allow-cpu", false, "let (or with =false, forbid) the last recovery step run CMD on the CPU; default: on when device.fallback_enabled or device.allow_cpu (DEVCTL_ALLOW_CPU) is")
+	fl.IntVar(&opts.Devices, "devices", 0, "run on the first N devices of the chosen backend (default: all of them)")
+	fl.StringVar(&opts.Operation, "operation", "", "what the job does (e.g. train, transcribe): the history judges a device per operation")
+	fl.DurationVar(&opts.MemoryInterval, "memory-interval", time.Second, "how often to sample the job's device memory (0 turns sampling off)")
+	fl.StringVar(&opts.MemorySource, "memory-source", memAuto, "how to read device memory: "+strings.Join(memSources, ", "))
 	fl.StringVar(&opts.ReportFile, "report", "", "write the attempts and the outcome as JSON to this file")
 	fl.StringVar(&opts.ModelParams, "model-params", "", "plan the environment for a model of this size (as recommend)")
 	fl.StringVar(&opts.Model, "model", "", "plan the environment for a catalogued model (as recommend)")
@@ -203,6 +233,9 @@ func (o *Options) lookup(k string) (string, bool) {
 
 // Validate checks the flags that need no I/O and reads the knobs.
 func (o *Options) Validate() (err error) {
+	if err = target.RunReport.Allow(o.ReportFile); err != nil {
+		return err
+	}
 	o.ladder, err = o.validate(o.lookup)
 	return err
 }
@@ -236,6 +269,18 @@ func (o *Options) validate(lookup func(string) (string, bool)) (supervise.Ladder
 		cfg.Precision = &supervise.StrVar{Name: name, Value: v}
 	}
 	cfg.AllowCPU = o.AllowCPU
+	if o.Devices < 0 || o.Devices > 4096 {
+		return cfg, cmdutil.Usagef("invalid --devices %d: want a number of devices from 1, or 0 for all", o.Devices)
+	}
+	if o.MemoryInterval < 0 || o.MemoryInterval > 0 && o.MemoryInterval < 10*time.Millisecond {
+		return cfg, cmdutil.Usagef("invalid --memory-interval %s: want 0 (off) or at least 10ms", o.MemoryInterval)
+	}
+	if !slices.Contains(memSources, o.MemorySource) {
+		return cfg, cmdutil.Usagef("invalid --memory-source %q: want one of %s", o.MemorySource, strings.Join(memSources, ", "))
+	}
+	if len(o.Operation) > 128 || strings.ContainsAny(o.Operation, "\n\r") {
+		return cfg, cmdutil.Usagef("invalid --operation: want a short name on one line (at most 128 bytes)")
+	}
 	if o.model().Given() > 1 {
 		return cfg, cmdutil.Usagef("give at most one of --model-params, --model or --model-config")
 	}
@@ -252,20 +297,36 @@ func Run(ctx context.Context, o *Options) error { return cmdutil.RunSteps(ctx, o
 // with the ladder's next step after a recoverable failure.
 func (o *Options) Run(ctx context.Context) error {
 	inherited, cfg := o.inherited, o.ladder
-	path, err := exec.LookPath(o.Command[0])
+	path, err := supervise.LookPath(o.Command[0])
 	if err != nil {
-		code := 127
-		if !errors.Is(err, exec.ErrNotFound) {
-			code = 126
-		}
-		return &cmdutil.ExitError{Code: code, Msg: fmt.Sprintf("run: %s: %v", o.Command[0], unwrapExec(err))}
+		return startError(o.Command[0], err)
 	}
-	rep, err := o.Probe(ctx)
+	// The forwarded signals are caught from the start: Ctrl-C while devctl
+	// still probes (a hung nvidia-smi) cancels the probe, starts nothing
+	// and exits 128+N (130), as a shell does.
+	sigs := o.Signals
+	if sigs == nil {
+		c := make(chan os.Signal, 4)
+		signal.Notify(c, supervise.ForwardedSignals...)
+		defer signal.Stop(c)
+		sigs = c
+	}
+	pre, stopPre, interrupted := beforeStart(ctx, sigs)
+	rep, conf, cands, err := o.prepare(pre)
+	stopPre()
+	if sig := interrupted(); sig != nil {
+		return interruptedBeforeStart(sig)
+	}
 	if err != nil {
 		return err
 	}
-	if cfg.Devices, err = o.candidates(ctx, rep); err != nil {
-		return err
+	cfg.Devices = cands
+	// The CPU rung follows device.fallback_enabled, or device.allow_cpu
+	// (DEVCTL_ALLOW_CPU) when that turns it on; --allow-cpu (=true or
+	// =false) overrides both.
+	cfg.AllowCPU = conf.Device.FallbackEnabled || conf.Device.AllowCPU
+	if o.AllowCPUSet {
+		cfg.AllowCPU = o.AllowCPU
 	}
 	ladder, err := supervise.NewLadder(cfg)
 	if err != nil {
@@ -279,41 +340,64 @@ func (o *Options) Run(ctx context.Context) error {
 	pipeSig := make(chan os.Signal, 1)
 	signal.Notify(pipeSig, syscall.SIGPIPE)
 	defer signal.Stop(pipeSig)
-	sigs := o.Signals
-	if sigs == nil {
-		c := make(chan os.Signal, 4)
-		signal.Notify(c, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer signal.Stop(c)
-		sigs = c
-	}
-	hist, histErr := history.Path(o.LookupEnv)
-	s := &session{o: o, runID: newRunID(), hist: hist, report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries}}
-	if histErr != nil {
-		s.say("not recording history: %v", histErr)
+	s := &session{o: o, runID: newRunID(), report: supervise.Report{Command: filepath.Base(o.Command[0]), Retries: o.Retries, Operation: o.Operation}}
+	log, err := o.HistoryLog()
+	switch {
+	case errors.Is(err, cmdutil.ErrReplay):
+		// A replay is another machine: nothing is recorded, silently.
+	case err != nil:
+		s.say("not recording history: %v", err)
+	default:
+		s.log = log
 	}
 	if sel := rep.Selection; sel != nil && (sel.FellBack || len(sel.PassedOver) > 0) {
 		s.say("device %s: %s", ladder.Device().ID, sel.Reason)
-	} else if recs, err := history.LoadRecent(o.LookupEnv); err == nil {
-		// An explicit --device wins over the rule, with a warning.
-		if v := recs.Judge(ladder.Device().Backend); v.PassOver {
-			s.say("warning: device %s is used as requested, although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
+	} else if s.log != nil {
+		// An explicit --device (or device.fallback_enabled false) keeps a
+		// device the rule would pass over, with a warning.
+		if recs, err := s.log.Recent(); err == nil {
+			if v := recs.JudgeFor(ladder.Device().Backend, o.Operation); v.PassOver {
+				s.say("warning: device %s is used (requested, or device.fallback_enabled is false), although the history rule would pass it over: %s", ladder.Device().ID, v.Reason())
+			}
 		}
 	}
+	m := &meter{open: o.OpenMemory, method: o.MemorySource, interval: o.MemoryInterval, isJob: o.IsJob,
+		sources: map[backend.Backend]devmem.Source{}, failed: map[backend.Backend]error{}}
+	defer m.close()
 	step := supervise.Step{}
 	for attempt := 1; ; attempt++ {
+		if attempt == 1 {
+			// A signal that arrived after the probe and before the start:
+			// nothing was started yet.
+			select {
+			case sig := <-sigs:
+				return interruptedBeforeStart(sig)
+			default:
+			}
+		}
 		dev := ladder.Device()
+		est := o.estimate(ladder)
+		stop := m.begin(ctx, backend.Backend(dev.Backend))
 		res, err := supervise.Run(ctx, supervise.Spec{
 			Path: path, Args: o.Command[1:], Env: ladder.Env(inherited),
 			Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut,
-			Signals: sigs, Grace: o.Grace, Subreaper: true,
+			Signals: sigs, Grace: o.Grace, Subreaper: true, Cgroup: true,
 		})
-		if err != nil {
+		mem, memErr := stop()
+		var se *supervise.StartError
+		switch {
+		case errors.As(err, &se):
+			return startError(o.Command[0], err)
+		case errors.Is(err, supervise.ErrCanceled):
+			return &cmdutil.ExitError{Code: 130, Msg: "run: interrupted before the job started; nothing was started"}
+		case err != nil:
 			return fmt.Errorf("run: %w", err)
 		}
-		if res.StderrOpenLine {
-			fmt.Fprintln(o.IO.ErrOut) // devctl's lines start on a line of their own
+		s.openLine = res.StderrOpenLine // devctl's lines start on a line of their own
+		if mem != nil {
+			mem.Plan = est
 		}
-		a := s.record(attempt, dev, step, res)
+		a := s.record(attempt, dev, step, res, mem, memErr)
 		if a.Outcome == history.Success || a.Outcome == history.Interrupted {
 			return s.finish(res.ExitCode)
 		}
@@ -344,62 +428,8 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 }
 
-// candidates lists the devices in priority order, the chosen one first,
-// each with the environment recommend gives for it; the CPU is last.
-func (o *Options) candidates(ctx context.Context, rep *probe.Report) ([]supervise.Candidate, error) {
-	cfg, err := o.Config()
-	if err != nil {
-		return nil, err
-	}
-	strategy, frac := cfg.Device.MemoryStrategy, cfg.Device.MemoryFraction
-	if f, ok := strategy.Fraction(); ok {
-		frac = f
-	}
-	chosen := ""
-	if rep.Selection != nil {
-		chosen = rep.Selection.Chosen
-	}
-	priority := cfg.Device.PlatformPriority
-	if len(priority) == 0 {
-		priority = backend.All()
-	}
-	var order []probe.Device
-	for _, d := range rep.Devices {
-		if d.ID == chosen && d.Usable() {
-			order = append(order, d)
-		}
-	}
-	for _, b := range priority {
-		for _, d := range rep.Devices {
-			if d.Backend == b && d.ID != chosen && d.Usable() {
-				order = append(order, d)
-			}
-		}
-	}
-	var out []supervise.Candidate
-	hasCPU := false
-	for i, d := range order {
-		t := targetFor(rep, d)
-		env := recommend.Env(t, strategy, frac, oomsim.Plan{}, 1)
-		if i == 0 && o.model().Given() > 0 {
-			res, err := o.plan(ctx, rep, d.ID, cfg)
-			if err != nil {
-				return nil, err
-			}
-			env = res.Env
-		}
-		out = append(out, candidate(d.ID, t, env))
-		hasCPU = hasCPU || d.Backend == backend.CPU
-	}
-	if !hasCPU {
-		t := recommend.Target{Name: "cpu", Backend: backend.CPU, Count: 1}
-		out = append(out, candidate("cpu", t, recommend.Env(t, strategy, frac, oomsim.Plan{}, 1)))
-	}
-	return out, nil
-}
-
 func candidate(id string, t recommend.Target, env []envvar.Var) supervise.Candidate {
-	c := supervise.Candidate{ID: id, Backend: string(t.Backend), BF16: t.Support.BF16}
+	c := supervise.Candidate{ID: id, Backend: string(t.Backend), Support: t.Support}
 	for _, e := range env {
 		c.Env = append(c.Env, envvar.Var{Name: e.Name, Value: e.Value})
 	}
@@ -430,10 +460,12 @@ func (o *Options) model() recommend.ModelSpec {
 	return recommend.ModelSpec{Params: o.ModelParams, Name: o.Model, Config: o.ModelConfig}
 }
 
-// plan asks the planner for the model on the probed device id, with the
-// recommend flags' defaults: the environment is exactly what `recommend
-// --model ... --device id -o env` prints.
-func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, cfg *config.Config) (*recommend.Result, error) {
+// plan asks the planner for the model on the probed device id over
+// devices devices, with the recommend flags' defaults and the user's batch
+// and precision: the environment is what `recommend --model ... --device
+// id --devices N -o env` prints, the visibility variable widened to the
+// devices the job sees.
+func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, devices int, cfg *config.Config) (*recommend.Result, error) {
 	mode, _ := oomsim.Parse(o.Mode, oomsim.Modes)
 	deps := o.PlanDeps
 	deps.Probe = func(context.Context) (*probe.Report, error) {
@@ -441,7 +473,17 @@ func (o *Options) plan(ctx context.Context, rep *probe.Report, id string, cfg *c
 		r.Selection = &probe.Selection{Chosen: id}
 		return &r, nil
 	}
-	req := recommend.Request{Model: o.model(), Run: recommend.RunSettings{Mode: mode}, Settings: cmdutil.PlanSettings(cfg)}
+	req := recommend.Request{Model: o.model(), Run: recommend.RunSettings{Mode: mode, Devices: devices}, Settings: cmdutil.PlanSettings(cfg)}
+	// The user's own batch and precision are the plan's: its estimate is
+	// then the one the measured peak is compared with.
+	if b := o.ladder.Batch; b != nil {
+		req.Run.BatchSize = b.Value
+	}
+	if p := o.ladder.Precision; p != nil {
+		if v, err := capability.ParsePrecision(p.Value); err == nil {
+			req.Settings.Precision, req.Settings.PrecisionSource = v, "--precision-env "+p.Name
+		}
+	}
 	res, err := recommend.Plan(ctx, req, deps)
 	if errors.Is(err, recommend.ErrInput) || errors.Is(err, recommend.ErrContradiction) {
 		return nil, cmdutil.Usagef("%w", err)
@@ -466,10 +508,58 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
+// startError is a program that could not be started, with the shell's
+// exit code: 127 when it is not there, 126 when it cannot be executed.
+func startError(name string, err error) error {
+	var se *supervise.StartError
+	if errors.As(err, &se) {
+		return &cmdutil.ExitError{Code: se.Code, Msg: fmt.Sprintf("run: %s: %v", name, se.Err)}
 	}
-	return err
+	return fmt.Errorf("run: %w", err)
+}
+
+// prepare probes the machine and lists the devices, with ctx cancelled by
+// an interrupt before the start.
+func (o *Options) prepare(ctx context.Context) (*probe.Report, *config.Config, []supervise.Candidate, error) {
+	rep, err := o.Probe(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conf, err := o.Config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cands, err := o.candidates(ctx, rep, conf)
+	return rep, conf, cands, err
+}
+
+// beforeStart watches sigs until stop is called: a signal cancels the
+// returned context and is what interrupted returns (nil when none came).
+// After stop, the signals are the job's (supervise.Run forwards them).
+func beforeStart(ctx context.Context, sigs <-chan os.Signal) (context.Context, func(), func() os.Signal) {
+	pre, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var got os.Signal
+	go func() {
+		defer close(finished)
+		select {
+		case sig := <-sigs:
+			got = sig
+			cancel(fmt.Errorf("%v received before the job started", sig))
+		case <-done:
+		}
+	}()
+	stop := func() { close(done); <-finished; cancel(nil) }
+	return pre, stop, func() os.Signal { return got }
+}
+
+// interruptedBeforeStart is devctl's exit when a signal came before the
+// job started: 128+N (130 for Ctrl-C), nothing started, nothing recorded.
+func interruptedBeforeStart(sig os.Signal) error {
+	code := 130
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return &cmdutil.ExitError{Code: code, Msg: fmt.Sprintf("run: %v before the job started; nothing was started", sig)}
 }

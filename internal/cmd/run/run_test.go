@@ -37,8 +37,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fixtureHost is a real machine's tree (testdata/hosts): the probe reads
-// it, never this machine.
+// fixtureHost is a real machine's tree (testdata/hosts), for the tests
+// that need no history: a --sysroot run is another machine and records
+// nothing. The others run on this machine's CPU (--device cpu, so a GPU
+// on the test machine changes nothing).
 var fixtureHost = filepath.Join("..", "..", "..", "testdata", "hosts", "x86-sapphire-rapids")
 
 func logFile(t *testing.T, name string) string {
@@ -57,7 +59,7 @@ func devctl(t *testing.T, state string, runFlags []string, child ...string) *exe
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"run", "--sysroot", fixtureHost}, runFlags...)
+	args := append([]string{"run", "--device", "cpu"}, runFlags...)
 	args = append(args, "--", exe, "-testchild")
 	args = append(args, child...)
 	cmd := exec.Command(exe, args...)
@@ -241,8 +243,8 @@ func TestConcurrentRunsWriteOneHistory(t *testing.T) {
 func TestReportFile(t *testing.T) {
 	state := t.TempDir()
 	rep := filepath.Join(state, "report.json")
-	mps := logFile(t, "mps_unsupported_op/205-sd-webui-lcm-45.log")
-	cmd := devctl(t, state, []string{"--report", rep}, "fail-unless", mps, "PYTORCH_ENABLE_MPS_FALLBACK=1", "SECRET_ARG=hunter2")
+	oom := logFile(t, "out_of_memory/001-zero-dce-test.log")
+	cmd := devctl(t, state, []string{"--report", rep, "--batch-env", "BATCH_SIZE=2"}, "fail-unless", oom, "BATCH_SIZE<=1", "SECRET_ARG=hunter2")
 	cmd.Env = append(cmd.Env, "SECRET_ARG=hunter2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -262,10 +264,10 @@ func TestReportFile(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Outcome != "success" || !r.Recovered || len(r.Attempts) != 2 || r.Attempts[0].Category != "mps_unsupported_op" || r.Attempts[1].Step != "mps_fallback" {
+	if r.Outcome != "success" || !r.Recovered || len(r.Attempts) != 2 || r.Attempts[0].Category != "out_of_memory" || r.Attempts[1].Step != "halve_batch" {
 		t.Errorf("report %s", data)
 	}
-	for _, secret := range []string{"hunter2", "SECRET_ARG", "sd-webui"} {
+	for _, secret := range []string{"hunter2", "SECRET_ARG", "zero-dce"} {
 		if bytes.Contains(data, []byte(secret)) {
 			t.Errorf("the report holds %q", secret)
 		}
@@ -303,5 +305,94 @@ func TestReaderGoneStopsTheChildThroughDevctl(t *testing.T) {
 	}
 	if rs := loadHistory(t, state); len(rs) != 1 {
 		t.Errorf("history %+v, want the one attempt", rs)
+	}
+}
+
+// Ctrl-C while devctl still probes (an nvidia-smi that hangs) cancels the
+// probe, starts nothing, records nothing and exits 130.
+func TestInterruptBeforeTheJobStartsStartsNothing(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "started")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", "--", "sh", "-c", "touch "+marker)
+	cmd.Env = append(os.Environ(), "DEVCTL_RUN_TEST_MAIN=1", "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state, "PATH="+dir+":"+os.Getenv("PATH"))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the probe is waiting for nvidia-smi
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 130 {
+			t.Errorf("devctl exited %d, want 130: %s", code, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("devctl kept probing after Ctrl-C")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the job started after Ctrl-C")
+	}
+	if !strings.Contains(errb.String(), "before the job started; nothing was started") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(state, "devctl", history.FileName)); err == nil {
+		t.Error("an interrupted start was recorded")
+	}
+}
+
+// A program that is not there exits 127 (a name not in PATH, a path to
+// nothing); one that cannot be executed 126; as bash.
+func TestMissingProgramsExitAsAShellDoes(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("not a program\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		prog string
+		code int
+	}{{"devctl-no-such-program", 127}, {"./devctl-nope", 127}, {filepath.Join(dir, "none"), 127}, {plain, 126}, {dir, 126}} {
+		cmd := exec.Command(exe, "run", "--device", "cpu", "--", tc.prog)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "DEVCTL_RUN_TEST_MAIN=1", "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+		if code := exitCode(cmd.Run()); code != tc.code {
+			t.Errorf("devctl run -- %s exited %d, want %d", tc.prog, code, tc.code)
+		}
+	}
+}
+
+// A replay (--sysroot, --from) is another machine: a run there records
+// nothing in this machine's history.
+func TestReplaysNeverWriteTheHistory(t *testing.T) {
+	state := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := filepath.Abs(filepath.Join("..", "..", "..", "testdata", "snapshots", "nvidia-h100-pcie-x2.tar.gz"))
+	for _, args := range [][]string{{"run", "--sysroot", fixtureHost}, {"--from", snap, "run"}} {
+		cmd := exec.Command(exe, append(args, "--", exe, "-testchild", "exit", "0")...)
+		cmd.Env = append(os.Environ(), "DEVCTL_RUN_TEST_MAIN=1", "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", args, err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "devctl", history.FileName)); err == nil {
+		t.Error("a replay wrote this machine's history")
 	}
 }

@@ -1,40 +1,50 @@
 package run
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/devmem"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
-	"github.com/devctl/devctl/internal/output"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/supervise"
+	"github.com/devctl/devctl/internal/target"
 )
 
 type session struct {
-	o      *Options
-	runID  string
-	hist   string
+	o     *Options
+	runID string
+	// log is this machine's history (nil: not recorded, a replay).
+	log    *history.Log
 	report supervise.Report
 	last   explain.Explanation
+	// openLine: the job's stderr ended mid-line, so devctl's next line
+	// must start with a newline (and only then: a job whose output stands
+	// alone keeps it byte for byte).
+	openLine bool
 }
 
 // say prints one line on stderr with devctl's prefix, so it stands apart
 // from the command's own output.
 func (s *session) say(format string, args ...any) {
+	if s.openLine {
+		fmt.Fprintln(s.o.IO.ErrOut)
+		s.openLine = false
+	}
 	fmt.Fprintf(s.o.IO.ErrOut, "devctl run: "+format+"\n", args...)
 }
 
 // record classifies one finished attempt, appends it to the history and
 // the report, and returns it.
-func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result) supervise.Attempt {
+func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, res supervise.Result, mem *devmem.Measurement, memErr error) supervise.Attempt {
 	a := supervise.Attempt{Attempt: n, Time: s.o.Now().UTC().Add(-res.Duration), Device: dev.ID, Step: step.ID, Set: step.Set,
-		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
+		ExitCode: res.ExitCode, Signal: res.Signal, DurationMS: res.Duration.Milliseconds(), Memory: mem}
+	if memErr != nil {
+		a.MemoryNote = "not measured: " + memErr.Error()
+	}
 	switch {
 	case res.ExitCode == 0:
 		a.Outcome = history.Success
@@ -49,10 +59,13 @@ func (s *session) record(n int, dev supervise.Candidate, step supervise.Step, re
 		}
 	}
 	s.report.Attempts = append(s.report.Attempts, a)
-	if s.hist != "" {
-		r := history.Record{Time: a.Time, Device: dev.Backend, Category: a.Category, Outcome: a.Outcome,
-			Run: s.runID, Attempt: n, Step: step.ID, DurationMS: a.DurationMS}
-		if err := history.AppendFile(s.hist, r); err != nil {
+	if s.log != nil {
+		r := history.Record{Time: a.Time, Device: dev.Backend, Operation: s.o.Operation, Source: history.SourceRun,
+			Category: a.Category, Outcome: a.Outcome, Run: s.runID, Attempt: n, Step: step.ID, DurationMS: a.DurationMS, Memory: mem}
+		if a.Outcome == history.Failure {
+			r.MessageID = s.last.MessageID
+		}
+		if err := s.log.Append(r); err != nil {
 			s.say("could not record the attempt in the history: %v", err)
 		}
 	}
@@ -123,29 +136,8 @@ func recommendSupport(d probe.Device) capability.Support {
 	return capability.Support{FP16: d.SupportsFP16, BF16: d.SupportsBF16, Int8: d.Supports8Bit, FP8: d.SupportsFP8}
 }
 
-// writeReport writes the report whole or not at all (temp file, rename), so
-// a script reading it never sees half a document.
+// writeReport writes the report whole or not at all, scrubbed, under the
+// one output policy (internal/target).
 func writeReport(path string, r *supervise.Report) error {
-	var b bytes.Buffer
-	if err := output.WriteJSON(&b, r); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".devctl-run-report-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return target.RunReport.WriteJSON(path, r)
 }

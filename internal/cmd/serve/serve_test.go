@@ -12,25 +12,21 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
 	servecmd "github.com/devctl/devctl/internal/cmd/serve"
 	"github.com/devctl/devctl/internal/cmdutil"
+	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/schemas"
 )
-
-// TestMain puts serve into the command tree, as devctl-serve does.
-func TestMain(m *testing.M) {
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
-	os.Exit(m.Run())
-}
 
 // start runs `devctl --from SNAPSHOT serve` on a loopback port and returns
 // its base URL and a stop function that shuts it down as SIGTERM does.
@@ -47,14 +43,15 @@ func start(t *testing.T, snapshot string, interval time.Duration, mods ...func(*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	opts := &servecmd.Options{Factory: f, Interval: time.Hour, MaxInFlight: 64, RequestTimeout: 5 * time.Second, Listener: ln}
+	opts := servecmd.NewOptions(f)
+	opts.Interval, opts.MaxInFlight, opts.RequestTimeout, opts.Listener = time.Hour, 64, 5*time.Second, ln
 	if interval > 0 {
 		opts.Interval = interval
 	}
 	for _, m := range mods {
 		m(opts)
 	}
-	go func() { done <- servecmd.Run(ctx, opts) }()
+	go func() { done <- cmdutil.RunSteps(ctx, opts) }()
 	base := "http://" + ln.Addr().String()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -212,6 +209,177 @@ func TestServeWritesNFDLabelsAfterEachProbe(t *testing.T) {
 	for _, want := range []string{"# +expiry-time=", "devctl.io/tpu.generation=v6e\n", "devctl.io/tpu.chips=8\n"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("feature file lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+// signalRun is `devctl --from SNAPSHOT serve` run with a signal channel in
+// place of the process's signals, a first probe that waits for release,
+// and a GET /v1/probe that waits for that probe: a request in flight.
+type signalRun struct {
+	base     string
+	sigs     chan os.Signal
+	release  func()
+	inflight chan probeAnswer
+	done     chan error
+	errOut   *bytes.Buffer
+}
+
+type probeAnswer struct {
+	code int
+	body []byte
+	err  error
+}
+
+func runWithSignals(t *testing.T) *signalRun {
+	t.Helper()
+	ios, _, _, errOut := iostreams.Test()
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": t.TempDir()}
+	f := factory.New(ios, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "dev")
+	f.Global.From = snapshot("nvidia-h100-pcie-x2.tar.gz")
+	f.Global.Timeout = 5 * time.Second
+	rel := make(chan struct{})
+	var once sync.Once
+	r := &signalRun{sigs: make(chan os.Signal, 2), release: func() { once.Do(func() { close(rel) }) },
+		inflight: make(chan probeAnswer, 1), done: make(chan error, 1), errOut: errOut}
+	t.Cleanup(r.release)
+	var calls atomic.Int64
+	hostFunc := f.HostFunc
+	f.HostFunc = func() (*host.Host, error) {
+		if calls.Add(1) > 1 { // the first call is Run's early check; the next ones probe
+			<-rel
+		}
+		return hostFunc()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := servecmd.NewOptions(f)
+	opts.Interval, opts.MaxInFlight, opts.RequestTimeout, opts.Listener, opts.Signals = time.Hour, 64, 10*time.Second, ln, r.sigs
+	go func() { r.done <- cmdutil.RunSteps(context.Background(), opts) }()
+	r.base = "http://" + ln.Addr().String()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if code, _ := get(t, r.base+"/healthz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never answered /healthz")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	go func() {
+		resp, err := http.Get(r.base + "/v1/probe")
+		if err != nil {
+			r.inflight <- probeAnswer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		r.inflight <- probeAnswer{code: resp.StatusCode, body: b, err: err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the request reaches the handler and waits for the probe
+	return r
+}
+
+func (r *signalRun) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+// TestSignalsShutDownGracefully: each stop signal closes the listener,
+// lets the request in flight finish, then Run returns the documented exit
+// code: 0 for SIGTERM, 130 for SIGINT, 129 for SIGHUP.
+func TestSignalsShutDownGracefully(t *testing.T) {
+	tests := []struct {
+		sig  os.Signal
+		name string
+		code int
+	}{
+		{syscall.SIGTERM, "SIGTERM", 0},
+		{syscall.SIGINT, "SIGINT", 130},
+		{syscall.SIGHUP, "SIGHUP", 129},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runWithSignals(t)
+			r.sigs <- tc.sig
+			select {
+			case err := <-r.done:
+				t.Fatalf("Run returned %v with a request in flight", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if code, _ := get(t, r.base+"/healthz"); code != 0 {
+				t.Errorf("a new request after %s got %d; the listener must be closed", tc.name, code)
+			}
+			r.release()
+			if a := <-r.inflight; a.err != nil || a.code != 200 || !bytes.Contains(a.body, []byte(`"devices"`)) {
+				t.Errorf("the request in flight got %d %v: %.200s", a.code, a.err, a.body)
+			}
+			err := r.wait(t)
+			if got := root.ExitCode(err); got != tc.code {
+				t.Errorf("exit code %d (%v), want %d", got, err, tc.code)
+			}
+			if want := "devctl: " + tc.name + ": shutting down; in-flight requests get 5s\n"; !strings.Contains(r.errOut.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+			}
+		})
+	}
+}
+
+// TestSecondSignalClosesConnections: a second Ctrl-C does not wait for
+// the requests in flight.
+func TestSecondSignalClosesConnections(t *testing.T) {
+	r := runWithSignals(t)
+	r.sigs <- syscall.SIGINT
+	time.Sleep(100 * time.Millisecond)
+	r.sigs <- syscall.SIGINT
+	start := time.Now()
+	err := r.wait(t)
+	if root.ExitCode(err) != 130 || time.Since(start) > 2*time.Second {
+		t.Errorf("Run returned %v after %s; want exit 130 at once", err, time.Since(start))
+	}
+	if a := <-r.inflight; a.err == nil {
+		t.Errorf("the request in flight got %d; want its connection closed", a.code)
+	}
+	if !strings.Contains(r.errOut.String(), "devctl: SIGINT again: closing every connection now\n") {
+		t.Errorf("stderr:\n%s", r.errOut)
+	}
+}
+
+func TestListenIsValidated(t *testing.T) {
+	tests := []struct {
+		listen string
+		want   string // "" when valid
+	}{
+		{"127.0.0.1:9455", ""},
+		{":9455", ""},
+		{"[::1]:9455", ""},
+		{"localhost:9455", ""},
+		{":0", ""},
+		{":", `invalid --listen ":": the port is empty; want host:port`},
+		{"127.0.0.1:", `invalid --listen "127.0.0.1:": the port is empty`},
+		{":99999", `invalid --listen ":99999": port "99999" is not a number from 0 to 65535`},
+		{":65536", `port "65536" is not a number from 0 to 65535`},
+		{":-1", `invalid --listen ":-1": port "-1" is not a number from 0 to 65535`},
+		{":http", `port "http" is not a number`},
+		{"9455", `invalid --listen "9455": want host:port with a port from 1 to 65535`},
+		{"", `invalid --listen "": want host:port`},
+		{"::1:9455", `invalid --listen "::1:9455": want host:port`},
+	}
+	for _, tc := range tests {
+		err := (&servecmd.Options{Listen: tc.listen, Interval: time.Minute, MaxInFlight: 1, RequestTimeout: time.Second}).Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("--listen %q: %v", tc.listen, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || root.ExitCode(err) != 2):
+			t.Errorf("--listen %q: %v (exit %d), want exit 2 and %q", tc.listen, err, root.ExitCode(err), tc.want)
 		}
 	}
 }

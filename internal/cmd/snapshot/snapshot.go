@@ -4,11 +4,7 @@ package snapshot
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +16,7 @@ import (
 	"github.com/devctl/devctl/internal/iostreams"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/snapshot"
+	"github.com/devctl/devctl/internal/target"
 	"github.com/devctl/devctl/internal/units"
 )
 
@@ -38,8 +35,6 @@ type Options struct {
 	Output     string
 	Force      bool
 	RedactHost bool
-
-	kind outputKind // set by Validate
 }
 
 // NewCmdSnapshot builds the command.
@@ -89,69 +84,24 @@ Replay it anywhere, on any OS, with --from:
 	return cmd
 }
 
-// outputKind is what -o names, decided before anything is probed.
-type outputKind int
-
-const (
-	outputNew     outputKind = iota // nothing there: create it
-	outputRegular                   // a regular file: replaced atomically, only with --force
-	outputPipe                      // a FIFO (also /dev/stdout piped on): written into, never replaced
-)
-
-// Validate checks the output path before anything is probed. Only a
-// regular file is ever replaced (and only with --force); a FIFO is written
-// into; a symlink is never replaced, a device, socket or directory never
-// written: `-o /dev/stdout --force` once turned a container's /dev/stdout
-// into a gzip file.
-func (opts *Options) Validate() (err error) {
-	opts.kind, err = classifyOutput(opts)
-	return err
+// Validate checks the output path before anything is probed, under the
+// one output policy (internal/target): only a regular file is ever
+// replaced (and only with --force); a FIFO is written into; a symlink is
+// never replaced, a device, socket or directory never written: `-o
+// /dev/stdout --force` once turned a container's /dev/stdout into a gzip
+// file.
+func (opts *Options) Validate() error {
+	if opts.Output == "" {
+		return cmdutil.Usagef("snapshot needs -o FILE: where to write the archive (e.g. -o snap.tar.gz)")
+	}
+	if err := target.Snapshot(opts.Force).Allow(opts.Output); err != nil {
+		return cmdutil.Usagef("%w", err)
+	}
+	return nil
 }
 
 // Complete has nothing to fill in: every flag is used as given.
 func (opts *Options) Complete() error { return nil }
-
-func classifyOutput(opts *Options) (outputKind, error) {
-	if opts.Output == "" {
-		return 0, cmdutil.Usagef("snapshot needs -o FILE: where to write the archive (e.g. -o snap.tar.gz)")
-	}
-	lst, err := os.Lstat(opts.Output)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, cmdutil.Usagef("invalid -o %q: %w", opts.Output, unwrapPath(err))
-	}
-	if err == nil {
-		st := lst
-		if lst.Mode()&fs.ModeSymlink != 0 {
-			// A link is followed only to a pipe (`-o /dev/stdout | ...`);
-			// anything else behind it would be replaced by the rename.
-			if st, err = os.Stat(opts.Output); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
-				return 0, cmdutil.Usagef("invalid -o %q: it is a symbolic link; devctl does not replace links: name the file itself", opts.Output)
-			}
-		}
-		switch m := st.Mode(); {
-		case m&fs.ModeNamedPipe != 0:
-			return outputPipe, nil
-		case m.IsDir():
-			return 0, cmdutil.Usagef("invalid -o %q: it is a directory; want a file path such as snap.tar.gz", opts.Output)
-		case !m.IsRegular():
-			return 0, cmdutil.Usagef("invalid -o %q: it is a device or socket; want a regular file path (or a pipe, e.g. -o /dev/stdout | ...)", opts.Output)
-		case !opts.Force:
-			return 0, cmdutil.Usagef("invalid -o %q: the file exists; pass --force to overwrite it", opts.Output)
-		}
-	}
-	dir := filepath.Dir(opts.Output)
-	dst, err := os.Stat(dir)
-	if err != nil {
-		return 0, cmdutil.Usagef("invalid -o %q: directory %s: %w", opts.Output, dir, unwrapPath(err))
-	}
-	if !dst.IsDir() {
-		return 0, cmdutil.Usagef("invalid -o %q: %s is not a directory", opts.Output, dir)
-	}
-	if lst != nil {
-		return outputRegular, nil
-	}
-	return outputNew, nil
-}
 
 // Run completes, validates, records and writes.
 func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx, opts) }
@@ -159,7 +109,6 @@ func Run(ctx context.Context, opts *Options) error { return cmdutil.RunSteps(ctx
 // Run records the probe (and doctor's checks when plugged in) and writes
 // the archive atomically: a failed run leaves no half-written file.
 func (opts *Options) Run(ctx context.Context) error {
-	kind := opts.kind
 	base, err := opts.Host()
 	if err != nil {
 		return err
@@ -185,13 +134,18 @@ func (opts *Options) Run(ctx context.Context) error {
 	if opts.Now != nil {
 		wopts.Created = opts.Now()
 	}
-	var sum snapshot.Summary
-	if kind == outputPipe {
-		sum, err = writeIntoPipe(opts.Output, rec, wopts)
-	} else {
-		sum, err = writeReplacing(opts.Output, kind, rec, wopts)
-	}
+	// The path is checked again: what stands there must still be what
+	// Validate allowed, and again just before the rename.
+	out, err := target.Snapshot(opts.Force).Create(opts.Output)
 	if err != nil {
+		return err
+	}
+	sum, err := rec.Write(out, wopts)
+	if err != nil {
+		out.Abort()
+		return fmt.Errorf("writing %s: %w", opts.Output, err)
+	}
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	withheld := ""
@@ -205,63 +159,4 @@ func (opts *Options) Run(ctx context.Context) error {
 	fmt.Fprintf(opts.IO.Out, "wrote %s: %d files, %d commands, %d env vars%s%s, %s\n",
 		opts.Output, sum.Files, sum.Commands, sum.Env, withheld, redacted, units.Bytes(sum.Bytes))
 	return nil
-}
-
-// writeReplacing writes the archive to a temp file beside path and renames
-// it over path, so a failed run leaves no half-written file. Just before the
-// rename path is checked again: what stands there now must still be what
-// Validate allowed (nothing, or a regular file).
-func writeReplacing(path string, kind outputKind, rec *snapshot.Recorder, wopts snapshot.WriteOptions) (snapshot.Summary, error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".devctl-snapshot-*")
-	if err != nil {
-		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: cannot create a file in %s: %w", path, dir, unwrapPath(err))
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
-	sum, err := rec.Write(tmp, wopts)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err != nil {
-		return sum, fmt.Errorf("writing %s: %w", path, err)
-	}
-	st, err := os.Lstat(path)
-	switch {
-	case err == nil && (kind != outputRegular || !st.Mode().IsRegular()):
-		return sum, fmt.Errorf("writing %s: it changed while devctl was probing; nothing was replaced", path)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return sum, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return sum, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return sum, nil
-}
-
-// writeIntoPipe streams the archive into a FIFO. Opening it does not wait
-// for a reader: a pipe nobody reads is refused rather than hung on.
-func writeIntoPipe(path string, rec *snapshot.Recorder, wopts snapshot.WriteOptions) (snapshot.Summary, error) {
-	fh, err := openPipeForWriting(path)
-	if err != nil {
-		return snapshot.Summary{}, cmdutil.Usagef("invalid -o %q: a pipe with no reader (%w)", path, unwrapPath(err))
-	}
-	sum, err := rec.Write(fh, wopts)
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return sum, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return sum, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -175,6 +175,9 @@ func Cases(testdata string) ([]Case, error) {
 	// 31 torch build: the real venv trees of testdata/software
 	g.add("software.torch_build", "pass", "pass", "pass", g.tree("software/venv-torch-cu124", "/"), "env", venv)
 	g.add("software.torch_build", "warn-cpu-only", "warn", "cpu_only", g.tree("software/venv-torch-cpu-on-gpu", "/"), "env", venv)
+	// jax and its CUDA plugin: real package lists (testdata/software/README.md)
+	g.add("software.jax_plugin", "pass", "pass", "pass", g.tree("software/venv-jax-cuda12", "/"), "env", venv)
+	g.add("software.jax_plugin", "warn-no-plugin", "warn", "no_cuda_plugin", g.tree("software/venv-jax-no-plugin", "/"), "env", venv)
 	// 32 kernel log: real dmesg excerpts, verbatim (testdata/doctor/README.md)
 	const nvsentinel = "logs/other/176-nvsentinel-155.log"
 	dmesg := func(name, want, msg, text string) {

@@ -7,10 +7,14 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/host"
 	"github.com/devctl/devctl/internal/hw/pci"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/neuron"
+	"github.com/devctl/devctl/internal/probe/nvidia"
+	"github.com/devctl/devctl/internal/probe/rocm"
+	"github.com/devctl/devctl/internal/probe/system"
 	"github.com/devctl/devctl/internal/probe/tpu"
 	"github.com/devctl/devctl/internal/probe/xpu"
 )
@@ -109,7 +113,7 @@ func Unanswered(ctx context.Context, h *host.Host, answered []probe.Device, stat
 	names := pci.LookupNames(h, keys)
 	out := make([]probe.Unanswered, 0, len(hits))
 	for _, x := range hits {
-		d := entry(x.fam, x.dev, names[key(x.dev)], ran[x.fam.driver])
+		d := entry(h, x.fam, x.dev, names[key(x.dev)], ran[x.fam.driver])
 		if d.TotalMemoryMB == nil {
 			if mib, src := sysfsMemory(h, x.dev); mib > 0 {
 				d.TotalMemoryMB = probe.Ptr(mib)
@@ -125,8 +129,8 @@ func key(d pci.Device) pci.Key {
 	return pci.Key{Vendor: d.Vendor, Device: d.Device, SubsystemVendor: d.SubsystemVendor, SubsystemDevice: d.SubsystemDevice}
 }
 
-func entry(f family, d pci.Device, n pci.Names, st probe.DriverStatus) probe.Device {
-	state, why := classify(f, d, st)
+func entry(h *host.Host, f family, d pci.Device, n pci.Names, st probe.DriverStatus) probe.Device {
+	state, why := classify(h, f, d, st)
 	extra := map[string]any{"pci_id": d.ID(), "pci_class": fmt.Sprintf("0x%06x", d.Class)}
 	if d.SubsystemVendor != 0 || d.SubsystemDevice != 0 {
 		extra["pci_subsystem_id"] = fmt.Sprintf("%04x:%04x", d.SubsystemVendor, d.SubsystemDevice)
@@ -155,13 +159,52 @@ func entry(f family, d pci.Device, n pci.Names, st probe.DriverStatus) probe.Dev
 		out.TotalMemoryMB = probe.Ptr(mib)
 		extra["memory_source"] = "board name"
 	}
+	if state == probe.StateKernelOnly {
+		kernelOnly(&out, d)
+	}
 	return out
+}
+
+// kernelOnly fills what planning needs for a GPU known from its kernel
+// driver alone: how frameworks name it, and its compute capability and
+// precisions from its PCI id (pci.NVIDIAComputeCapability, through the
+// same rules the NVML path uses). An id devctl's table does not know keeps
+// them unknown.
+func kernelOnly(out *probe.Device, d pci.Device) {
+	out.PytorchDevice, out.JAXPlatform = "cuda", "cuda"
+	out.VisibilityEnv, out.InferenceContext = "CUDA_VISIBLE_DEVICES", "torch.inference_mode"
+	cc := pci.NVIDIAComputeCapability(d.Device)
+	if cc == "" {
+		out.Extra["compute_capability_source"] = "unknown: PCI id " + d.ID() + " is not in devctl's table"
+		return
+	}
+	out.ComputeCapability = probe.Ptr(cc)
+	out.Extra["compute_capability_source"] = "PCI id " + d.ID() + " (devctl's table of data-centre boards)"
+	if major, minor, ok := capability.ParseVersion(cc); ok {
+		if a := nvidia.ArchitectureFromCC(major, minor); a != "" {
+			out.Architecture = probe.Ptr(a)
+		}
+	}
+	s := capability.Evaluate(capability.Facts{Backend: backend.CUDA, ComputeCapability: cc})
+	out.SupportsFP16, out.SupportsBF16, out.Supports8Bit, out.SupportsFP8 = s.FP16, s.BF16, s.Int8, s.FP8
 }
 
 // classify says why the function cannot be used: which kernel driver is
 // bound, and when it is the right one, why the family's driver could not
-// query it (that driver's own words).
-func classify(f family, d pci.Device, st probe.DriverStatus) (string, string) {
+// query it (that driver's own words). Two cases are not failures: an
+// NVIDIA GPU bound to the nvidia kernel driver where NVML cannot be
+// loaded is usable by the frameworks, which load the driver's library
+// themselves (kernel_only), unless it sits in a container that was given
+// no device nodes; and an AMD display adapter ROCm never drives is
+// display-only.
+func classify(h *host.Host, f family, d pci.Device, st probe.DriverStatus) (string, string) {
+	if f.driver == "rocm" && displayOnly(d) {
+		bound := "no kernel driver is bound"
+		if d.Driver != "" {
+			bound = "bound to " + d.Driver
+		}
+		return probe.StateDisplayOnly, "a display adapter (" + bound + ") that is not a GPU ROCm runs on: it is listed, not counted against ROCm"
+	}
 	if d.Driver == "" {
 		return probe.StateNoDriver, "no kernel driver is bound to it"
 	}
@@ -176,11 +219,40 @@ func classify(f family, d pci.Device, st probe.DriverStatus) (string, string) {
 		}
 		return probe.StateWrongDriver, why + "; " + f.need
 	}
-	why := "the " + d.Driver + " kernel driver is bound but " + f.asked + " gave no answer"
+	detail := ""
 	if st.Detail != "" {
-		why += ": " + st.Detail
+		detail = ": " + st.Detail
 	}
-	return probe.StateUnqueried, why
+	if f.driver == "nvidia" && nvidiaReachable(h) {
+		return probe.StateKernelOnly, "the nvidia kernel driver is bound; " + f.asked + " gave no answer here" + detail +
+			", but a framework loads the driver's library itself: usable for planning, capabilities from the PCI id"
+	}
+	return probe.StateUnqueried, "the " + d.Driver + " kernel driver is bound but " + f.asked + " gave no answer" + detail
+}
+
+// nvidiaReachable reports whether a process here can open the GPU: the
+// device nodes exist, or this is not a container (on a host, CUDA creates
+// missing nodes through nvidia-modprobe; a container started without the
+// NVIDIA runtime has none and cannot make them).
+func nvidiaReachable(h *host.Host) bool {
+	if h.Exists("/dev/nvidiactl") {
+		return true
+	}
+	kind, _ := system.DetectContainer(system.Gather(h, ""))
+	return kind == system.ContainerNone
+}
+
+// displayOnly reports an AMD VGA function that ROCm does not run on: not
+// bound to amdgpu (an old card left without a driver, or on the legacy
+// radeon driver) and not one of the compute parts devctl knows by id
+// (rocm.Products). A modern Radeon left without a driver is also called
+// display-only: nothing on the bus tells the two apart without a driver.
+func displayOnly(d pci.Device) bool {
+	if d.Vendor != pci.VendorAMD || d.Class>>8 != 0x0300 || d.Driver == "amdgpu" {
+		return false
+	}
+	_, compute := rocm.Products[d.Device]
+	return !compute
 }
 
 // displayName is the board name: the bracketed marketing name of the ID

@@ -40,9 +40,15 @@ func TestUnansweredOnRealTrees(t *testing.T) {
 		answered []probe.Device
 		want     []row
 	}{
-		{"a Tesla P100 on the nvidia driver without NVML is unqueried, named and sized from the embedded table",
+		{"a Tesla P100 on the nvidia driver without NVML, on a host, is kernel_only: named and sized from the embedded table",
 			"nvidia-p100-no-nvml", nvidiaAbsent, nil,
+			[]row{{"nvidia", "pci:0000:06:00.0", "NVIDIA Tesla P100 PCIe 16GB", probe.StateKernelOnly, "nvidia", 16384}}},
+		{"the same GPU in a container started without the NVIDIA runtime stays unqueried",
+			"nvidia-p100-container-no-runtime", nvidiaAbsent, nil,
 			[]row{{"nvidia", "pci:0000:06:00.0", "NVIDIA Tesla P100 PCIe 16GB", probe.StateUnqueried, "nvidia", 16384}}},
+		{"an old AMD display card without a driver is display-only",
+			"amd-hd3450-display-only", []probe.DriverStatus{{Name: "rocm", Status: probe.StatusAbsent}}, nil,
+			[]row{{"rocm", "pci:0000:01:00.0", "AMD Mobility Radeon HD 3450/3470", probe.StateDisplayOnly, "", 0}}},
 		{"a GTX 970 on nouveau is the wrong driver, named from the host's pci.ids; its audio function is not listed",
 			"nvidia-gtx970-nouveau", nvidiaAbsent, nil,
 			[]row{{"nvidia", "pci:0000:01:00.0", "NVIDIA GeForce GTX 970", probe.StateWrongDriver, "nouveau", 0}}},
@@ -103,5 +109,19 @@ func TestUnansweredNoDriverAndOtherVendors(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rows(Unanswered(context.Background(), h, nil, st))); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestKernelOnlyCapabilities checks what planning gets from the PCI id of a
+// GPU NVML could not be asked about.
+func TestKernelOnlyCapabilities(t *testing.T) {
+	h := fakehost.RootHost(t, accel("nvidia-p100-no-nvml"), nil)
+	got := Unanswered(context.Background(), h, nil, []probe.DriverStatus{{Name: "nvidia", Status: probe.StatusAbsent}})
+	if len(got) != 1 {
+		t.Fatalf("got %d devices", len(got))
+	}
+	d := got[0].Device
+	if !d.Usable() || d.ComputeCapability == nil || *d.ComputeCapability != "6.0" || d.Architecture == nil || *d.Architecture != "Pascal" || d.PytorchDevice != "cuda" {
+		t.Errorf("kernel_only P100: usable %v, cc %v, arch %v, pytorch %q", d.Usable(), d.ComputeCapability, d.Architecture, d.PytorchDevice)
 	}
 }

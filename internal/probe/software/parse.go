@@ -301,3 +301,22 @@ func ParseCUDAVersionTxt(b []byte) (string, bool) {
 	}
 	return v, true
 }
+
+// ParseInstaller reads an INSTALLER file: its first line, trimmed, in
+// lower case, at most 64 bytes of letters, digits, "-", "_" and "."; ""
+// when it holds nothing like a tool name.
+func ParseInstaller(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	s := strings.ToLower(strings.TrimSpace(string(b)))
+	if s == "" || len(s) > 64 {
+		return ""
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return ""
+		}
+	}
+	return s
+}

@@ -38,6 +38,9 @@ var interesting = map[string]bool{
 	"bitsandbytes": true, "vllm": true, "torch-xla": true, "intel-extension-for-pytorch": true,
 	"flash-attn": true, "xformers": true, "peft": true, "onnxruntime": true, "onnxruntime-gpu": true,
 	"numpy": true, "safetensors": true, "huggingface-hub": true,
+	// the stacks recommend plans for (recommend.StackFromSoftware)
+	"trl": true, "torchtune": true, "litgpt": true, "unsloth": true, "axolotl": true, "llamafactory": true,
+	"sglang": true, "text-generation-server": true, "mlx": true, "mlx-lm": true,
 	// conda package names
 	"pytorch": true, "pytorch-cuda": true, "pytorch-mutex": true, "cudatoolkit": true, "cuda-version": true,
 	"cudnn": true, "nccl": true,
@@ -111,6 +114,9 @@ type candidate struct {
 	prefix string
 	kind   string // venv, conda, "" (decide from the tree)
 	active bool
+	// interpreter is the Python to run for this environment; via says how
+	// a PATH entry was resolved to it (a pyenv or asdf shim, a link).
+	interpreter, via string
 }
 
 // candidates lists environment prefixes: the active venv, the active conda
@@ -129,13 +135,14 @@ func candidates(h *host.Host) []candidate {
 		seen[c.prefix] = true
 		out = append(out, c)
 	}
-	if v, ok := h.LookupEnv("VIRTUAL_ENV"); ok {
-		add(candidate{prefix: v, kind: "venv", active: true})
+	if v, ok := h.LookupEnv("VIRTUAL_ENV"); ok && strings.HasPrefix(v, "/") {
+		add(candidate{prefix: v, kind: "venv", active: true, interpreter: exe(h, path.Clean(v)+"/bin")})
 	}
-	if v, ok := h.LookupEnv("CONDA_PREFIX"); ok {
-		add(candidate{prefix: v, kind: "conda", active: true})
+	if v, ok := h.LookupEnv("CONDA_PREFIX"); ok && strings.HasPrefix(v, "/") {
+		add(candidate{prefix: v, kind: "conda", active: true, interpreter: exe(h, path.Clean(v)+"/bin")})
 	}
 	pathVar, _ := h.LookupEnv("PATH")
+	passed := "" // a shim that passed through to the system Python
 	for i, dir := range strings.Split(pathVar, ":") {
 		if i >= maxPathEntries {
 			break
@@ -143,22 +150,25 @@ func candidates(h *host.Host) []candidate {
 		if !strings.HasPrefix(dir, "/") {
 			continue
 		}
-		dir = path.Clean(dir)
-		if !h.Exists(dir+"/python3") && !h.Exists(dir+"/python") {
+		it, ok := resolvePathEntry(h, path.Clean(dir))
+		if !ok {
+			if it.system && passed == "" {
+				passed = it.via
+			}
 			continue
 		}
-		prefix := path.Dir(dir)
-		if prefix == "/" {
-			// /bin is /usr/bin on merged-/usr systems: one installation.
-			prefix = "/usr"
+		if it.via == "" && passed != "" {
+			it.via = passed
 		}
-		add(candidate{prefix: prefix})
+		passed = ""
+		add(candidate{prefix: it.prefix, interpreter: it.path, via: it.via})
 	}
 	return out
 }
 
 func readEnv(h *host.Host, c candidate) (probe.PythonEnv, bool) {
-	env := probe.PythonEnv{Kind: c.kind, Prefix: c.prefix, Active: c.active, SitePackages: []string{}, Packages: []probe.Package{}}
+	env := probe.PythonEnv{Kind: c.kind, Prefix: c.prefix, Active: c.active, Interpreter: c.interpreter, Via: c.via,
+		SitePackages: []string{}, Packages: []probe.Package{}}
 	isConda := h.Exists(c.prefix + "/conda-meta")
 	switch {
 	case isConda:
@@ -193,7 +203,7 @@ func readEnv(h *host.Host, c candidate) (probe.PythonEnv, bool) {
 				continue
 			}
 			byName[name] = len(env.Packages)
-			env.Packages = append(env.Packages, probe.Package{Name: name, Version: version, Installer: "pip"})
+			env.Packages = append(env.Packages, probe.Package{Name: name, Version: version, Installer: installerOf(h, sp, e.Name())})
 			if name == "torch" {
 				env.Torch = torchBuild(h, sp, e.Name(), version)
 			}
@@ -204,7 +214,7 @@ func readEnv(h *host.Host, c candidate) (probe.PythonEnv, bool) {
 			if t := torchBuild(h, sp, "", ""); t.Version != "" {
 				env.Torch = t
 				byName["torch"] = len(env.Packages)
-				env.Packages = append(env.Packages, probe.Package{Name: "torch", Version: t.Version, Installer: "unknown"})
+				env.Packages = append(env.Packages, probe.Package{Name: "torch", Version: t.Version, Installer: InstallerUnknown})
 			}
 		}
 	}
@@ -311,7 +321,12 @@ func condaPackages(h *host.Host, prefix string, env *probe.PythonEnv, byName map
 		if !ok || !wanted(name) {
 			continue
 		}
-		if _, dup := byName[name]; dup {
+		if i, dup := byName[name]; dup {
+			// A site-packages entry conda put there without naming
+			// itself: conda-meta says it is conda's.
+			if p := &env.Packages[i]; p.Installer == InstallerUnknown && p.Version == version {
+				p.Installer, p.Build = "conda", build
+			}
 			continue
 		}
 		byName[name] = len(env.Packages)
@@ -432,4 +447,40 @@ func toolkit(h *host.Host) *probe.CUDAToolkit {
 		}
 	}
 	return nil
+}
+
+// Installer names.
+const (
+	// InstallerUnknown: the metadata does not say who installed it.
+	InstallerUnknown = "unknown"
+	// InstallerDebian: a Debian (or Ubuntu) package, installed by dpkg.
+	InstallerDebian = "debian"
+)
+
+// debianDist is where Debian's Python packages install: the Debian Python
+// Policy (https://www.debian.org/doc/packaging-manuals/python-policy/,
+// "Module path") keeps /usr/lib/python3/dist-packages for Debian packages
+// and sends local installs (pip) to /usr/local/lib/python3.X/dist-packages.
+// Their .dist-info directories carry no INSTALLER file (observed on Debian
+// 12: python3-yaml, python3-attrs, ... and python3-torch's egg-info).
+const debianDist = "/usr/lib/python3/dist-packages"
+
+// installerOf names who installed a distribution, as its metadata says:
+// the INSTALLER file of a .dist-info (the PyPA "Recording installed
+// projects" specification: the name of the tool, e.g. pip, uv, conda,
+// rpm; uv writes "uv" without a newline); without one, a package in
+// Debian's dist-packages is "debian", anything else "unknown". An
+// .egg-info never has one.
+func installerOf(h *host.Host, site, distDir string) string {
+	if strings.HasSuffix(distDir, ".dist-info") {
+		if b, err := h.FS.ReadFile(site + "/" + distDir + "/INSTALLER"); err == nil {
+			if name := ParseInstaller(b); name != "" {
+				return name
+			}
+		}
+	}
+	if site == debianDist {
+		return InstallerDebian
+	}
+	return InstallerUnknown
 }

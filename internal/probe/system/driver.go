@@ -53,7 +53,7 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 		} else if ci, err := cpuinfo.Read(h); err == nil && ci.Arch != "" {
 			f.Arch = ci.Arch
 		}
-		f.Container, f.Evidence = DetectContainer(gather(h, f.Kernel))
+		f.Container, f.Evidence = DetectContainer(Gather(h, f.Kernel))
 	case "darwin":
 		source = "sysctl"
 		if k, err := h.Sysctl.Get("kern.osrelease"); err == nil {
@@ -74,8 +74,10 @@ func (*Driver) Probe(ctx context.Context, h *host.Host) (probe.Result, error) {
 	return probe.Result{Host: hi, Source: source, Detail: detail}, nil
 }
 
-// gather reads the files and variables that betray a container.
-func gather(h *host.Host, kernel string) Evidence {
+// Gather reads the files and variables that betray a container (the
+// unanswered-device sweep asks too: a GPU without device nodes in a
+// container cannot be used).
+func Gather(h *host.Host, kernel string) Evidence {
 	e := Evidence{
 		DockerEnv:    h.Exists("/.dockerenv"),
 		ContainerEnv: h.Exists("/run/.containerenv"),

@@ -10,7 +10,9 @@ package tpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strconv"
@@ -264,6 +266,9 @@ func ScanHolders(ctx context.Context, h *host.Host, nodes []string, lim ScanLimi
 	}
 	holders := map[string]int{}
 	procs, err := h.FS.ReadDir("/proc")
+	if errors.Is(err, fs.ErrNotExist) {
+		return holders, false // no process table (a --sysroot tree of device files): nothing holds them
+	}
 	if err != nil {
 		return holders, true
 	}

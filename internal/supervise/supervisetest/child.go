@@ -8,7 +8,7 @@
 //	exit N                 exit with status N
 //	stderr TEXT            write TEXT and a newline to stderr, exit 0
 //	stderr-exit TEXT N     write TEXT and a newline to stderr, exit N
-//	trap                   print "ready", then on SIGINT/SIGTERM/SIGHUP print
+//	trap                   print "ready", then on SIGINT/SIGTERM/SIGHUP/SIGQUIT print
 //	                       the signal's name and exit 7
 //	prompt                 write "half a line" (no newline), then exit 7 on a signal
 //	ignore                 print "ready", ignore SIGINT/SIGTERM/SIGHUP, sleep 1 minute
@@ -19,6 +19,25 @@
 //	                       COND is NAME=VALUE (equal), NAME<=N (a number at
 //	                       most N) or NAME~TEXT (contains TEXT)
 //	printenv NAME…         print NAME=VALUE for each NAME that is set
+//	stderr-raw TEXT        write TEXT to stderr as it is (no newline), exit 0
+//	touch FILE             create FILE, exit 0
+//	orphans N              run N times `sh -c 'true &'`: the shell exits
+//	                       without waiting for true, so N orphans die while
+//	                       this one runs; print "ready" and exit 7 on a signal
+//	setsid                 start a process in a new session that starts a
+//	                       child of its own, both ignoring termination
+//	                       signals; print "ready PID PID" and exit 0
+//	keeper                 (setsid's) start "ignore", print "ready PID PID"
+//	                       with both pids, ignore signals, sleep a minute
+//	sleep                  print "ready PID", sleep a minute
+//	read-line              print "reading", read a line from stdin, print
+//	                       "got LINE", exit 0 (3 at end of input)
+//	raw                    put the stdin terminal in raw mode (no echo),
+//	                       print "raw", sleep a minute
+//	stop-self SIG          print "ready PID", stop itself with SIG (STOP,
+//	                       TSTP), print "resumed" when continued, exit 0
+//	fg-check               print "foreground yes" when its process group
+//	                       holds the stdin terminal's foreground (Linux)
 package supervisetest
 
 import (
@@ -33,6 +52,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Main runs one mode and returns the exit status.
@@ -58,7 +79,7 @@ func Main(args []string) int {
 		return n
 	case "trap":
 		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 		fmt.Println("ready")
 		select {
 		case s := <-c:
@@ -119,6 +140,66 @@ func Main(args []string) int {
 		}
 		fmt.Println("ok")
 		return 0
+	case "stderr-raw":
+		os.Stderr.WriteString(arg(args, 1))
+		return 0
+	case "touch":
+		if err := os.WriteFile(arg(args, 1), nil, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "orphans":
+		n, _ := strconv.Atoi(arg(args, 1))
+		for i := 0; i < n; i++ {
+			if err := exec.Command("sh", "-c", "true &").Run(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		return waitSignal()
+	case "setsid":
+		cmd := self(args, "keeper")
+		cmd.SysProcAttr = newSession()
+		return relayReady(cmd)
+	case "keeper":
+		signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		leaf := self(args, "ignore")
+		out, err := leaf.StdoutPipe()
+		if err == nil {
+			err = leaf.Start()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+			fmt.Fprintf(os.Stderr, "leaf said %q\n", line)
+			return 1
+		}
+		fmt.Printf("ready %d %d\n", os.Getpid(), leaf.Process.Pid)
+		time.Sleep(time.Minute)
+		return 0
+	case "sleep":
+		fmt.Printf("ready %d\n", os.Getpid())
+		time.Sleep(time.Minute)
+		return 0
+	case "read-line":
+		fmt.Println("reading")
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil {
+			return 3
+		}
+		fmt.Printf("got %s\n", strings.TrimRight(line, "\r\n"))
+		return 0
+	case "raw":
+		if _, err := term.MakeRaw(int(os.Stdin.Fd())); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Print("raw\r\n")
+		time.Sleep(time.Minute)
+		return 0
 	case "printenv":
 		for _, k := range args[1:] {
 			if v, ok := os.LookupEnv(k); ok {
@@ -127,8 +208,54 @@ func Main(args []string) int {
 		}
 		return 0
 	}
+	if code, ok := unixMode(args); ok {
+		return code
+	}
 	fmt.Fprintf(os.Stderr, "testchild: unknown mode %q\n", args[0])
 	return 2
+}
+
+// self is this program started in another mode, the way it was started
+// itself (argv[0] and the arguments before the mode), so it works under
+// every harness that runs Main. Its stderr is this one's.
+func self(args []string, mode ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append(os.Args[1:len(os.Args)-len(args):len(os.Args)-len(args)], mode...)...)
+	cmd.Env = os.Environ()
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// relayReady starts cmd, passes on its "ready ..." line and exits 0
+// without waiting for it.
+func relayReady(cmd *exec.Cmd) int {
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if !strings.HasPrefix(line, "ready ") {
+		fmt.Fprintf(os.Stderr, "%s said %q\n", cmd.Args[len(cmd.Args)-1], line)
+		return 1
+	}
+	fmt.Print(line)
+	return 0
+}
+
+// waitSignal prints "ready" and exits 7 on SIGINT, SIGTERM or SIGHUP.
+func waitSignal() int {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	fmt.Println("ready")
+	select {
+	case <-c:
+		return 7
+	case <-time.After(time.Minute):
+		return 3
+	}
 }
 
 func arg(args []string, i int) string {

@@ -8,19 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/devctl/devctl/internal/cmd/factory"
 	"github.com/devctl/devctl/internal/cmd/root"
-	servecmd "github.com/devctl/devctl/internal/cmd/serve"
-	"github.com/devctl/devctl/internal/cmdutil"
 	"github.com/devctl/devctl/internal/iostreams"
 )
 
 // TestCommandReferenceUpToDate fails when a command or flag changed
 // without `make docs`: docs/commands must be what the tree generates.
 func TestCommandReferenceUpToDate(t *testing.T) {
-	root.ServeCommand = func(f *cmdutil.Factory) *cobra.Command { return servecmd.NewCmdServe(f, nil) }
 	io, _, _, _ := iostreams.Test()
 	cmd := root.NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev"))
 	md, man := t.TempDir(), t.TempDir()

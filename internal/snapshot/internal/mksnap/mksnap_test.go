@@ -84,7 +84,10 @@ func TestReplayGivesTheRecordedReports(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reading the archive back: %v", err)
 			}
-			f := Factory(s.Host())
+			// One Host for the probe and the checks, as devctl --from has:
+			// drivers' answers are kept per Host (nvidia.Answers).
+			h := s.Host()
+			f := Factory(h)
 			rep, outcomes, err := cmdutil.RunProbe(context.Background(), f, nil)
 			if err != nil && rep == nil {
 				t.Fatalf("replayed probe: %v", err)
@@ -93,7 +96,7 @@ func TestReplayGivesTheRecordedReports(t *testing.T) {
 				t.Errorf("replayed probe report differs (-recorded +replayed):\n%s", diff)
 			}
 			cfg, cfgErr := f.Config()
-			env := &doctor.Env{Host: s.Host(), Report: rep, Outcomes: outcomes, Config: cfg, ConfigErr: cfgErr}
+			env := &doctor.Env{Host: h, Report: rep, Outcomes: outcomes, Config: cfg, ConfigErr: cfgErr}
 			checks := doctor.Run(context.Background(), doctor.All(), env, doctor.Options{Timeout: Timeout})
 			if diff := cmp.Diff(doctorJSON(t, r.Checks), doctorJSON(t, checks)); diff != "" {
 				t.Errorf("replayed doctor findings differ (-recorded +replayed):\n%s", diff)

@@ -1,0 +1,789 @@
+package oomsim
+
+import (
+	"fmt"
+
+	"github.com/devctl/devctl/internal/backend"
+	"github.com/devctl/devctl/internal/capability"
+)
+
+// This file is devctl's own estimate: what a run on today's stacks really
+// allocates on one device, term by term, in the order PyTorch allocates it.
+// Each term names its source in docs/recommend.md ("The memory model"); the
+// constants were set from the training split of testdata/memory (the
+// holdout was never looked at to change them).
+//
+// Three figures come out, one per counter people read:
+//
+//	PeakAllocatedBytes  torch.cuda.max_memory_allocated: the tensors alive at the peak
+//	ReservedBytes       max_memory_reserved: that plus the caching allocator's rounding and fragmentation
+//	TotalBytes          what the device must hold (nvidia-smi): reserved plus the runtime (CUDA context,
+//	                    NCCL), the figure `fits` compares with the device's usable memory
+
+// MixedPrecision says how training holds weights and optimizer state when
+// it computes in 16 bits.
+type MixedPrecision string
+
+// Mixed-precision regimes.
+const (
+	// MixedAMP is autocast over fp32 weights: fp32 master weights,
+	// gradients and Adam states, 16-bit copies of the weights for the
+	// forward (HF Trainer bf16=True, Lightning bf16-mixed, torch.amp).
+	MixedAMP MixedPrecision = "amp"
+	// MixedPure keeps weights, gradients and optimizer state in the 16-bit
+	// type (litgpt bf16-true, torchtune dtype: bf16).
+	MixedPure MixedPrecision = "pure"
+)
+
+// MixedPrecisions lists the regimes.
+var MixedPrecisions = []MixedPrecision{MixedAMP, MixedPure}
+
+// QuantFormat is how 8-bit or 4-bit weights are stored.
+type QuantFormat string
+
+// Weight formats.
+const (
+	QuantBnB  QuantFormat = "bnb"  // bitsandbytes LLM.int8 / NF4 (transformers load_in_8bit/4bit)
+	QuantGPTQ QuantFormat = "gptq" // GPTQ/AWQ/compressed-tensors w4a16, group 128
+	QuantFP8  QuantFormat = "fp8"  // fp8 weights with per-channel scales
+	QuantGGUF QuantFormat = "gguf" // llama.cpp k-quants (Q4_K_M: 4.85 bits per weight)
+	QuantMLX  QuantFormat = "mlx"  // mlx affine quantisation, group 64, fp16 scale and bias
+)
+
+// runtime is the memory a process holds outside the caching allocator.
+type runtime struct {
+	context int64 // CUDA context and the modules lazy loading brings in
+	comm    int64 // NCCL communicators and buffers, once per process with peers
+	source  string
+}
+
+// eagerCUDAContext is the context when every CUDA module loads at start-up
+// (no lazy loading): 1,343 MB measured on a V100 (transformers' docs,
+// model_memory_anatomy.md).
+const (
+	eagerCUDAContext = 1343 * MiB
+	eagerCUDASource  = "CUDA context without lazy module loading (torch < 1.13 or CUDA < 11.7): 1,343 MB measured on a V100 (transformers docs, model_memory_anatomy.md)"
+)
+
+// runtimes are per backend. The CUDA figure is PyTorch's context with lazy
+// module loading (the default since PyTorch 1.13 and CUDA 11.7): 287 MB
+// measured in pytorch/pytorch#86509, a few hundred MB more once cuBLAS,
+// cuDNN and the attention kernels a model uses are loaded; NCCL adds its
+// communicators and channel buffers on every rank.
+var runtimes = map[backend.Backend]runtime{
+	backend.CUDA:   {460 * MiB, 256 * MiB, "CUDA context with lazy loading plus the cuBLAS/cuDNN/attention modules a model loads (pytorch/pytorch#86509: 287 MB for the bare context); NCCL communicators on multi-GPU runs"},
+	backend.ROCm:   {1343 * MiB, 256 * MiB, "HIP loads its code objects eagerly: taken as CUDA's eager 1,343 MB (transformers docs, model_memory_anatomy.md); no ROCm measurement found"},
+	backend.XPU:    {1 * GiB, 256 * MiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
+	backend.Neuron: {1 * GiB, 0, "assumed 1 GiB (Neuron runtime scratch); not measured"},
+	backend.XLA:    {0, 0, "none added: the TPU HBM figure is what the XLA runtime reports as usable"},
+	backend.MPS:    {0, 0, "none added: the budget is Metal's recommendedMaxWorkingSetSize, which already leaves room for the system"},
+	backend.CPU:    {512 * MiB, 0, "Python interpreter and the framework's import (0.3-0.5 GiB RSS)"},
+}
+
+// allocatorSlack is the caching allocator's share above the tensors alive
+// at the peak, as a share of the tensors that come and go (activations,
+// logits, the KV cache, buffers): weights, gradients and optimizer states
+// are allocated once, at their exact size, and never fragment. The rest
+// leaves split segments and freed blocks too small for the next request,
+// more in a training step, which frees activations while gradients grow,
+// than in generation. Fitted on the training split of testdata/memory
+// (max_reserved against max_allocated; docs/recommend.md).
+const (
+	allocatorSlackTraining  = 0.20
+	allocatorSlackInference = 0.10
+)
+
+// settings are a plan's choices with every default resolved.
+type settings struct {
+	p        Plan
+	prof     Profile
+	cb       float64 // bytes per activation value (compute dtype)
+	pure     bool    // training without an fp32 master copy
+	trains   bool
+	n        float64 // devices the weights are split over (1 unless sharded)
+	dp       float64 // devices model states are sharded over (ZeRO/FSDP)
+	attn     Attention
+	loss     Loss
+	targets  LoRATargets
+	adapterB float64
+}
+
+func resolve(p Plan) settings {
+	s := settings{p: p, prof: ProfileOf(p.Stack), trains: p.Mode.Trains(), n: 1, dp: 1}
+	s.cb = computeBytes(p.Precision)
+	if p.Mode == QLoRA || p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
+		s.cb = 2
+	}
+	s.pure = p.Mixed == MixedPure && p.Precision != capability.FP32
+	s.attn, s.loss, s.targets = p.Attention, p.Loss, p.LoRATargets
+	s.adapterB = s.prof.AdapterBytes
+	if s.adapterB == 0 {
+		s.adapterB = 4
+	}
+	d := float64(p.devices())
+	switch {
+	case (p.Sharding == ShardZeRO3 || p.Sharding == ShardTP) && !s.trains:
+		s.n = d // serving split over devices (device_map / tensor parallel)
+	case p.Sharding == ShardTP:
+		s.n, s.dp = d, d
+	case p.Sharding == ShardZeRO3, p.Sharding == ShardZeRO2:
+		s.dp = d
+	}
+	return s
+}
+
+// realistic is devctl's estimate of a plan (see the top of this file).
+func realistic(p Plan) (Breakdown, error) {
+	s := resolve(p)
+	if s.prof.Preallocates > 0 && p.Mode == Inference && p.DeviceBytes > 0 && !p.OnCPU && p.Backend != backend.CPU {
+		// On the CPU vLLM sizes its KV cache by VLLM_CPU_KVCACHE_SPACE,
+		// not a share of memory: it is planned as it allocates.
+		return servingEngine(s)
+	}
+	var b Breakdown
+	m, a := p.Model, p.Model.Arch
+	mb, seq := float64(p.micro()), float64(p.SeqLen)
+	tokens := mb * seq
+	P := float64(m.Params)
+
+	switch p.Mode {
+	case Inference:
+		b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
+		if p.Offload == OffloadCPU {
+			b.HostBytes = b.WeightsBytes
+			b.WeightsBytes = largestLayerBytes(m, p.Precision)
+			b.Notes = append(b.Notes, "weights offloaded to the host; one block at a time on the device (accelerate device_map offload)")
+		}
+		b.KVCacheBytes = sat(float64(kvCache(a, p, mb, seq)) / s.n)
+		prefill := seq
+		if c := s.prof.PrefillChunk; c > 0 {
+			prefill = min(seq, float64(c))
+		}
+		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill) / s.n)
+		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
+		if a != nil && legacyGenerateLogits(p) {
+			// Every prompt position's logits, 16-bit then their fp32 copy.
+			b.LogitsBytes = sat(mb * seq * float64(a.Vocab) * (s.cb + 4))
+		}
+		b.BuffersBytes = dequantBuffer(s, a)
+		if a == nil {
+			b.ActivationsBytes = b.WeightsBytes / 5
+			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
+		}
+		b.PeakAllocatedBytes = add(b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+	case Training:
+		if p.Precision == capability.Int8 || p.Precision == capability.Int4 {
+			return b, fmt.Errorf("%w: full training needs fp32, fp16 or bf16 weights; use --mode lora or qlora for 8-bit/4-bit", ErrNotApplicable)
+		}
+		w, g, o, host, temp := fullModelStates(s, P)
+		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
+		act, logits := trainingActivations(s, a, tokens, false)
+		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
+		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m))
+		b.PeakAllocatedBytes = trainingPeak(s, b, temp)
+	default: // LoRA, QLoRA
+		base := float64(storedWeights(m, p)) / s.dp
+		if p.Offload == OffloadCPU && p.OffloadParams {
+			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
+			// host and one block at a time is brought to the device.
+			b.HostBytes = sat(base)
+			base = float64(largestLayerBytes(m, p.Precision))
+		}
+		t := float64(loraParams(m, s.targets, p.LoRARank))
+		// Adapters: weights, gradients and two Adam states, in the
+		// stack's adapter dtype (PEFT keeps them in fp32).
+		b.WeightsBytes = sat(base + t*s.adapterB)
+		b.GradientsBytes = sat(t * s.adapterB)
+		b.OptimizerBytes = sat(t * adamStateBytes(p.Optimizer, s.adapterB))
+		if p.Offload == OffloadCPU {
+			b.HostBytes, b.OptimizerBytes = add(b.HostBytes, b.OptimizerBytes), 0
+		}
+		if p.Optimizer.Paged() {
+			b.OptimizerBytes = 0
+		}
+		act, logits := trainingActivations(s, a, tokens, true)
+		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
+		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m))
+		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
+	}
+	if a == nil && s.trains {
+		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
+	}
+	finishCounters(s, &b)
+	return b, nil
+}
+
+// finishCounters adds the allocator's slack and the runtime, and sets the
+// total the device must hold.
+func finishCounters(s settings, b *Breakdown) {
+	p := s.p
+	b.OverlapBytes = b.PeakAllocatedBytes - add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes,
+		b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes)
+	slack := allocatorSlackInference
+	if s.trains {
+		slack = allocatorSlackTraining
+	}
+	transient := max(b.PeakAllocatedBytes-add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes), 0)
+	b.ReservedBytes = b.PeakAllocatedBytes + sat(float64(transient)*slack)
+	b.AllocatorBytes = b.ReservedBytes - b.PeakAllocatedBytes
+	where := p.Backend
+	if p.OnCPU {
+		where = backend.CPU
+	}
+	if rt, ok := runtimes[where]; ok {
+		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
+		if where == backend.CUDA && p.EagerModuleLoading {
+			b.OverheadBytes, b.OverheadSource = eagerCUDAContext, eagerCUDASource
+		}
+		if p.devices() > 1 {
+			b.OverheadBytes += rt.comm
+		}
+	}
+	b.TotalBytes = add(b.ReservedBytes, b.OverheadBytes)
+}
+
+// storedWeights is the base model's weights as stored for the plan: the
+// 16-bit or fp32 tensors, or a quantised format with its constants. Only
+// Linear weights are quantised; embeddings, norms and the LM head keep 16
+// bits (UnquantizedParams).
+func storedWeights(m Model, p Plan) int64 {
+	switch p.Precision {
+	case capability.FP32:
+		return sat(4 * float64(m.Params))
+	case capability.FP16, capability.BF16, "":
+		return sat(2 * float64(m.Params))
+	}
+	keep := unquantized(m, m.Params)
+	q := float64(m.Params - keep)
+	bits := quantBits(p.Precision, p.Quant, m)
+	if p.WeightBits > 0 {
+		bits = p.WeightBits
+	}
+	return sat(q*bits/8 + 2*float64(keep))
+}
+
+// quantBits is the storage of one quantised weight, constants included:
+//   - bitsandbytes LLM.int8: 8 bits plus an fp32 scale per output row;
+//     NF4/FP4: 4 bits plus an fp32 absmax per block of 64 (0.5625 B), as
+//     transformers loads load_in_4bit by default (QLoRA §3; double
+//     quantisation would save 0.047 B);
+//   - GPTQ/AWQ w4a16 group 128: 4 bits plus an fp16 scale and a 4-bit zero
+//     per group (0.52 B); 8-bit GPTQ likewise;
+//   - fp8: 8 bits plus per-channel scales;
+//   - GGUF Q4_K_M: 4.85 bits, Q8_0 8.5 bits (llama.cpp quantize.cpp);
+//   - mlx: 4 bits plus an fp16 scale and bias per group of 64 (0.5625 B).
+func quantBits(prec capability.Precision, f QuantFormat, m Model) float64 {
+	in := 4096.0
+	if m.Arch != nil && m.Arch.Hidden > 0 {
+		in = float64(m.Arch.Hidden)
+	}
+	eight := prec == capability.Int8 || prec == capability.FP8
+	switch f {
+	case QuantGPTQ:
+		if eight {
+			return 8 + 2.5*8/128
+		}
+		return 4 + 2.5*8/128
+	case QuantFP8:
+		return 8 + 32/in
+	case QuantGGUF:
+		if eight {
+			return 8.5
+		}
+		return 4.85
+	case QuantMLX:
+		if eight {
+			return 8 + 32.0/64
+		}
+		return 4 + 32.0/64
+	}
+	if eight {
+		return 8 + 32/in
+	}
+	return 4 + 32.0/64
+}
+
+// fullModelStates are full training's weights, gradients and optimizer
+// state on one device, and the optimizer step's temporary.
+//
+//   - AMP (autocast over fp32 weights): 4 B weights, 4 B gradients, Adam
+//     8 B; the 16-bit copies autocast makes of each weight live from the
+//     forward to the backward (2 B), counted with the weights.
+//   - Pure 16-bit: 2 + 2 and Adam's two states in the parameters' dtype
+//     (torch.optim.AdamW creates them like the parameter): 4 B.
+//   - DeepSpeed ZeRO: 16-bit parameters and gradients, fp32 master and
+//     Adam states in the optimizer partitions (12 B), sharded by stage.
+//   - FSDP (ZeRO-3 shape): everything sharded over the devices.
+//
+// The step: PyTorch's default foreach AdamW holds one state-sized
+// temporary; fused AdamW and DeepSpeed's fused Adam none.
+func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
+	p := s.p
+	d := float64(p.devices())
+	stateB := 4.0 // bytes per Adam state value
+	switch {
+	case s.prof.Stack == StackDeepSpeed:
+		w, g = 2*P, 2*P
+		o = P * (4 + adamStateBytes(p.Optimizer, 4))
+	case s.pure:
+		stateB = 2
+		w, g = 2*P, 2*P
+		o = P * adamStateBytes(p.Optimizer, 2)
+	case p.Precision == capability.FP32:
+		w, g = 4*P, 4*P
+		o = P * adamStateBytes(p.Optimizer, 4)
+	default: // AMP
+		w, g = 4*P+2*P, 4*P
+		o = P * adamStateBytes(p.Optimizer, 4)
+	}
+	switch p.Sharding {
+	case ShardZeRO2:
+		g, o = g/d, o/d
+	case ShardZeRO3, ShardTP:
+		w, g, o = w/d, g/d, o/d
+	}
+	if p.Offload == OffloadCPU {
+		// ZeRO-Offload: the fp32 master and Adam states live on the host
+		// and the step runs there (DeepSpeed's CPU Adam).
+		host, o = o, 0
+		if p.OffloadParams && p.Sharding == ShardZeRO3 {
+			host += w
+			w = float64(largestLayerBytes(p.Model, p.Precision))
+		}
+		return w, g, o, host, 0
+	}
+	if p.Optimizer.Paged() {
+		o = 0
+	}
+	if p.OptimizerInBackward {
+		// Each gradient is applied and freed as the backward produces
+		// it: about one block's gradients are alive at a time.
+		if a := p.Model.Arch; a != nil && a.Layers > 0 {
+			g /= float64(a.Layers)
+		}
+		return w, g, o, 0, 0
+	}
+	if !s.prof.FusedOptimizer && p.Optimizer == AdamW {
+		temp = P / s.dp * stateB
+		if p.Sharding == ShardZeRO3 || p.Sharding == ShardTP {
+			temp = P / d * stateB
+		}
+	}
+	return w, g, o, 0, temp
+}
+
+// adamStateBytes is the optimizer state per trainable parameter when the
+// states are kept in stateBytes-wide values: AdamW two states, 8-bit AdamW
+// two 1-byte states (bitsandbytes), SGD with momentum one, Adafactor its
+// factored second moments (about one byte per value for matrices).
+func adamStateBytes(opt Optimizer, stateBytes float64) float64 {
+	switch opt {
+	case AdamW8bit, PagedAdamW8bit:
+		return 2
+	case SGD:
+		return stateBytes
+	case Adafactor:
+		return 1
+	}
+	return 2 * stateBytes
+}
+
+// trainingPeak is when full training's memory peaks. Gradients are freed
+// after each step (zero_grad(set_to_none=True), the default since PyTorch
+// 2.0) and grow during the backward as the saved activations are freed,
+// so the two are not held at once: the peak is at the start of the backward
+// (activations and the loss's buffers) or during the optimizer step
+// (gradients and its temporary), whichever is larger. With gradient
+// accumulation the gradients outlive the micro-batches and add up.
+func trainingPeak(s settings, b Breakdown, temp float64) int64 {
+	gather := gatherBuffers(s, s.p.Model)
+	states := add(b.WeightsBytes, b.OptimizerBytes, gather)
+	fwd := add(b.ActivationsBytes, b.LogitsBytes)
+	step := add(b.GradientsBytes, sat(temp))
+	if s.p.GradAccum() > 1 {
+		return add(states, b.GradientsBytes, fwd)
+	}
+	return add(states, max(fwd, step))
+}
+
+// loraParams is the adapter size: rank r on each adapted Linear of every
+// block, r·(in + out) per matrix. Without a shape it is 0.5% of the model.
+func loraParams(m Model, targets LoRATargets, rank int) int64 {
+	if rank <= 0 {
+		rank = 16
+	}
+	a := m.Arch
+	if a == nil || a.Hidden == 0 {
+		return m.Params / 200
+	}
+	h, q, kv, f := int64(a.Hidden), int64(a.Heads*a.HeadDim), int64(a.KVHeads*a.HeadDim), int64(a.FFN)
+	if q == 0 {
+		q = h
+	}
+	if kv == 0 {
+		kv = q
+	}
+	var per int64
+	switch targets {
+	case LoRAQKVO:
+		per = (h + q) + 2*(h+kv) + (q + h)
+	case LoRAAllLinear:
+		per = (h + q) + 2*(h+kv) + (q + h) + 2*(h+f)
+		if a.Gated {
+			per += h + f
+		}
+	default: // q and v
+		per = (h + q) + (h + kv)
+	}
+	return int64(rank) * per * int64(a.Layers)
+}
+
+// layerSaved is what one decoder block saves for the backward per token, in
+// activation values (× the compute dtype's bytes), as PyTorch autograd
+// keeps it for a Llama-shaped block in transformers:
+//
+//   - each RMSNorm upcasts its input to fp32 and saves it (2 values' worth)
+//     and its normalised output when a trainable Linear reads it (1);
+//   - scaled-dot-product attention saves q, k, v (k and v expanded to the
+//     query heads by repeat_kv unless the kernel takes grouped heads, as
+//     flash-attention does) and its output; the o_proj input is a
+//     contiguous copy of that output;
+//   - eager attention also keeps the softmax probabilities: heads × s
+//     values per token;
+//   - a gated MLP saves gate, silu(gate), up and their product (4·ffn), a
+//     two-matrix MLP fc1's output and the activation (2·ffn).
+//
+// Frozen Linears (the base model under LoRA) save nothing for their own
+// backward: only the inputs of adapted ones are kept.
+func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
+	h, f := float64(a.Hidden), float64(a.FFN)
+	heads := float64(a.Heads)
+	if heads == 0 {
+		heads = h / 64
+	}
+	q := float64(a.Heads * a.HeadDim)
+	if q == 0 {
+		q = h
+	}
+	kv := float64(a.KVHeads * a.HeadDim)
+	if kv == 0 || s.attn != AttentionSDPA || s.prof.RepeatKV {
+		// transformers' sdpa and eager paths expand k and v with repeat_kv.
+		kv = q
+	}
+	norms := 2 * 2.0 // two RMSNorms, fp32 inputs
+	if s.p.Compiled {
+		norms = 2 // inductor fuses the norm: its 16-bit input and the rstd
+	}
+	attn := q + 2*kv + q
+	mlp := 2 * f
+	if a.Gated {
+		mlp = 4 * f
+		if s.p.Compiled {
+			mlp = 3 * f // silu(gate)·up fused: gate, up and the product
+		}
+	}
+	if s.p.Recompute == RecomputeSelective && !lora {
+		if s.prof.Stack == StackFSDP {
+			return opSACSaved(a, h, q, kv, f)
+		}
+		// Megatron's selective recompute (also NeMo's) recomputes only the
+		// attention core, its s×s scores: fused attention keeps none, so
+		// it saves nothing more there; eager attention's scores go.
+		if s.attn == AttentionEager {
+			return norms + attn + mlp + h + q + h
+		}
+	}
+	var linIn float64
+	if !lora {
+		linIn = h + q + h // normed inputs of qkv and of the MLP, o_proj's input
+	} else {
+		adaptsAttn := true
+		adaptsO := s.targets == LoRAQKVO || s.targets == LoRAAllLinear
+		adaptsMLP := s.targets == LoRAAllLinear
+		if adaptsAttn {
+			linIn += h
+		}
+		if adaptsO {
+			linIn += q
+		}
+		if adaptsMLP {
+			linIn += h
+		} else {
+			mlp -= f // the down projection's input is not kept for a frozen Linear
+			if !a.Gated {
+				mlp = f
+			}
+		}
+	}
+	per := norms + attn + mlp + linIn
+	if s.attn == AttentionEager {
+		per += heads * seq
+	}
+	return per
+}
+
+// opSACSaved is torchtitan's per-op selective activation checkpointing
+// (activation_checkpoint.mode selective, selective_ac_option op): each
+// block keeps its input, the attention kernel's output and the output of
+// every second matmul (wq, wv, w1, w2 of a Llama block: the policy saves the
+// odd-numbered mm calls and recomputes the rest), per token.
+func opSACSaved(a *Arch, h, q, kv, f float64) float64 {
+	mms := []float64{q, kv, kv, h, f} // wq, wk, wv, wo, w1 (fc1)
+	if a.Gated {
+		mms = append(mms, f) // w3
+	}
+	mms = append(mms, h) // w2 (fc2)
+	saved := h + q       // the block input and the attention output
+	for i := 0; i < len(mms); i += 2 {
+		saved += mms[i]
+	}
+	return saved
+}
+
+// trainingActivations is what the forward keeps for the backward, and the
+// loss's buffers, on one device (tensor parallelism included).
+//
+// Checkpointing as the stacks do it (transformers gradient_checkpointing,
+// torchtune, litgpt): each block keeps only its input, and the backward
+// recomputes one block at a time, holding that block's saved tensors and
+// their gradients. Selective recomputation (Megatron, torchtitan's per-op
+// policy) drops what fused attention already drops, so it saves nothing
+// more there. Unsloth offloads the checkpoints to the host.
+func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, logits float64) {
+	if a == nil || a.Hidden == 0 || a.Layers == 0 {
+		return 0, 0
+	}
+	p := s.p
+	seq := float64(p.SeqLen)
+	L, h := float64(a.Layers), float64(a.Hidden)
+	if lora && p.LoRALayers > 0 && p.LoRALayers < a.Layers {
+		// Gradients reach back only to the first adapted block: the
+		// blocks before it run as inference and keep nothing.
+		L = float64(p.LoRALayers)
+	}
+	per := layerSaved(s, a, lora, seq) * tokens
+	ckpt := h * tokens // a checkpointed block's input
+	if s.n > 1 {
+		// Tensor parallelism splits the heads and the MLP's columns, and
+		// with sequence parallelism (Megatron's advice whenever TP > 1,
+		// NeMo's recipes' default) the norms and block inputs by tokens:
+		// everything a block saves is split n ways (Korthikanti et al.
+		// 2022, sbh·34/t).
+		per /= s.n
+		ckpt /= s.n
+	}
+	rc := p.Recompute
+	if rc == "" {
+		rc = s.prof.Recompute
+	}
+	switch {
+	case rc == RecomputeOffload:
+		act = 2 * per // the checkpoints live on the host
+	case rc == RecomputeFull:
+		act = L*ckpt + 2*per
+	default: // none, or selective (layerSaved keeps less)
+		act = L * per
+	}
+	// The final norm and the LM head's input.
+	act += 3 * h * tokens / s.n
+	act *= s.cb
+	// The LM head is column-parallel too: each device has its share of
+	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
+	logits = lossBuffers(s, a, tokens) / s.n
+	return act, logits
+}
+
+// lossBuffers is the loss's memory at its peak, during the loss's backward
+// at the start of the backward pass, per token of vocabulary:
+//   - full: the 16-bit logits the model returns (2 B), their fp32 upcast's
+//     log-softmax (4 B), and in the backward the fp32 gradient in and out
+//     (8 B): 14 B per logit;
+//   - chunked: the 16-bit logits and each chunk's log-softmax, 16-bit
+//     (litgpt: 4 B per logit) or fp32 (torchtune upcasts each chunk: 6 B);
+//     compiled, the chunk's upcast and cross-entropy fuse into one kernel
+//     that keeps only the 16-bit logits (2 B);
+//   - fused: never materialised: a few rows of hidden states.
+func lossBuffers(s settings, a *Arch, tokens float64) float64 {
+	V := float64(a.Vocab)
+	if V == 0 {
+		return 0
+	}
+	switch s.loss {
+	case LossFused:
+		return 2 * float64(a.Hidden) * tokens * s.cb
+	case LossChunked:
+		if s.p.Compiled {
+			return 2 * V * tokens
+		}
+		per := s.prof.ChunkedLossBytes
+		if per == 0 {
+			per = 4
+		}
+		return per * V * tokens
+	}
+	if s.p.Compiled && s.cb < 4 {
+		// torch.compile fuses the fp32 upcast, log-softmax and NLL into
+		// one kernel: the 16-bit logits and, in the backward, their
+		// 16-bit gradient (torchtitan compiles its loss).
+		return 4 * V * tokens
+	}
+	if s.cb == 4 {
+		return 12 * V * tokens
+	}
+	return 14 * V * tokens
+}
+
+// prefillWorkingSet is the largest transient of a forward without
+// gradients, beyond the KV cache it fills.
+//
+// A stack that plans a block's whole compute graph ahead (llama.cpp's
+// ggml-alloc, mlx's lazy graphs: Profile.GraphCompute) holds the block's
+// input, fp32 norm, q, k, v, the attention output and the MLP's
+// intermediates for every token of a chunk at once. Eager PyTorch frees
+// each intermediate as soon as Python drops it: the Qwen3 speed benchmark
+// (transformers 4.51, FlashAttention-2, testdata/memory) grows with the
+// prompt by the KV cache and about one MLP intermediate (tokens × ffn), and
+// that is what devctl counts. Eager attention adds its b·heads·s² score
+// matrix (and the softmax's fp32 copy).
+func prefillWorkingSet(s settings, a *Arch, batch, seq float64) float64 {
+	if a == nil || a.Hidden == 0 {
+		return 0
+	}
+	h, f := float64(a.Hidden), float64(a.FFN)
+	if f == 0 {
+		f = 4 * h
+	}
+	per := f * s.cb
+	if s.prof.GraphCompute {
+		q := float64(a.Heads * a.HeadDim)
+		if q == 0 {
+			q = h
+		}
+		kv := float64(a.KVHeads * a.HeadDim)
+		if kv == 0 {
+			kv = q
+		}
+		mlp := 2 * f
+		if a.Gated {
+			mlp = 3 * f
+		}
+		per = (3*h + q + 2*kv + q + mlp) * s.cb
+	}
+	ws := batch * seq * per
+	if s.attn == AttentionEager {
+		heads := float64(a.Heads)
+		if heads == 0 {
+			heads = h / 64
+		}
+		ws += batch * heads * seq * seq * (s.cb + 4)
+	}
+	return ws
+}
+
+// inferenceLogits: generate() computes the last position's logits and
+// upcasts them to fp32 (transformers >= 4.45, logits_to_keep).
+func inferenceLogits(s settings, a *Arch, batch float64) float64 {
+	if a == nil {
+		return 0
+	}
+	return batch * float64(a.Vocab) * 4
+}
+
+// kvCache is 2 × layers × kv_heads × head_dim × tokens × batch, in the
+// compute dtype (or the cache's own: KVBits).
+func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
+	if a == nil || a.KVLayers == 0 {
+		return 0
+	}
+	kv, hd := a.KVHeads, a.HeadDim
+	if kv == 0 {
+		kv = a.Heads
+	}
+	if hd == 0 && a.Heads > 0 {
+		hd = a.Hidden / a.Heads
+	}
+	bytes := computeBytes(p.Precision)
+	if p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
+		bytes = 2
+	}
+	if p.KVBits > 0 {
+		bytes = float64(p.KVBits) / 8
+	}
+	return sat(2 * float64(a.KVLayers) * float64(kv) * float64(hd) * seq * batch * bytes)
+}
+
+// dequantBuffer: bitsandbytes dequantises one 4-bit weight to 16 bits for
+// each matmul of a prefill or a training step (the largest, an MLP matrix,
+// bounds it).
+func dequantBuffer(s settings, a *Arch) int64 {
+	if a == nil || s.p.Precision != capability.Int4 || (s.p.Quant != "" && s.p.Quant != QuantBnB) {
+		return 0
+	}
+	return sat(2 * float64(a.Hidden) * float64(max(a.FFN, a.Hidden)))
+}
+
+// gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at
+// a time in 16 bits and prefetches the next: two blocks' worth.
+func gatherBuffers(s settings, m Model) int64 {
+	if s.p.Sharding != ShardZeRO3 || s.p.devices() <= 1 || !s.trains {
+		return 0
+	}
+	a := m.Arch
+	if a == nil || a.Layers == 0 {
+		return sat(2 * 2 * float64(LargestLayer(m)))
+	}
+	block := float64(m.Params-int64(a.Vocab)*int64(a.Hidden)) / float64(a.Layers)
+	return sat(2 * 2 * block)
+}
+
+// servingEngine is a preallocating engine (vLLM, SGLang, TGI): it takes its
+// share of the device at start-up, whatever the model, and fills what the
+// weights, the profiled activation peak and the CUDA graphs leave with the
+// KV cache. The plan fits when that KV cache holds the requested tokens.
+func servingEngine(s settings) (Breakdown, error) {
+	p := s.p
+	var b Breakdown
+	m, a := p.Model, p.Model.Arch
+	frac := p.Prealloc
+	if frac <= 0 {
+		frac = s.prof.Preallocates
+	}
+	budget := float64(p.DeviceBytes) * frac
+	b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
+	// vLLM profiles a forward of max_num_batched_tokens (the profile's
+	// PrefillChunk) with the sampler's logits for max_num_seqs (256).
+	profiled := float64(s.prof.PrefillChunk)
+	if vllmV0(p) && p.SeqLen <= 32768 {
+		profiled = float64(max(p.SeqLen, 2048))
+	}
+	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled) + inferenceLogits(s, a, 256))
+	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
+	need := kvCache(a, p, float64(p.micro()), float64(p.SeqLen))
+	b.KVCacheBytes = sat(float64(need) / s.n)
+	used := add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes)
+	pool := int64(budget) - used
+	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates %.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave: %s", p.Stack, frac*100, fmtGiB(pool)))
+	if rt, ok := runtimes[p.Backend]; ok {
+		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
+	}
+	if pool >= b.KVCacheBytes {
+		// It starts, and the KV cache takes all that is left.
+		b.KVCacheBytes = pool
+		b.PeakAllocatedBytes = sat(budget)
+		b.ReservedBytes = b.PeakAllocatedBytes
+		b.TotalBytes = add(b.ReservedBytes, b.OverheadBytes)
+		return b, nil
+	}
+	// The KV cache for the requested tokens does not fit what its share
+	// leaves: the engine refuses to start ("larger than the maximum number
+	// of tokens that can be stored in KV cache"). What the device must hold
+	// is then the device whose share would hold it.
+	b.PeakAllocatedBytes = add(used, b.KVCacheBytes)
+	b.ReservedBytes = b.PeakAllocatedBytes
+	b.TotalBytes = add(sat(float64(b.PeakAllocatedBytes)/frac), b.OverheadBytes)
+	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s left", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), fmtGiB(max(pool, 0))))
+	return b, nil
+}
+
+func fmtGiB(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/float64(GiB)) }

@@ -1,0 +1,230 @@
+package oomsim
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Stack is the framework that runs the model. The same model, batch and
+// sequence allocate very different amounts under different stacks: the
+// attention kernel, how the loss is computed, whether training keeps an
+// fp32 master copy, which modules LoRA adapts, whether activations are
+// checkpointed by default, and whether a serving engine preallocates the
+// device. A Profile records those defaults with their sources.
+type Stack string
+
+// The stacks devctl knows. StackAuto means "not said": the planner then
+// assumes the most common one for the mode (Hugging Face transformers for
+// training and generation) and says so.
+const (
+	StackAuto         Stack = "auto"
+	StackHF           Stack = "hf"            // transformers: Trainer, generate(); also accelerate, TRL, PEFT, axolotl, LLaMA-Factory
+	StackAxolotl      Stack = "axolotl"       // transformers under axolotl's configs
+	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
+	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
+	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (torchtitan, accelerate's FSDP plugin)
+	StackLitGPT       Stack = "litgpt"
+	StackTorchtune    Stack = "torchtune"
+	StackUnsloth      Stack = "unsloth"
+	StackVLLM         Stack = "vllm" // also SGLang and TGI: serving engines that preallocate the device
+	StackLlamaCpp     Stack = "llama.cpp"
+	StackMLX          Stack = "mlx"
+	StackPyTorch      Stack = "pytorch" // a plain PyTorch loop: eager attention, full fp32 loss, fp32 weights under autocast
+)
+
+// Stacks lists the accepted values, in the order help texts show them.
+var Stacks = []Stack{StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
+	StackVLLM, StackLlamaCpp, StackMLX, StackPyTorch}
+
+// stackAliases are the other names users and corpora give a stack.
+var stackAliases = map[string]Stack{
+	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "trl": StackHF, "peft": StackHF,
+	"llamafactory": StackLlamaFactory, "llama_factory": StackLlamaFactory, "hf-trainer": StackHF, "hf-generate": StackHF,
+	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "torchtitan": StackFSDP, "fsdp2": StackFSDP,
+	"sglang": StackVLLM, "tgi": StackVLLM, "text-generation-inference": StackVLLM,
+	"ollama": StackLlamaCpp, "llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
+	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
+	"lit-llama": StackLitGPT,
+}
+
+// ParseStack reads a stack name or one of its aliases (case-insensitive).
+func ParseStack(s string) (Stack, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if st, ok := Parse(s, Stacks); ok {
+		return st, true
+	}
+	st, ok := stackAliases[s]
+	return st, ok
+}
+
+// Loss is how a causal LM's cross-entropy is computed over the vocabulary.
+type Loss string
+
+// Losses.
+const (
+	// LossFull materialises every position's logits and upcasts them to
+	// fp32 for the cross-entropy (transformers' ForCausalLMLoss does
+	// logits.float(); a plain F.cross_entropy on bf16 logits upcasts
+	// inside log_softmax).
+	LossFull Loss = "full"
+	// LossChunked keeps the 16-bit logits but upcasts and reduces them a
+	// chunk of positions at a time (litgpt chunked_cross_entropy, chunk
+	// 128; torchtune CEWithChunkedOutputLoss, 8 chunks).
+	LossChunked Loss = "chunked"
+	// LossFused never materialises the logits (Liger's fused linear
+	// cross-entropy, Apple's cut cross-entropy, Unsloth).
+	LossFused Loss = "fused"
+)
+
+// LoRATargets names the modules LoRA adapts.
+type LoRATargets string
+
+// LoRA target sets.
+const (
+	LoRAQV        LoRATargets = "qv"         // q and v projections (PEFT's default for Llama-like models, litgpt's default)
+	LoRAQKVO      LoRATargets = "qkvo"       // the four attention projections
+	LoRAAllLinear LoRATargets = "all-linear" // every Linear in the blocks (QLoRA paper, Unsloth, axolotl recipes)
+)
+
+// Profile is what a stack does by default, each choice with its source.
+type Profile struct {
+	Stack Stack
+	// Attention is the default attention kernel: fused (SDPA/flash) keeps
+	// no s×s score matrix, eager does.
+	Attention Attention
+	// Loss is how the LM loss is computed in training.
+	Loss Loss
+	// ChunkedLossBytes is what a chunked loss keeps per logit: the 16-bit
+	// logits and each chunk's log-softmax for the backward (2 + 2 when the
+	// chunk stays 16-bit, 2 + 4 when it is upcast to fp32 first).
+	ChunkedLossBytes float64
+	// PureHalf: training keeps weights, gradients and optimizer state in
+	// the 16-bit type (litgpt's bf16-true, torchtune's dtype: bf16); false
+	// means autocast with an fp32 master copy (HF Trainer bf16=True).
+	PureHalf bool
+	// Recompute is the activation checkpointing a training recipe turns
+	// on by default.
+	Recompute Recompute
+	// QLoRARecompute, when set, replaces Recompute for QLoRA: PEFT's
+	// prepare_model_for_kbit_training, which every transformers QLoRA
+	// recipe calls, turns gradient checkpointing on by default.
+	QLoRARecompute Recompute
+	// LoRATargets and AdapterBytes: the modules adapted by default and the
+	// bytes per adapter value (4 for fp32 adapters, 2 for 16-bit).
+	LoRATargets  LoRATargets
+	AdapterBytes float64
+	// LoRALayers is how many of the last blocks get adapters (0: all).
+	LoRALayers int
+	// Quantises: the stack loads 8-bit and 4-bit weights itself, on every
+	// backend it runs on (mlx on Apple GPUs, llama.cpp's GGUF on Metal
+	// and CPUs), whatever PyTorch's kernels support there.
+	Quantises bool
+	// FusedOptimizer: the optimizer step makes no temporaries (fused=True
+	// AdamW); false is PyTorch's default foreach AdamW, whose step holds a
+	// temporary the size of one state (torch/optim/adamw.py
+	// _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs)).
+	FusedOptimizer bool
+	// PrefillChunk is how many prompt tokens one forward evaluates at a
+	// time (0: the whole prompt at once): the working set of a prefill is
+	// sized for a chunk, not the prompt.
+	PrefillChunk int
+	// GraphCompute: the stack allocates a block's whole compute graph at
+	// once (llama.cpp's ggml-alloc, mlx's lazy evaluation) rather than
+	// freeing each intermediate as eager PyTorch does.
+	GraphCompute bool
+	// RepeatKV: the attention path expands grouped k and v to every query
+	// head before the kernel (transformers' sdpa and eager paths call
+	// repeat_kv), so the backward keeps the expanded copies.
+	RepeatKV bool
+	// Preallocates is the share of device memory a serving engine takes
+	// at start-up whatever the model (vLLM's gpu_memory_utilization,
+	// default 0.9); 0 for stacks that allocate as they go.
+	Preallocates float64
+	// Source names where these defaults were read.
+	Source string
+}
+
+// profiles are the stacks' defaults. Each was read in the stack's own code
+// or documented configs at a known version (docs/recommend.md, "Stacks").
+var profiles = map[Stack]Profile{
+	StackHF: {Stack: StackHF, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
+		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
+	StackAxolotl: {Stack: StackAxolotl, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
+		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded) and lora_target_linear: true; the model, loss and adapters are transformers' and PEFT's"},
+	StackLlamaFactory: {Stack: StackLlamaFactory, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
+		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
+	StackDeepSpeed: {Stack: StackDeepSpeed, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true,
+		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
+	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 4,
+		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
+	StackLitGPT: {Stack: StackLitGPT, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 2,
+		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA, chunked_cross_entropy (chunk 128), lora_query and lora_value on, no activation checkpointing on one device"},
+	StackTorchtune: {Stack: StackTorchtune, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
+		LoRATargets: LoRAQKVO, AdapterBytes: 2, FusedOptimizer: true,
+		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_attn_modules q_proj,v_proj,output_proj"},
+	StackUnsloth: {Stack: StackUnsloth, Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
+		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
+	StackVLLM: {Stack: StackVLLM, Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
+		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest"},
+	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
+		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt"},
+	StackMLX: {Stack: StackMLX, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true,
+		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device"},
+	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
+		Source: "a plain PyTorch loop: attention as written (eager s×s scores), fp32 weights under autocast, F.cross_entropy over all logits"},
+}
+
+// ProfileOf is the stack's profile; StackAuto and unknown stacks get the
+// Hugging Face one.
+func ProfileOf(s Stack) Profile {
+	if p, ok := profiles[s]; ok {
+		return p
+	}
+	p := profiles[StackHF]
+	p.Stack = StackAuto
+	return p
+}
+
+// VersionBelow reports whether a "major.minor..." version is below
+// major.minor; an empty or unreadable version (the current release) is
+// not.
+func VersionBelow(v string, major, minor int) bool {
+	parts := strings.SplitN(strings.TrimLeft(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < major || (ma == major && mi < minor)
+}
+
+// legacyGenerateLogits: transformers before 4.45 computed the logits of
+// every prompt position in generate() and upcast them to fp32 (the
+// models' forward did logits.float()); 4.45 keeps only the last position
+// (logits_to_keep).
+func legacyGenerateLogits(p Plan) bool {
+	switch p.Stack {
+	case StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, "":
+		return VersionBelow(p.StackVersion, 4, 45)
+	}
+	return false
+}
+
+// vllmV0 reports a vLLM before 0.8, whose V0 engine profiles a forward of
+// max(max_model_len, 2048) tokens when chunked prefill is off (its default
+// up to 32k contexts) instead of V1's max_num_batched_tokens.
+func vllmV0(p Plan) bool {
+	return p.Stack == StackVLLM && VersionBelow(p.StackVersion, 0, 8)
+}

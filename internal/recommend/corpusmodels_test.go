@@ -1,0 +1,141 @@
+package recommend
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// corpusCounts are the published parameter counts of the config.json files
+// added for the measured-memory corpus (testdata/models/README.md names each
+// source). extra is what the published figure holds beyond the model's
+// parameters: tensors a checkpoint stores twice or as buffers, which the
+// Hub's count includes.
+var corpusCounts = []struct {
+	file      string
+	published int64
+	extra     int64
+	where     string
+}{
+	{"llama-3.1-8b.config.json", 8_030_261_248, 0, "llmfit meta-llama/Llama-3.1-8B"},
+	{"meta-llama-3-8b-instruct.config.json", 8_030_261_248, 0, "llmfit meta-llama/Meta-Llama-3-8B-Instruct"},
+	{"llama-3.2-1b.config.json", 1_235_814_400, 0, "llmfit meta-llama/Llama-3.2-1B"},
+	{"llama-3.1-70b.config.json", 70_553_706_496, 0, "llmfit meta-llama/Llama-3.1-70B"},
+	{"llama-3.1-405b.published.config.json", 405_853_388_800, 0, "llmfit meta-llama/Llama-3.1-405B"},
+	{"llama-2-70b.config.json", 68_976_648_192, 0, "together llama-2-70b"},
+	{"codellama-13b.config.json", 13_016_028_160, 0, "together CodeLlama-13b"},
+	{"tinyllama-1.1b-chat-v1.0.config.json", 1_100_048_384, 0, "llmfit TinyLlama/TinyLlama-1.1B-Chat-v1.0"},
+	{"mistral-7b-v0.1.config.json", 7_241_732_096, 0, "llmfit mistralai/Mistral-7B-v0.1"},
+	{"mixtral-8x7b-v0.1.config.json", 46_702_792_704, 0, "llmfit mistralai/Mixtral-8x7B-Instruct-v0.1"},
+	{"gpt2-medium.config.json", 379_988_992, 24 * 1024 * 1024, "llmfit openai-community/gpt2-medium, with the attn.bias buffers"},
+	{"gpt2-medium.config.json", 354_823_168, 0, "search id 52805613024"},
+	{"chatglm2-6b.config.json", 6_243_584_000, 0, "calflops chatglm2-6b"},
+	{"qwen2-7b-instruct.config.json", 7_615_616_512, 0, "llmfit Qwen/Qwen2-7B-Instruct"},
+	{"qwen2.5-3b.config.json", 3_085_938_688, 0, "llmfit Qwen/Qwen2.5-3B"},
+	{"qwen2.5-7b.config.json", 7_615_616_512, 0, "llmfit Qwen/Qwen2.5-7B"},
+	{"qwen2.5-32b.config.json", 32_763_876_352, 0, "KerasHub qwen2.5_instruct_32b_en"},
+	{"qwen3-0.6b.config.json", 751_632_384, 151936 * 1024, "llmfit Qwen/Qwen3-0.6B, with the stored copy of the tied embedding"},
+	{"qwen3-4b.config.json", 4_022_468_096, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-4B"},
+	{"qwen3-8b.config.json", 8_190_735_360, 0, "llmfit Qwen/Qwen3-8B"},
+	{"qwen3-14b.config.json", 14_768_307_200, 0, "KerasHub qwen3_14b_en"},
+	{"qwen3-32b.config.json", 32_762_123_264, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-32B"},
+	{"qwen3-30b-a3b.config.json", 30_532_122_624, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-30B-A3B"},
+	{"gemma-7b.config.json", 8_537_680_896, 0, "KerasHub gemma_7b_en"},
+	{"gemma-2-2b.config.json", 2_614_341_888, 0, "llmfit google/gemma-2-2b-it"},
+	{"gemma-2-9b.config.json", 9_241_705_984, 0, "llmfit google/gemma-2-9b-it"},
+	{"gemma-2-27b.config.json", 27_227_128_320, 0, "llmfit google/gemma-2-27b-it"},
+	{"pythia-1b.published.config.json", 1_011_781_632, 0, "GPTNeoXForCausalLM count, search id 38434618118"},
+	{"pythia-2.8b.published.config.json", 2_775_208_960, 0, "GPTNeoXForCausalLM count, search id 38434618118"},
+	// Fixtures that predate the corpus, held to the Hub's count as well.
+	{"qwen-7b-chat.config.json", 7_721_324_544, 0, "llmfit Qwen/Qwen-7B-Chat"},
+	{"falcon-7b.config.json", 7_217_189_760, 65024 * 4544, "llmfit tiiuae/falcon-7b, with the stored lm_head copy"},
+	{"llama-2-7b.config.json", 6_738_417_664, 32 * 64, "llmfit meta-llama/Llama-2-7b-hf, with 32 layers x 64 rotary inv_freq as in pygmalion-7b's index"},
+	{"llama-3.2-3b.config.json", 3_212_749_824, 0, "llmfit meta-llama/Llama-3.2-3B"},
+	{"qwen3-1.7b-mlx-mirror.config.json", 2_031_739_904, 151936 * 2048, "llmfit Qwen/Qwen3-1.7B, with the stored copy of the tied embedding"},
+	{"sakura-14b-qwen2.5.config.json", 14_770_033_664, 0, "llmfit deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"},
+}
+
+// TestCorpusModelConfigsMatchPublishedCounts counts each config.json added
+// for the measured-memory corpus and holds it to its published count: an
+// exact ten-digit match checks the file's numbers and the counter together.
+func TestCorpusModelConfigsMatchPublishedCounts(t *testing.T) {
+	for _, c := range corpusCounts {
+		t.Run(c.file+" "+c.where, func(t *testing.T) {
+			m, _, err := ModelFromFiles(c.file, readModel(t, c.file), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Params+c.extra != c.published {
+				t.Errorf("%d params + %d = %d, want %d (%s)", m.Params, c.extra, m.Params+c.extra, c.published, c.where)
+			}
+		})
+	}
+}
+
+// TestCorpusModelsTSV reads testdata/memory/models.tsv, which maps every
+// model id of the measured-memory corpus to the config.json it is planned
+// with: each named config must parse with ModelFromFiles into a usable
+// shape, and match its published count where corpusCounts records one (the
+// older fixtures it names are held to theirs in hffamilies*_test.go). A
+// params:N id has no config; a row without one says why in its note.
+func TestCorpusModelsTSV(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "memory", "models.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	published := map[string][]int{}
+	for i, c := range corpusCounts {
+		published[c.file] = append(published[c.file], i)
+	}
+	sc := bufio.NewScanner(f)
+	seen := map[string]bool{}
+	line, withConfig := 0, 0
+	for sc.Scan() {
+		line++
+		cols := strings.Split(sc.Text(), "\t")
+		if line == 1 {
+			if got := strings.Join(cols, ","); got != "id,config,weights_note,source" {
+				t.Fatalf("header %q, want id, config, weights_note, source", got)
+			}
+			continue
+		}
+		if len(cols) != 4 {
+			t.Errorf("models.tsv:%d: %d columns, want 4", line, len(cols))
+			continue
+		}
+		id, file, note, source := cols[0], cols[1], cols[2], cols[3]
+		if id == "" || note == "" || source == "" || seen[id] {
+			t.Errorf("models.tsv:%d: id %q (seen before: %v), note %q, source %q", line, id, seen[id], note, source)
+		}
+		seen[id] = true
+		if strings.HasPrefix(id, "params:") && file != "" {
+			t.Errorf("models.tsv:%d: %s names a config, %s", line, id, file)
+		}
+		if file == "" {
+			continue
+		}
+		withConfig++
+		m, _, err := ModelFromFiles(id, readModel(t, file), 0)
+		if err != nil {
+			t.Errorf("models.tsv:%d: %s: %v", line, file, err)
+			continue
+		}
+		if m.Params <= 0 || m.Arch == nil || m.Arch.Layers <= 0 || m.Arch.KVHeads <= 0 || m.Arch.HeadDim <= 0 || m.Arch.Vocab <= 0 {
+			t.Errorf("models.tsv:%d: %s gives no usable shape: %d params, %+v", line, file, m.Params, m.Arch)
+		}
+		for _, i := range published[file] {
+			if c := corpusCounts[i]; m.Params+c.extra != c.published {
+				t.Errorf("models.tsv:%d: %s counts %d + %d, want %d (%s)", line, file, m.Params, c.extra, c.published, c.where)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 187 || withConfig < 100 {
+		t.Errorf("%d ids, %d with a config; the corpus has 187 ids", len(seen), withConfig)
+	}
+}
