@@ -81,9 +81,9 @@ bench-devmem: build
 bench-serve: build
 	scripts/bench-serve.sh
 
-## docs: the command reference from the cobra tree: docs/commands/*.md (committed) and man/*.1.
+## docs: the command reference from the cobra tree: docs/commands/*.md (committed) and man/man1/*.1 (MANPATH=man).
 docs:
-	$(GO) run ./tools/gendocs -md docs/commands -man man
+	$(GO) run ./tools/gendocs -md docs/commands -man man/man1
 
 ## schemas: regenerate schemas/*.schema.json and the probe report's JSON encoder from the Go types (review the diff: docs/schemas.md).
 schemas:

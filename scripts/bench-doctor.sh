@@ -11,7 +11,11 @@ BIN=${BIN:-bin/devctl}
 [[ -x $BIN ]] || bench_die "$BIN not found; run 'make build' (or 'make bench-doctor')"
 command -v lscpu >/dev/null || bench_die "lscpu not found: apt-get install util-linux"
 export XDG_STATE_HOME=${XDG_STATE_HOME:-$(mktemp -d)} NO_COLOR=1
-compare "${N:-30}" 5 30 -- "$BIN" doctor -o json -- lscpu -J
+# A missed target (exit 3) must not stop the second measurement: remember
+# it and exit with it at the end.
+status=0
+compare "${N:-30}" 5 30 -- "$BIN" doctor -o json -- lscpu -J || status=$?
 # doctor --log on a real multi-rank NCCL log from the corpus: the explanation
 # alone (no probe, no checks), the way it runs by default. Same target.
-compare "${N:-30}" 5 30 -- "$BIN" doctor --log testdata/logs/nccl_error/270-llamafactory-6269.log -o json -- lscpu -J
+compare "${N:-30}" 5 30 -- "$BIN" doctor --log testdata/logs/nccl_error/270-llamafactory-6269.log -o json -- lscpu -J || status=$?
+exit $status

@@ -16,7 +16,9 @@ BIN=${BIN:-bin/devctl}
 [[ -x $BIN ]] || bench_die "$BIN not found; run 'make build' (or 'make bench-recommend')"
 
 echo "== recommend --model-params 150M"
-compare "${N:-30}" 2 30 -- "$BIN" recommend --model-params 150M -o json -- "$BIN" probe -o json
+# A missed target (exit 3) must not stop the second measurement.
+status=0
+compare "${N:-30}" 2 30 -- "$BIN" recommend --model-params 150M -o json -- "$BIN" probe -o json || status=$?
 
 hf=$(mktemp -d)
 trap 'rm -rf "$hf"' EXIT
@@ -27,13 +29,14 @@ cp internal/hfhub/testdata/YouriLalain--3PRYMMAL-PHI3-3B-SLERP/*.json "$snap/"
 echo "$commit" >"$hf/hub/models--YouriLalain--3PRYMMAL-PHI3-3B-SLERP/refs/main"
 echo
 echo "== recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP (warm Hugging Face cache)"
-HF_HOME=$hf HF_HUB_OFFLINE=1 compare "${N:-30}" 2 30 -- "$BIN" recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP -o json -- "$BIN" probe -o json
+HF_HOME=$hf HF_HUB_OFFLINE=1 compare "${N:-30}" 2 30 -- "$BIN" recommend --model YouriLalain/3PRYMMAL-PHI3-3B-SLERP -o json -- "$BIN" probe -o json || status=$?
 
 # --max searches over the same model (an exponential then a binary search,
 # about 2·log2(answer) estimates). Target: under 3x probe's median.
 echo
 echo "== recommend --model llama-3-8b --max batch (probed device)"
-compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --max batch -o json -- "$BIN" probe -o json
+compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --max batch -o json -- "$BIN" probe -o json || status=$?
 echo
 echo "== recommend --model qwen2.5-0.5b --stack vllm --max concurrency (probed device)"
-compare "${N:-30}" 3 30 -- "$BIN" recommend --model qwen2.5-0.5b --stack vllm --max concurrency -o json -- "$BIN" probe -o json
+compare "${N:-30}" 3 30 -- "$BIN" recommend --model qwen2.5-0.5b --stack vllm --max concurrency -o json -- "$BIN" probe -o json || status=$?
+exit $status

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/units"
 )
 
 // Suite names.
@@ -264,7 +265,7 @@ func Measure(ctx context.Context, opts Options) (*Run, error) {
 		case SuiteCPU:
 			err = runCompute(ctx, r, opts, t, until)
 		case SuiteMemory:
-			err = runMemory(ctx, r, opts, t.threads, until)
+			err = runMemory(ctx, r, opts, t.threads, until, s.share(i))
 		}
 		if err != nil {
 			return r, err
@@ -307,6 +308,15 @@ type schedule struct {
 	tests    []test
 }
 
+// share is test i's part of the whole budget, by weight.
+func (s *schedule) share(i int) float64 {
+	total := 0
+	for _, t := range s.tests {
+		total += t.weight
+	}
+	return float64(s.tests[i].weight) / float64(max(total, 1))
+}
+
 // slice returns when test i must stop taking new trials.
 func (s *schedule) slice(i int) time.Time {
 	left := time.Until(s.deadline)
@@ -320,8 +330,10 @@ func (s *schedule) slice(i int) time.Time {
 	return time.Now().Add(left * time.Duration(s.tests[i].weight) / time.Duration(weights))
 }
 
-// Trial bounds: at least minTrials even past the slice (a figure from one
-// or two trials says nothing of its noise), at most maxTrials.
+// Trial bounds: tests are sized so that minTrials fit in their slice (a
+// figure from one or two trials says little of its noise), at most
+// maxTrials run. The budget wins over the minimum: on a machine slower than
+// planned a test stops after fewer trials, and says so ("best of 2").
 const (
 	minTrials = 3
 	maxTrials = 40
@@ -331,8 +343,9 @@ const (
 )
 
 // runTrials runs trial (which times one or more figures at once) until
-// every figure has settled, or (after minTrials) another trial would end
-// past the slice, or maxTrials. It returns each figure's trial times.
+// every figure has settled, or another trial like the last would end past
+// the slice, or maxTrials. The first trial always runs. It returns each
+// figure's trial times.
 func runTrials(ctx context.Context, until time.Time, figures int, trial func() []time.Duration) ([][]time.Duration, error) {
 	times := make([][]time.Duration, figures)
 	for n := 0; n < maxTrials; n++ {
@@ -343,10 +356,7 @@ func runTrials(ctx context.Context, until time.Time, figures int, trial func() [
 		for i, d := range trial() {
 			times[i] = append(times[i], d)
 		}
-		if n+1 < minTrials {
-			continue
-		}
-		settled := true
+		settled := n+1 >= minTrials
 		for _, ts := range times {
 			settled = settled && Settled(ts, settleSpread)
 		}
@@ -365,7 +375,7 @@ func spread(m *Method, work float64, ts []time.Duration) float64 {
 	med := Rate(work, Median(ts), 1e9)
 	m.Trials, m.Statistic = len(ts), "best"
 	m.MedianValue = probe.Ptr(med)
-	if best > 0 {
+	if best > 0 && len(ts) > 1 { // one trial has no spread to show
 		m.SpreadPercent = probe.Ptr(round1((best - med) / best * 100))
 	}
 	m.Settled = probe.Ptr(Settled(ts, settleSpread))
@@ -486,29 +496,114 @@ func ArrayBytes(llc, avail int64) int64 {
 	return size &^ (1<<12 - 1)
 }
 
-// runMemory times STREAM's four kernels on threads threads until their
-// figures settle or the slice ends, and checks the arrays afterwards.
-func runMemory(ctx context.Context, r *Run, opts Options, threads int, until time.Time) error {
-	size := opts.ArrayBytes
-	if size <= 0 {
-		size = ArrayBytes(opts.Machine.LLCBytes, opts.Machine.MemAvailBytes)
+// Memory test sizing. A test first touches its arrays (touchPasses array
+// passes: three writes and a read-modify-write of a), paying a page fault
+// per page, then discards one trial and runs minTrials more (trialPasses
+// each: copy and scale 2, add and triad 3). The first pilotBytes of each
+// array (less when the slice is short) are touched first and timed; the kernels are taken to run
+// kernelOverTouch times as fast as that touch until the discarded trial
+// measures them (on the development VM they ran 2.8 to 3.7 times as fast,
+// busy or not), and the arrays are cut to what the slice holds with
+// budgetShare of it as the margin.
+const (
+	touchPasses     = 5
+	trialPasses     = 10
+	pilotBytes      = 64 << 20
+	kernelOverTouch = 2
+	budgetShare     = 0.8
+)
+
+// memoryCost is the seconds per array byte of a memory test, touch and
+// trials, at a touch rate in bytes/s.
+func memoryCost(touchRate float64) float64 {
+	return touchPasses/touchRate + float64((1+minTrials)*trialPasses)/(kernelOverTouch*touchRate)
+}
+
+// memorySize is the array size that fits: planned, or less when the time
+// left after touching the pilot bytes (at touchRate bytes/s) cannot hold
+// the rest of the test. It is a multiple of the page size, and never less
+// than the pilot.
+func memorySize(planned, pilot int64, touchRate float64, left time.Duration) int64 {
+	if touchRate <= 0 || left <= 0 {
+		return min(planned, pilot) &^ (1<<12 - 1)
 	}
-	n := int(size / 8)
-	impl := hostMem(Streaming(size, opts.Machine.LLCBytes))
-	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
-	defer debug.FreeOSMemory()
-	p := newPool(threads)
-	defer p.close()
-	// First touch by the threads that will use each part (NUMA).
+	// left*share = cost*size - touch of the pilot already done.
+	fit := int64((budgetShare*left.Seconds() + touchPasses*float64(pilot)/touchRate) / memoryCost(touchRate))
+	return max(min(planned, fit), min(planned, pilot)) &^ (1<<12 - 1)
+}
+
+// touch writes STREAM's initial values into [lo, hi) of the arrays, each
+// thread its share (first touch by the thread that uses it: NUMA).
+func touch(p *pool, threads int, a, b, c []float64, lo, hi int) {
 	p.run(func(w int) {
-		lo, hi := chunk(n, threads, w)
-		for i := lo; i < hi; i++ {
+		l, h := chunk(hi-lo, threads, w)
+		l, h = l+lo, h+lo
+		for i := l; i < h; i++ {
 			a[i], b[i], c[i] = 1, 2, 0
 		}
-		for i := lo; i < hi; i++ {
+		for i := l; i < h; i++ {
 			a[i] = 2 * a[i]
 		}
 	})
+}
+
+// runMemory times STREAM's four kernels on threads threads until their
+// figures settle or the slice ends, and checks the arrays afterwards. The
+// arrays are as large as STREAM's rule asks (ArrayBytes) when the slice
+// holds that; else cut to fit it, down to the last-level cache: arrays that
+// fit in the cache would measure the cache, so the test is skipped instead,
+// naming the --duration that would let it run (share is the test's part of
+// the budget).
+func runMemory(ctx context.Context, r *Run, opts Options, threads int, until time.Time, share float64) error {
+	m := opts.Machine
+	planned := opts.ArrayBytes
+	if planned <= 0 {
+		planned = ArrayBytes(m.LLCBytes, m.MemAvailBytes)
+	}
+	planned = max(planned&^(1<<12-1), 1<<12)
+	a, b, c, free := newArrays(int(planned / 8))
+	defer free()
+	p := newPool(threads)
+	defer p.close()
+	// The pilot grows from 1 MiB, doubling, up to pilotBytes or an eighth
+	// of the slice, so that it cannot spend a short budget by itself.
+	var pilot int64
+	t0 := time.Now()
+	for step := min(planned, 1<<20); pilot < min(planned, pilotBytes); step *= 2 {
+		next := min(pilot+step, planned, pilotBytes) &^ (1<<12 - 1)
+		touch(p, threads, a, b, c, int(pilot/8), int(next/8))
+		pilot = next
+		if time.Since(t0) > time.Until(until)/8 {
+			break
+		}
+	}
+	touchRate := touchPasses * float64(pilot) / time.Since(t0).Seconds()
+	skip := func(size int64, cost float64) {
+		// The budget whose share holds arrays twice the cache (or, the
+		// cache unknown, the planned arrays), at the rates measured.
+		want := planned
+		if m.LLCBytes > 0 {
+			want = min(planned, 2*m.LLCBytes)
+		}
+		need := roundUp(time.Duration(cost * float64(want) / budgetShare / share * float64(time.Second)))
+		why := fmt.Sprintf("the time budget allows arrays of %s here, not more than the last-level cache (%s), so the figures would measure the cache",
+			units.Bytes(size).Short(), units.Bytes(m.LLCBytes).Short())
+		if m.LLCBytes <= 0 || size < 1<<12 {
+			why = "the time budget left no time for its trials"
+		}
+		r.Skipped = append(r.Skipped, Skip{Suite: SuiteMemory, Name: fmt.Sprintf("%d thread%s", threads, plural(threads)),
+			Reason: fmt.Sprintf("%s: run with --duration %s or more", why, need)})
+	}
+	tooSmall := func(size int64) bool { return size < planned && m.LLCBytes > 0 && size <= m.LLCBytes }
+	size := memorySize(planned, pilot, touchRate, time.Until(until))
+	if tooSmall(size) {
+		skip(size, memoryCost(touchRate))
+		return nil
+	}
+	n := int(size / 8)
+	a, b, c = a[:n], b[:n], c[:n]
+	touch(p, threads, a, b, c, int(pilot/8), n)
+	impl := hostMem(Streaming(size, m.LLCBytes))
 	trial := func() []time.Duration {
 		return []time.Duration{
 			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.copy(c[lo:hi], a[lo:hi]) }),
@@ -517,7 +612,22 @@ func runMemory(ctx context.Context, r *Run, opts Options, threads int, until tim
 			p.run(func(w int) { lo, hi := chunk(n, threads, w); impl.triad(a[lo:hi], b[lo:hi], c[lo:hi], streamScalar) }),
 		}
 	}
+	t0 = time.Now()
 	trial() // STREAM discards the first trial
+	// Now the kernels' own speed is known: cut the arrays further (a prefix
+	// has the same values as the whole) if minTrials do not fit.
+	if d := time.Since(t0); d > 0 {
+		if fit := int64(float64(size) * budgetShare * time.Until(until).Seconds() / (minTrials * d.Seconds())); fit < size {
+			kernelRate := trialPasses * float64(size) / d.Seconds()
+			size = fit &^ (1<<12 - 1)
+			if size < 1<<12 || tooSmall(size) {
+				skip(max(size, 0), touchPasses/touchRate+float64((1+minTrials)*trialPasses)/kernelRate)
+				return nil
+			}
+			n = int(size / 8)
+			a, b, c = a[:n], b[:n], c[:n]
+		}
+	}
 	times, err := runTrials(ctx, until, len(streamKernels), trial)
 	if err != nil {
 		return err
@@ -530,6 +640,11 @@ func runMemory(ctx context.Context, r *Run, opts Options, threads int, until tim
 	if impl.streaming {
 		stores = "non-temporal"
 	}
+	note := "theoretical bandwidth needs the memory configuration (DIMM speed and channels), which devctl does not read"
+	if size < planned {
+		note += fmt.Sprintf("; the arrays were cut from %s (4x the last-level cache, STREAM's rule) to %s to fit the time budget: a longer --duration keeps them whole",
+			units.Bytes(planned).Short(), units.Bytes(size).Short())
+	}
 	for i, sk := range streamKernels {
 		res := Result{
 			Suite: SuiteMemory, Name: sk.name, Threads: threads, Unit: UnitGBs, Source: SourceMeasured,
@@ -541,13 +656,24 @@ func runMemory(ctx context.Context, r *Run, opts Options, threads int, until tim
 				BytesPerElement: sk.words * 8,
 				Verified:        true,
 				Pinned:          p.pinned,
-				Note:            "theoretical bandwidth needs the memory configuration (DIMM speed and channels), which devctl does not read",
+				Note:            note,
 			},
 		}
 		res.Value = spread(&res.Method, float64(sk.words*8)*float64(n), times[i])
 		r.Results = append(r.Results, res)
 	}
 	return nil
+}
+
+// heapArrays are three arrays from the Go heap, handed back to the OS when
+// the test ends.
+func heapArrays(n int) (a, b, c []float64, free func()) {
+	return make([]float64, n), make([]float64, n), make([]float64, n), debug.FreeOSMemory
+}
+
+// roundUp rounds a suggested duration up to whole seconds.
+func roundUp(d time.Duration) time.Duration {
+	return ((d + time.Second - 1) / time.Second) * time.Second
 }
 
 func streamFormula(name string) string {

@@ -57,27 +57,38 @@ const (
 )
 
 // Source says where a value came from: its layer and, for the layers
-// above the defaults, the file path, variable or flag name.
+// above the defaults, the file path, variable or flag name. Implied marks
+// a value nobody set that another setting decided: a memory fraction set
+// above the strategy makes the strategy custom, a strategy set above the
+// fraction fixes the fraction; the source is then the deciding setting's.
 type Source struct {
-	Layer Layer
-	Name  string
+	Layer   Layer
+	Name    string
+	Implied bool
 }
 
 // Default is the source of a value nobody set.
 var Default = Source{Layer: LayerDefault}
 
 // String is the source as `config show` prints it: "default",
-// "file <path>", "env DEVCTL_DEVICE" or "flag --device".
+// "file <path>", "env DEVCTL_DEVICE" or "flag --device", after "implied by "
+// for an implied value ("implied by flag --memory-fraction").
 func (s Source) String() string {
+	var where string
 	switch s.Layer {
 	case LayerFile:
-		return "file " + s.Name
+		where = "file " + s.Name
 	case LayerEnv:
-		return "env " + s.Name
+		where = "env " + s.Name
 	case LayerFlag:
-		return "flag " + s.Name
+		where = "flag " + s.Name
+	default:
+		where = "default"
 	}
-	return "default"
+	if s.Implied {
+		return "implied by " + where
+	}
+	return where
 }
 
 // MarshalText writes the source as String does, for JSON and YAML.
@@ -188,7 +199,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			}
 			cfg.File = file
 			for _, k := range keys {
-				cfg.Sources[k] = Source{LayerFile, file}
+				cfg.Sources[k] = Source{Layer: LayerFile, Name: file}
 			}
 		case explicit:
 			return nil, fmt.Errorf("%w: --config %s: %v", ErrInvalid, file, err)
@@ -203,12 +214,12 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if val, set := lookup(name); set && strings.TrimSpace(val) != "" {
 			v.Set(k, strings.TrimSpace(val))
-			cfg.Sources[k] = Source{LayerEnv, name}
+			cfg.Sources[k] = Source{Layer: LayerEnv, Name: name}
 		}
 	}
 	for k, f := range opts.Flags {
 		v.Set(k, f.Value)
-		cfg.Sources[k] = Source{LayerFlag, f.Name}
+		cfg.Sources[k] = Source{Layer: LayerFlag, Name: f.Name}
 	}
 	var s settings
 	if err := v.Unmarshal(&s, decoderOptions(checkValues, nil)...); err != nil {
@@ -235,21 +246,28 @@ func readFile(name string) ([]byte, error) {
 // the fraction. A fraction set at a higher layer than the strategy (a flag
 // over a file, say) wins and makes the strategy custom; a strategy set at a
 // higher layer wins over a fraction. Both set at the same layer and
-// disagreeing is an error.
+// disagreeing is an error. The value one setting decides for the other
+// takes the deciding setting's source, marked Implied, so that `config
+// show` names what made the strategy custom (the fraction's flag, not the
+// strategy's variable it overrode).
 func resolveStrategy(d *Device, sources map[string]Source) error {
 	if d.MemoryStrategy == oomsim.Custom {
 		return nil
 	}
 	want, _ := d.MemoryStrategy.Fraction()
-	fracRank, stratRank := sources["device.memory_fraction"].Layer, sources["device.memory_strategy"].Layer
+	frac, strat := sources["device.memory_fraction"], sources["device.memory_strategy"]
 	switch {
-	case fracRank > stratRank:
+	case frac.Layer > strat.Layer:
 		d.MemoryStrategy = oomsim.Custom
-	case fracRank == stratRank && fracRank > LayerDefault && d.MemoryFraction != want:
+		sources["device.memory_strategy"] = Source{Layer: frac.Layer, Name: frac.Name, Implied: true}
+	case frac.Layer == strat.Layer && frac.Layer > LayerDefault && d.MemoryFraction != want:
 		return fmt.Errorf("%w: device.memory_fraction %g conflicts with device.memory_strategy %s (%g), both from %s: set memory_strategy to custom to use your own fraction",
-			ErrInvalid, d.MemoryFraction, d.MemoryStrategy, want, sources["device.memory_strategy"])
+			ErrInvalid, d.MemoryFraction, d.MemoryStrategy, want, strat)
 	default:
 		d.MemoryFraction = want
+		if strat.Layer > frac.Layer {
+			sources["device.memory_fraction"] = Source{Layer: strat.Layer, Name: strat.Name, Implied: true}
+		}
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func TestLoadLayers(t *testing.T) {
 			},
 		},
 		{
-			name:  "a fraction flag beats a strategy from the environment",
+			name:  "a fraction flag beats a strategy from the environment and is named as what made it custom",
 			env:   map[string]string{"DEVCTL_MEMORY_STRATEGY": "aggressive"},
 			flags: map[string]Flag{"device.memory_fraction": {Name: "--memory-fraction", Value: "0.5"}},
 			want: func(d Device) string {
@@ -107,6 +107,25 @@ func TestLoadLayers(t *testing.T) {
 					return "the flag's fraction did not win over the environment's strategy"
 				}
 				return ""
+			},
+			sources: map[string]string{
+				"device.memory_strategy": "implied by flag --memory-fraction",
+				"device.memory_fraction": "flag --memory-fraction",
+			},
+		},
+		{
+			name:  "a strategy flag over a fraction from the environment fixes the fraction and is named as its source",
+			env:   map[string]string{"DEVCTL_MEMORY_FRACTION": "0.5"},
+			flags: map[string]Flag{"device.memory_strategy": {Name: "--memory-strategy", Value: "conservative"}},
+			want: func(d Device) string {
+				if d.MemoryStrategy != "conservative" || d.MemoryFraction != 0.6 {
+					return "the flag's strategy did not fix the fraction"
+				}
+				return ""
+			},
+			sources: map[string]string{
+				"device.memory_strategy": "flag --memory-strategy",
+				"device.memory_fraction": "implied by flag --memory-strategy",
 			},
 		},
 		{
@@ -300,9 +319,9 @@ func TestLoadReadsEveryLayerOnce(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	wantSources := map[string]Source{
-		"device.preferred": {LayerEnv, "DEVCTL_DEVICE"}, "device.precision": {LayerFlag, "--precision"},
-		"device.fallback_enabled": {LayerEnv, "DEVCTL_FALLBACK_ENABLED"}, "device.memory_strategy": {LayerFile, file},
-		"device.memory_fraction": Default, "device.platform_priority": {LayerFile, file}, "device.allow_cpu": Default,
+		"device.preferred": {Layer: LayerEnv, Name: "DEVCTL_DEVICE"}, "device.precision": {Layer: LayerFlag, Name: "--precision"},
+		"device.fallback_enabled": {Layer: LayerEnv, Name: "DEVCTL_FALLBACK_ENABLED"}, "device.memory_strategy": {Layer: LayerFile, Name: file},
+		"device.memory_fraction": {Layer: LayerFile, Name: file, Implied: true}, "device.platform_priority": {Layer: LayerFile, Name: file}, "device.allow_cpu": Default,
 	}
 	if diff := cmp.Diff(wantSources, cfg.Sources); diff != "" {
 		t.Errorf("sources (-want +got)\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/probe"
 	"github.com/devctl/devctl/internal/probe/software"
 )
@@ -143,7 +144,12 @@ func runFrameworkRuntime(ctx context.Context, e *Env) Finding {
 		return skip("skip_no_nvidia", nil)
 	}
 	maxCUDA, driver, src := driverMaxCUDA(ctx, e)
-	args := Args{"pkg": rt.Package, "runtime": rt.CUDA, "max": maxCUDA, "driver": orUnknown(driver), "maxnodot": strings.ReplaceAll(maxCUDA, ".", "")}
+	args := Args{"pkg": rt.Package, "runtime": rt.CUDA, "max": maxCUDA, "driver": orUnknown(driver)}
+	// The newest PyTorch build not newer than the driver's CUDA: PyTorch
+	// publishes no build for most versions (no cu114, no cu122).
+	if cmd, ok := explain.TorchInstall(maxCUDA); ok {
+		args["torch_install"] = cmd
+	}
 	if maxCUDA == "" {
 		return Finding{Status: Skip, Msg: "skip_no_driver", Args: args, Evidence: ev}
 	}

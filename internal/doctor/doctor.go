@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/devctl/devctl/internal/guard"
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // Status is a finding's verdict.
@@ -62,6 +63,9 @@ type Result struct {
 	Fix        string     `json:"fix,omitempty"`
 	Evidence   []Evidence `json:"evidence,omitempty"`
 	DurationMS int64      `json:"duration_ms"`
+	// FixID is the catalogue id of the finding Fix came from, so that a
+	// log report lists one action once (fixes.go).
+	FixID string `json:"-"`
 }
 
 // Outcome is a check's finding with how long it took.
@@ -140,7 +144,7 @@ func Render(o Outcome, lang Lang) Result {
 		m = m.Render(localArgs(f.Args, lang))
 		r.Detail = m.Detail
 		if f.Status != Pass && f.Status != Skip {
-			r.Fix = strings.Join(m.Fixes, "; ")
+			r.Fix, r.FixID = strings.Join(m.Fixes, "; "), m.ID
 		}
 	}
 	if len(f.Evidence) > 0 {
@@ -217,15 +221,18 @@ func Select(all []*Check, ids []string) ([]*Check, error) {
 			unknown = append(unknown, id)
 		}
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown check %s", strings.Join(quote(unknown), ", "))
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.ID
+		}
+		parts := make([]string, len(unknown))
+		for i, id := range unknown {
+			parts[i] = fmt.Sprintf("unknown check %q", id)
+			if s := suggest.Closest(id, ids); s != "" {
+				parts[i] += fmt.Sprintf(": did you mean %q?", s)
+			}
+		}
+		return nil, errors.New(strings.Join(parts, "; "))
 	}
 	return out, nil
-}
-
-func quote(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }

@@ -77,8 +77,12 @@ func TestSelect(t *testing.T) {
 	if len(got) != 2 || got[0].ID != "cpu.avx2" || got[1].ID != "env.xla" {
 		t.Errorf("Select kept registry order? got %v", []string{got[0].ID, got[1].ID})
 	}
-	if _, err := Select(all, []string{"env.xla", "b.nope", "a.nope"}); err == nil || err.Error() != `unknown check "a.nope", "b.nope"` {
+	if _, err := Select(all, []string{"env.xla", "b.nope", "a.nope"}); err == nil || err.Error() != `unknown check "a.nope"; unknown check "b.nope"` {
 		t.Errorf("unknown ids: %v", err)
+	}
+	// A typo gets the check it most likely meant.
+	if _, err := Select(all, []string{"nvidia.nvml_int"}); err == nil || err.Error() != `unknown check "nvidia.nvml_int": did you mean "nvidia.nvml_init"?` {
+		t.Errorf("typo: %v", err)
 	}
 }
 

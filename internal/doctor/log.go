@@ -24,7 +24,8 @@ type LogReport struct {
 	Line        int             `json:"line,omitempty"`
 	Numbers     explain.Numbers `json:"numbers"`
 	// Fixes are ordered: fixes from this machine's failing checks first
-	// (they quote its actual state), then the category's general fixes.
+	// (they quote its actual state), then the category's general fixes,
+	// each action once (sameFix in fixes.go).
 	Fixes      []string `json:"fixes"`
 	Confidence float64  `json:"confidence"`
 	// Machine lists facts about this machine that bear on the failure
@@ -95,16 +96,20 @@ func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, 
 	if lr.Evidence == nil {
 		lr.Evidence = []string{}
 	}
+	var fixes []fix
 	for _, r := range results {
 		lr.Checks = append(lr.Checks, r.ID)
 		if (r.Status == Fail || r.Status == Warn) && r.Fix != "" {
-			lr.Fixes = append(lr.Fixes, r.Fix)
+			fixes = append(fixes, fix{r.FixID, r.Fix})
 		}
 	}
-	lr.Fixes = append(lr.Fixes, msg.Fixes...)
-	if lr.Fixes == nil {
-		lr.Fixes = []string{}
+	for i, f := range msg.Fixes {
+		if len(results) > 0 && runsDoctor(f) {
+			continue // the checks it would run have just run
+		}
+		fixes = append(fixes, fix{messageFixID(msg.ID, i), f})
 	}
+	lr.Fixes = distinctFixes(fixes)
 	if lr.Checks == nil {
 		lr.Checks = []string{}
 	}
@@ -114,8 +119,11 @@ func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, 
 	return lr
 }
 
-// LogMessage is the catalogue text of an explanation in one language.
+// LogMessage is the catalogue text of an explanation in one language. ID
+// is the catalogue entry the text came from (a sub-id's parent when the
+// sub-id has no entry): it names the fixes for de-duplication.
 type LogMessage struct {
+	ID          string
 	Title       string
 	Explanation string
 	Fixes       []string

@@ -81,9 +81,9 @@ var messagesEN = []i18n.Message{
 	{ID: "cuda.framework_runtime.skip_no_driver", Detail: "{pkg} ships CUDA {runtime}, but the driver's CUDA version is unknown"},
 	{ID: "cuda.framework_runtime.pass", Detail: "{pkg} ships CUDA {runtime}; driver {driver} supports up to CUDA {max}"},
 	{ID: "cuda.framework_runtime.major", Detail: "{pkg} ships CUDA {runtime} but driver {driver} supports only CUDA {max}: CUDA fails with \"The NVIDIA driver on your system is too old\" / \"CUDA driver version is insufficient for CUDA runtime version\"",
-		Fixes: []string{"upgrade the driver to a branch supporting CUDA {runtime}, or install a build for CUDA {max}: e.g. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+		Fixes: []string{"upgrade the driver to a branch supporting CUDA {runtime}, or install a build whose CUDA is not newer than {max}[[, e.g. `{torch_install}`]]"}},
 	{ID: "cuda.framework_runtime.minor", Detail: "{pkg} ships CUDA {runtime}, newer than the driver's CUDA {max} (driver {driver}): it runs by minor-version compatibility, but kernels needing a newer driver (PTX JIT) fail",
-		Fixes: []string{"upgrade the driver (`sudo apt install nvidia-driver-<newer>`), or install a build for CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+		Fixes: []string{"upgrade the driver (`sudo apt install nvidia-driver-<newer>`), or install a build whose CUDA is not newer than {max}[[, e.g. `{torch_install}`]]"}},
 
 	{ID: "software.torch_build", Title: "torch is built for this machine's GPUs"},
 	{ID: "software.torch_build.skip_no_torch", Detail: "no torch in the Python environments found ($VIRTUAL_ENV, $CONDA_PREFIX, python on PATH)"},

@@ -79,9 +79,9 @@ var messagesPL = []i18n.Message{
 	{ID: "cuda.framework_runtime.skip_no_driver", Detail: "{pkg} zawiera CUDA {runtime}, ale wersja CUDA sterownika jest nieznana"},
 	{ID: "cuda.framework_runtime.pass", Detail: "{pkg} zawiera CUDA {runtime}; sterownik {driver} obsługuje CUDA do {max}"},
 	{ID: "cuda.framework_runtime.major", Detail: "{pkg} zawiera CUDA {runtime}, a sterownik {driver} obsługuje tylko CUDA {max}: CUDA zgłosi \"The NVIDIA driver on your system is too old\" / \"CUDA driver version is insufficient for CUDA runtime version\"",
-		Fixes: []string{"zaktualizuj sterownik do gałęzi obsługującej CUDA {runtime} albo zainstaluj wersję dla CUDA {max}: np. `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+		Fixes: []string{"zaktualizuj sterownik do gałęzi obsługującej CUDA {runtime} albo zainstaluj wersję, której CUDA nie jest nowsza niż {max}[[, np. `{torch_install}`]]"}},
 	{ID: "cuda.framework_runtime.minor", Detail: "{pkg} zawiera CUDA {runtime}, nowszą niż CUDA {max} sterownika ({driver}): działa dzięki zgodności wersji pomocniczych, ale jądra wymagające nowszego sterownika (PTX JIT) zawiodą",
-		Fixes: []string{"zaktualizuj sterownik (`sudo apt install nvidia-driver-<nowszy>`) albo zainstaluj wersję dla CUDA {max}: `pip install torch --index-url https://download.pytorch.org/whl/cu{maxnodot}`"}},
+		Fixes: []string{"zaktualizuj sterownik (`sudo apt install nvidia-driver-<nowszy>`) albo zainstaluj wersję, której CUDA nie jest nowsza niż {max}[[, np. `{torch_install}`]]"}},
 
 	{ID: "software.torch_build", Title: "torch jest zbudowany dla kart tej maszyny"},
 	{ID: "software.torch_build.skip_no_torch", Detail: "brak torch w znalezionych środowiskach Pythona ($VIRTUAL_ENV, $CONDA_PREFIX, python w PATH)"},

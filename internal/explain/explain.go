@@ -126,7 +126,8 @@ func (n Numbers) Fragmented() bool {
 // Vars renders the numbers for message placeholders: requested, total,
 // free, reserved, allocated, other (bytes, human units), frag_reserved and
 // frag_allocated (only when Fragmented), device_index,
-// driver_version, driver_cuda_version, runtime_version, error_code,
+// driver_version, driver_cuda_version, torch_install (TorchInstall for the
+// driver's CUDA), runtime_version, error_code,
 // operator, dtype, devices. Absent values are absent from the map.
 func (n Numbers) Vars() map[string]string {
 	v := map[string]string{}
@@ -156,6 +157,11 @@ func (n Numbers) Vars() map[string]string {
 	}
 	str("driver_version", n.DriverVersion)
 	str("driver_cuda_version", n.DriverCUDAVersion)
+	if n.DriverCUDAVersion != nil {
+		if cmd, ok := TorchInstall(*n.DriverCUDAVersion); ok {
+			v["torch_install"] = cmd // the newest PyTorch build the driver runs
+		}
+	}
 	str("runtime_version", n.RuntimeVersion)
 	str("operator", n.Operator)
 	str("dtype", n.DType)

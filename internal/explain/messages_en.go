@@ -131,10 +131,10 @@ var messagesEN = []i18n.Message{
 		}},
 	{ID: "cuda_driver_mismatch", Title: "NVIDIA driver too old for this CUDA build",
 		Explanation: "The framework was built for a newer CUDA than the installed driver supports[[ (the driver supports CUDA {driver_cuda_version}[[, driver {driver_version}]])]][[; the program needs CUDA {runtime_version}]]. " +
-			"A driver runs every CUDA release up to the one it was shipped with, never a newer one.",
+			"A driver runs every CUDA release up to its own; from CUDA 11 on, a newer minor release of the same major version also runs, with a limited feature set (minor version compatibility), but a newer major version does not, and neither does anything newer before CUDA 11 (https://docs.nvidia.com/deploy/cuda-compatibility/).",
 		Fixes: []string{
 			"Upgrade the NVIDIA driver (e.g. sudo ubuntu-drivers install, or the driver from nvidia.com).",
-			"Or install a framework build for the driver's CUDA[[ ({driver_cuda_version})]]: pip install torch --index-url https://download.pytorch.org/whl/cu118",
+			"Or install a framework build whose CUDA is not newer than the driver's[[ ({driver_cuda_version})]][[, for PyTorch: {torch_install}]]; https://pytorch.org/get-started/previous-versions/ lists which build ships which CUDA.",
 			"devctl doctor   # compares the driver's CUDA with the runtime found in the active environment",
 		}},
 	{ID: "cuda_driver_mismatch.nvml", Title: "NVIDIA kernel module and libraries disagree",

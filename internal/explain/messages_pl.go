@@ -130,10 +130,10 @@ var messagesPL = []i18n.Message{
 		}},
 	{ID: "cuda_driver_mismatch", Title: "Sterownik NVIDIA za stary dla tej wersji CUDA",
 		Explanation: "Framework zbudowano dla nowszej CUDA, niż obsługuje zainstalowany sterownik[[ (sterownik obsługuje CUDA {driver_cuda_version}[[, sterownik {driver_version}]])]][[; program wymaga CUDA {runtime_version}]]. " +
-			"Sterownik obsługuje każde wydanie CUDA do tego, z którym go wydano, nigdy nowsze.",
+			"Sterownik obsługuje każde wydanie CUDA do własnego; od CUDA 11 działa też nowsze wydanie pomocnicze tej samej wersji głównej, z ograniczonym zestawem funkcji (zgodność wydań pomocniczych), ale nie nowsza wersja główna ani, przed CUDA 11, żadne nowsze wydanie (https://docs.nvidia.com/deploy/cuda-compatibility/).",
 		Fixes: []string{
 			"Zaktualizuj sterownik NVIDIA (np. sudo ubuntu-drivers install albo sterownik z nvidia.com).",
-			"Albo zainstaluj wersję frameworka dla CUDA sterownika[[ ({driver_cuda_version})]]: pip install torch --index-url https://download.pytorch.org/whl/cu118",
+			"Albo zainstaluj wersję frameworka, której CUDA nie jest nowsza niż CUDA sterownika[[ ({driver_cuda_version})]][[, dla PyTorch: {torch_install}]]; https://pytorch.org/get-started/previous-versions/ podaje, która wersja ma którą CUDA.",
 			"devctl doctor   # porównuje CUDA sterownika z runtime znalezionym w aktywnym środowisku",
 		}},
 	{ID: "cuda_driver_mismatch.nvml", Title: "Moduł jądra NVIDIA i biblioteki się nie zgadzają",

@@ -54,7 +54,7 @@ var placeholderRE = regexp.MustCompile(`\{([a-z_0-9]+)\}`)
 
 func TestMessagesUseOnlyKnownPlaceholders(t *testing.T) {
 	full := Numbers{RequestedBytes: i64(1), TotalBytes: i64(1), FreeBytes: i64(1), ReservedBytes: i64(4 << 30), AllocatedBytes: i64(1 << 30),
-		OtherBytes: i64(1), DeviceIndex: ip(0), DriverVersion: sp("x"), DriverCUDAVersion: sp("x"), RuntimeVersion: sp("x"),
+		OtherBytes: i64(1), DeviceIndex: ip(0), DriverVersion: sp("x"), DriverCUDAVersion: sp("12.4"), RuntimeVersion: sp("x"),
 		ErrorCode: ip(1), Operator: sp("x"), DType: sp("x"), Devices: []string{"x"}}
 	known := full.Vars()
 	known["autocast"] = "torch.autocast(device_type=x.device.type)" // Message adds it from the device

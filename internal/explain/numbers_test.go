@@ -139,7 +139,9 @@ func TestNumbersVars(t *testing.T) {
 	n := Numbers{RequestedBytes: i64(20 << 20), FreeBytes: i64(3208643), TotalBytes: i64(15837691904), DeviceIndex: ip(0),
 		DriverCUDAVersion: sp("11.4"), Devices: []string{"cuda:0", "cpu"}}
 	want := map[string]string{"requested": "20.0 MiB", "free": "3.1 MiB", "total": "14.75 GiB", "device_index": "0",
-		"driver_cuda_version": "11.4", "devices": "cuda:0, cpu"}
+		"driver_cuda_version": "11.4", "devices": "cuda:0, cpu",
+		// A CUDA 11.4 driver is offered the newest build not newer than it.
+		"torch_install": "pip install torch==1.12.1+cu113 --extra-index-url https://download.pytorch.org/whl/cu113"}
 	if diff := cmp.Diff(want, n.Vars()); diff != "" {
 		t.Errorf("Vars (-want +got):\n%s", diff)
 	}

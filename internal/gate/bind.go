@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // FieldError is a requirement whose path or value does not fit the
@@ -25,8 +27,8 @@ func (r *Requirement) Bind(root reflect.Type) error {
 				if _, ok := field(deref(st), r.Path[0].Name); ok {
 					r.Path = append([]Segment{{Name: "summary", Pos: r.Path[0].Pos}}, r.Path...)
 				} else {
-					return r.errAt(r.Path[0].Pos, "unknown field %q; want a field of the report (%s) or of its summary (%s)",
-						r.Path[0].Name, strings.Join(fieldNames(t), ", "), strings.Join(fieldNames(deref(st)), ", "))
+					return r.errAt(r.Path[0].Pos, "%s; want a field of the report (%s) or of its summary (%s)",
+						unknownField(r.Path[0].Name, append(fieldNames(deref(st)), fieldNames(t)...)), strings.Join(fieldNames(t), ", "), strings.Join(fieldNames(deref(st)), ", "))
 				}
 			}
 		}
@@ -59,7 +61,7 @@ func (r *Requirement) step(t reflect.Type, seg Segment) (reflect.Type, error) {
 	case reflect.Struct:
 		ft, ok := field(t, seg.Name)
 		if !ok {
-			return nil, r.errAt(seg.Pos, "unknown field %q; want one of %s", seg.Name, strings.Join(fieldNames(t), ", "))
+			return nil, r.errAt(seg.Pos, "%s; want one of %s", unknownField(seg.Name, fieldNames(t)), strings.Join(fieldNames(t), ", "))
 		}
 		t = ft
 	default:
@@ -81,10 +83,20 @@ func (r *Requirement) step(t reflect.Type, seg Segment) (reflect.Type, error) {
 			continue
 		}
 		if _, ok := field(et, f.Field); !ok {
-			return nil, r.errAt(f.Pos, "unknown field %q in the filter; want one of %s", f.Field, strings.Join(fieldNames(et), ", "))
+			return nil, r.errAt(f.Pos, "%s in the filter; want one of %s", unknownField(f.Field, fieldNames(et)), strings.Join(fieldNames(et), ", "))
 		}
 	}
 	return lt, nil
+}
+
+// unknownField names a field that is not there and, for a typo, the one
+// most likely meant: `unknown field "gpu_cont" (did you mean "gpu_count"?)`.
+func unknownField(name string, names []string) string {
+	msg := fmt.Sprintf("unknown field %q", name)
+	if s := suggest.Closest(name, names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
 }
 
 // checkValue checks the literal against the type the path ends at.

@@ -99,9 +99,10 @@ func TestBindErrors(t *testing.T) {
 		pos       int
 		msg       string
 	}{
-		{"a misspelt field names the ones that exist", "gpu_cout>=8", 0, `unknown field "gpu_cout"`},
-		{"a misspelt nested field", "devices[backend=cuda].pcie_link.width>=16", 32, `unknown field "width"`},
-		{"a misspelt filter field", "devices[backnd=cuda].name", 8, `unknown field "backnd" in the filter`},
+		{"a misspelt field names the one meant and the ones that exist", "gpu_cout>=8", 0, `unknown field "gpu_cout" (did you mean "gpu_count"?); want a field of the report`},
+		{"a misspelt nested field", "devices[backend=cuda].pcie_link.width>=16", 32, `unknown field "width" (did you mean "width_current"?)`},
+		{"a misspelt filter field", "devices[backnd=cuda].name", 8, `unknown field "backnd" (did you mean "backend"?) in the filter`},
+		{"a field far from every name gets no guess", "summary.qqqqqq", 8, `unknown field "qqqqqq"; want one of`},
 		{"a filter on something that is not a list", "summary[backend=cuda].gpu_count", 0, "not a list"},
 		{"a word compared with a number field", "gpu_count>=eight", 11, "want a number"},
 		{"a boolean compared by order", "summary.supports_bf16>=true", 23, "compare it with =="},

@@ -54,21 +54,32 @@ type HostInfo struct {
 // Summary describes the default device, in the field names of the
 // device-manager designs devctl grew from. Unknown values are null.
 type Summary struct {
-	Backend                backend.Backend `json:"backend" yaml:"backend"`
-	DeviceType             string          `json:"device_type" yaml:"device_type"`
-	DeviceCount            int             `json:"device_count" yaml:"device_count"`
-	GPUCount               int             `json:"gpu_count" yaml:"gpu_count"`
-	DefaultDevice          string          `json:"default_device" yaml:"default_device"`
-	TotalMemoryMB          *int64          `json:"total_memory_mb" yaml:"total_memory_mb"`
-	MemoryGB               *float64        `json:"memory_gb" yaml:"memory_gb"`
-	ComputeCapability      *string         `json:"compute_capability" yaml:"compute_capability"`
-	CUDAVersion            *string         `json:"cuda_version" yaml:"cuda_version"`
-	DriverVersion          *string         `json:"driver_version" yaml:"driver_version"`
-	SupportsMixedPrecision bool            `json:"supports_mixed_precision" yaml:"supports_mixed_precision"`
-	SupportsDistributed    bool            `json:"supports_distributed" yaml:"supports_distributed"`
-	SupportsFP16           bool            `json:"supports_fp16" yaml:"supports_fp16"`
-	SupportsBF16           bool            `json:"supports_bf16" yaml:"supports_bf16"`
-	Supports8Bit           bool            `json:"supports_8bit" yaml:"supports_8bit"`
+	Backend       backend.Backend `json:"backend" yaml:"backend"`
+	DeviceType    string          `json:"device_type" yaml:"device_type"`
+	DeviceCount   int             `json:"device_count" yaml:"device_count"`
+	GPUCount      int             `json:"gpu_count" yaml:"gpu_count"`
+	DefaultDevice string          `json:"default_device" yaml:"default_device"`
+	// TotalMemoryMB is the default device's own memory, not a sum over
+	// devices: the name comes from the device-manager designs devctl grew
+	// from and is kept for compatibility (docs/report.md). MemoryGB is the
+	// same figure in GiB. DeviceMemoryMB says it under a true name, and
+	// CombinedMemoryMB is the sum over the DeviceCount devices.
+	TotalMemoryMB *int64   `json:"total_memory_mb" yaml:"total_memory_mb"`
+	MemoryGB      *float64 `json:"memory_gb" yaml:"memory_gb"`
+	// DeviceMemoryMB is the default device's memory in MiB.
+	DeviceMemoryMB *int64 `json:"device_memory_mb" yaml:"device_memory_mb"`
+	// CombinedMemoryMB is the memory of every usable device of the default
+	// device's backend added up (the DeviceCount devices), in MiB; null
+	// when one of them does not say.
+	CombinedMemoryMB       *int64  `json:"combined_memory_mb" yaml:"combined_memory_mb"`
+	ComputeCapability      *string `json:"compute_capability" yaml:"compute_capability"`
+	CUDAVersion            *string `json:"cuda_version" yaml:"cuda_version"`
+	DriverVersion          *string `json:"driver_version" yaml:"driver_version"`
+	SupportsMixedPrecision bool    `json:"supports_mixed_precision" yaml:"supports_mixed_precision"`
+	SupportsDistributed    bool    `json:"supports_distributed" yaml:"supports_distributed"`
+	SupportsFP16           bool    `json:"supports_fp16" yaml:"supports_fp16"`
+	SupportsBF16           bool    `json:"supports_bf16" yaml:"supports_bf16"`
+	Supports8Bit           bool    `json:"supports_8bit" yaml:"supports_8bit"`
 	// SupportsFP8 and Architecture are the default device's, so a summary
 	// can print the precisions and generation its device rows show.
 	SupportsFP8    bool    `json:"supports_fp8" yaml:"supports_fp8"`

@@ -189,6 +189,20 @@ func (v *Summary) appendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	b = jsonenc.Comma(b)
+	b = append(b, "\"device_memory_mb\":"...)
+	if v.DeviceMemoryMB == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64((*v.DeviceMemoryMB)), 10)
+	}
+	b = jsonenc.Comma(b)
+	b = append(b, "\"combined_memory_mb\":"...)
+	if v.CombinedMemoryMB == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64((*v.CombinedMemoryMB)), 10)
+	}
+	b = jsonenc.Comma(b)
 	b = append(b, "\"compute_capability\":"...)
 	if v.ComputeCapability == nil {
 		b = append(b, "null"...)

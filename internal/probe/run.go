@@ -118,9 +118,38 @@ func Run(ctx context.Context, h *host.Host, drivers []Driver, opts Options) (*Re
 	if err != nil {
 		return rep, outcomes, err
 	}
+	if findDevice(rep.Devices, sel.Chosen) == nil {
+		// Frameworks still run on the CPU, but no driver described any
+		// device: say why instead of a reason about the priority list.
+		why := "no usable device was described" + undescribed(rep.Drivers) + "; frameworks fall back to the CPU"
+		if sel.FellBack {
+			sel.Reason += "; " + why
+		} else {
+			sel.Reason = why
+		}
+	}
 	rep.Selection = sel
 	rep.Summary = Summarize(rep.Devices, sel.Chosen, platforms, opts)
 	return rep, outcomes, nil
+}
+
+// undescribed names, in parentheses, the drivers that failed or timed out
+// and a CPU driver that found nothing (every machine has a CPU, so its
+// absence means the files it reads are missing, as in a partial snapshot).
+func undescribed(ds []DriverStatus) string {
+	var parts []string
+	for _, d := range ds {
+		switch {
+		case d.Status == StatusError || d.Status == StatusTimeout:
+			parts = append(parts, d.Name+" "+d.Status)
+		case d.Name == "cpu" && d.Status == StatusAbsent:
+			parts = append(parts, "cpu: "+d.Detail)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // addUnanswered lists the unanswered devices and marks their drivers

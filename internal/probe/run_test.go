@@ -104,7 +104,7 @@ func TestRunMergesHostFactsAndPlatform(t *testing.T) {
 	s := rep.Summary
 	want := Summary{
 		Backend: "cuda", DeviceType: "gpu", DeviceCount: 2, GPUCount: 2, DefaultDevice: "cuda:0",
-		TotalMemoryMB: Ptr(int64(40960)), MemoryGB: Ptr(40.0), CUDAVersion: Ptr("12.4"), DriverVersion: Ptr("550.90.07"),
+		TotalMemoryMB: Ptr(int64(40960)), MemoryGB: Ptr(40.0), DeviceMemoryMB: Ptr(int64(40960)), CombinedMemoryMB: Ptr(int64(81920)), CUDAVersion: Ptr("12.4"), DriverVersion: Ptr("550.90.07"),
 		SupportsMixedPrecision: true, SupportsDistributed: true, SupportsFP16: true, SupportsBF16: true,
 		MemoryStrategy: "balanced", MemoryFraction: 0.75,
 	}
@@ -244,5 +244,55 @@ func TestSummarize(t *testing.T) {
 				t.Errorf("Summarize (-want +got)\n%s", diff)
 			}
 		})
+	}
+}
+
+// total_memory_mb is one device's memory (a name kept for compatibility);
+// device_memory_mb says so, and combined_memory_mb adds up the devices.
+func TestSummarizeMemory(t *testing.T) {
+	unknown := gpu(1, 0)
+	unknown.TotalMemoryMB = nil
+	unusable := gpu(2, 81920)
+	unusable.State = StateUnqueried
+	tests := []struct {
+		name                    string
+		devices                 []Device
+		chosen                  string
+		total, device, combined *int64
+	}{
+		{"two 80 GiB GPUs: one device's 81920 MiB, 163840 combined",
+			[]Device{gpu(0, 81920), gpu(1, 81920), cpuDev()}, "cuda:0", Ptr(int64(81920)), Ptr(int64(81920)), Ptr(int64(163840))},
+		{"one GPU whose memory is unknown makes the combined figure unknown",
+			[]Device{gpu(0, 81920), unknown}, "cuda:0", Ptr(int64(81920)), Ptr(int64(81920)), nil},
+		{"a GPU that cannot be used is not counted",
+			[]Device{gpu(0, 81920), unusable}, "cuda:0", Ptr(int64(81920)), Ptr(int64(81920)), Ptr(int64(81920))},
+		{"no default device: nothing is known",
+			[]Device{gpu(0, 81920)}, "cpu", nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Summarize(tt.devices, tt.chosen, nil, Options{})
+			got := []*int64{s.TotalMemoryMB, s.DeviceMemoryMB, s.CombinedMemoryMB}
+			if diff := cmp.Diff([]*int64{tt.total, tt.device, tt.combined}, got); diff != "" {
+				t.Errorf("total, device, combined (-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// A machine whose drivers described nothing still defaults to the CPU, and
+// the selection says why instead of blaming the platform priority.
+func TestRunNoDeviceDescribedSaysWhy(t *testing.T) {
+	drivers := []Driver{
+		fakeDriver{name: "cpu", err: Absent("no /proc/cpuinfo")},
+		fakeDriver{name: "nvidia", err: errors.New("NVML init failed: ERROR_LIB_RM_VERSION_MISMATCH")},
+	}
+	rep, _, err := Run(context.Background(), &host.Host{OS: "linux", Arch: "amd64"}, drivers, Options{FallbackEnabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no usable device was described (cpu: no /proc/cpuinfo; nvidia error); frameworks fall back to the CPU"
+	if rep.Selection.Chosen != "cpu" || rep.Selection.Reason != want {
+		t.Errorf("selection %+v, want cpu with reason %q", rep.Selection, want)
 	}
 }

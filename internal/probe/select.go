@@ -141,14 +141,24 @@ func Summarize(devices []Device, chosen string, platforms []*Platform, opts Opti
 	}
 	s.Backend = def.Backend
 	s.DeviceType = def.DeviceType
+	var combined int64
+	known := true
 	for _, d := range devices {
 		if d.Backend == def.Backend && d.Usable() {
 			s.DeviceCount++
+			if d.TotalMemoryMB == nil {
+				known = false
+			} else {
+				combined += *d.TotalMemoryMB
+			}
 		}
 	}
-	s.TotalMemoryMB = def.TotalMemoryMB
+	s.TotalMemoryMB, s.DeviceMemoryMB = def.TotalMemoryMB, def.TotalMemoryMB
 	if def.TotalMemoryMB != nil {
 		s.MemoryGB = Ptr(math.Round(float64(*def.TotalMemoryMB)/1024*100) / 100)
+	}
+	if known && s.DeviceCount > 0 {
+		s.CombinedMemoryMB = Ptr(combined)
 	}
 	s.ComputeCapability = def.ComputeCapability
 	s.SupportsFP16 = def.SupportsFP16

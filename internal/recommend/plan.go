@@ -360,6 +360,9 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		}
 		// ORG/NAME: any Hugging Face model, never a catalogue guess.
 		files, err := hfhub.Fetch(ctx, spec.Name, deps.Hub)
+		if errors.Is(err, hfhub.ErrOffline) {
+			return oomsim.Model{}, "", inputf("--model %s: %w; without the Hub, give the model's size instead: --model-params (e.g. 7B), or --model-config with its config.json", spec.Name, err)
+		}
 		if err != nil {
 			return oomsim.Model{}, "", inputf("--model %s: %w", spec.Name, err)
 		}

@@ -1,8 +1,8 @@
 // Command gendocs writes devctl's command reference from the cobra tree:
 // markdown pages (docs/commands/, committed and checked by a test) and man
-// pages (man/, built for releases). Run it with `make docs`.
+// pages (man/man1/, built for releases). Run it with `make docs`.
 //
-//	go run ./tools/gendocs -md docs/commands -man man
+//	go run ./tools/gendocs -md docs/commands -man man/man1
 //
 // Man pages are dated from SOURCE_DATE_EPOCH when it is set, so release
 // builds are reproducible.

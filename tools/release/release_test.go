@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,8 +63,12 @@ func TestGoreleaserConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cfg struct {
-		Version int `json:"version"`
-		Builds  []struct {
+		Version  int `json:"version"`
+		Archives []struct {
+			ID    string   `json:"id"`
+			Files []string `json:"files"`
+		} `json:"archives"`
+		Builds []struct {
 			ID      string   `json:"id"`
 			Main    string   `json:"main"`
 			Env     []string `json:"env"`
@@ -98,5 +103,22 @@ func TestGoreleaserConfig(t *testing.T) {
 	}
 	for id := range want {
 		t.Errorf("no %s build", id)
+	}
+	// Man pages ship where man(1) looks under a MANPATH entry: man/man1,
+	// which `make docs` writes.
+	mk, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "-man man/man1\n") {
+		t.Error("make docs does not write the man pages to man/man1")
+	}
+	for _, a := range cfg.Archives {
+		if !slices.Contains(a.Files, "man/man1/*.1") {
+			t.Errorf("archive %s does not ship man/man1/*.1: %v", a.ID, a.Files)
+		}
+	}
+	if len(cfg.Archives) == 0 {
+		t.Error("no archives")
 	}
 }

@@ -47,24 +47,42 @@ func Table(w io.Writer, r *bench.Run, st *report.Style) error {
 			measured = append(measured, res)
 		}
 	}
+	unjudged := commonUnjudged(r.Results)
 	if len(measured) > 0 {
-		header := []string{"SUITE", "TEST", "THREADS", "MEASURED", "THEORETICAL", "EFFICIENCY", "METHOD"}
+		// THEORETICAL and EFFICIENCY only when some figure has one: a
+		// column of dashes says nothing the notes below do not say once.
+		// --compare shows the change instead and leaves them and METHOD to
+		// the plain table and -o json, so that it fits a terminal.
+		theory := false
+		for _, res := range measured {
+			theory = theory || (res.Theoretical != nil && !compare)
+		}
+		header := []string{"SUITE", "TEST", "THREADS", "MEASURED"}
+		if theory {
+			header = append(header, "THEORETICAL", "EFFICIENCY")
+		}
 		if compare {
 			header = append(header, "PREVIOUS", "CHANGE")
+		} else {
+			header = append(header, "METHOD")
 		}
 		rows := make([][]string, 0, len(measured))
 		for _, res := range measured {
-			eff := "-"
-			if res.Efficiency != nil {
-				eff = fmt.Sprintf("%.0f%%", *res.Efficiency*100)
+			row := []string{res.Suite, res.Name, strconv.Itoa(res.Threads), benchFigure(res.Value, res.Unit)}
+			if theory {
+				eff, theo := "-", "-"
+				if res.Efficiency != nil {
+					eff = fmt.Sprintf("%.0f%%", *res.Efficiency*100)
+				}
+				if res.Theoretical != nil {
+					theo = benchFigure(*res.Theoretical, res.Unit)
+				}
+				row = append(row, theo, eff)
 			}
-			theo := "-"
-			if res.Theoretical != nil {
-				theo = benchFigure(*res.Theoretical, res.Unit)
-			}
-			row := []string{res.Suite, res.Name, strconv.Itoa(res.Threads), benchFigure(res.Value, res.Unit), theo, eff, benchMethod(res)}
 			if compare {
-				row = append(row, benchChange(res, st)...)
+				row = append(row, benchChange(res, unjudged, st)...)
+			} else {
+				row = append(row, benchMethod(res))
 			}
 			rows = append(rows, row)
 		}
@@ -89,7 +107,7 @@ func Table(w io.Writer, r *bench.Run, st *report.Style) error {
 			row := []string{m.Device, "gen" + benchInt(m.GenCurrent) + " x" + benchInt(m.WidthCurrent) + " of gen" + benchInt(m.GenMax) + " x" + benchInt(m.WidthMax),
 				benchFigure(res.Value, res.Unit), atMax, st.Warn(strings.ToUpper(res.Flag))}
 			if compare {
-				row = append(row, benchChange(res, st)...)
+				row = append(row, benchChange(res, unjudged, st)...)
 			}
 			rows = append(rows, row)
 		}
@@ -122,6 +140,9 @@ func Table(w io.Writer, r *bench.Run, st *report.Style) error {
 				parts[i] = s + " " + c.Previous[s].Local().Format(time.DateTime)
 			}
 			fmt.Fprintf(w, "Compared with the previous run on this host (%s).\n", strings.Join(parts, ", "))
+			if unjudged != "" {
+				fmt.Fprintf(w, "Changes not judged: %s.\n", unjudged)
+			}
 			if c.Regressions > 0 {
 				fmt.Fprintln(w, st.Fail(fmt.Sprintf("%d figure%s fell by more than %.0f%% plus the measured noise.", c.Regressions, benchPlural(c.Regressions), c.Threshold*100)))
 			}
@@ -154,8 +175,27 @@ func benchConditions(c *bench.Conditions, st *report.Style) string {
 	return line
 }
 
-// benchChange is the PREVIOUS and CHANGE cells of --compare.
-func benchChange(res bench.Result, st *report.Style) []string {
+// commonUnjudged is the reason no change was judged, when every compared
+// figure shares it (a busy machine): said once under the table, not in
+// every row.
+func commonUnjudged(rs []bench.Result) string {
+	reason := ""
+	for _, res := range rs {
+		c := res.Change
+		if c == nil {
+			continue
+		}
+		if c.Unjudged == "" || (reason != "" && c.Unjudged != reason) {
+			return ""
+		}
+		reason = c.Unjudged
+	}
+	return reason
+}
+
+// benchChange is the PREVIOUS and CHANGE cells of --compare; a reason
+// every row shares (common) is left to the line under the table.
+func benchChange(res bench.Result, common string, st *report.Style) []string {
 	c := res.Change
 	if c == nil {
 		return []string{"-", "-"}
@@ -164,6 +204,8 @@ func benchChange(res bench.Result, st *report.Style) []string {
 	switch {
 	case c.Regressed:
 		change = st.Fail(fmt.Sprintf("%s REGRESSED (noise %.1f%%)", change, c.NoisePercent))
+	case c.Unjudged != "" && c.Unjudged == common:
+		change += " (not judged)"
 	case c.Unjudged != "":
 		change += " (not judged: " + c.Unjudged + ")"
 	case c.Percent < 0 && c.NoisePercent > 0:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/devctl/devctl/internal/bench"
 	"github.com/devctl/devctl/internal/probe"
@@ -53,5 +54,48 @@ func TestBenchTableLabelsLinksComputedAndStatesTheFrequencyOnce(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Without a theoretical figure anywhere the two empty columns are left out
+// (the note says why once), and --compare fits about 100 columns: the
+// change instead of THEORETICAL, EFFICIENCY and METHOD (the plain table and
+// -o json keep them), and a "not judged" reason every row shares said once.
+func TestBenchTableDropsEmptyColumnsAndFitsCompare(t *testing.T) {
+	busy := "this run's machine was busy"
+	res := func(name string, threads int, v float64, theo *float64) bench.Result {
+		return bench.Result{Suite: bench.SuiteCPU, Name: name, Threads: threads, Value: v, Unit: bench.UnitGFLOPS, Source: bench.SourceMeasured,
+			Theoretical: theo, Method: bench.Method{ISA: "avx512_bf16", Trials: 14, SpreadPercent: probe.Ptr(36.2), Settled: probe.Ptr(false),
+				Note: "maximum CPU frequency unknown (no cpufreq): no theoretical figure"},
+			Change: &bench.Change{Previous: v * 1.1, Percent: -9.1, NoisePercent: 36.2, Unjudged: busy}}
+	}
+	render := func(r *bench.Run) string {
+		var b bytes.Buffer
+		if err := Table(&b, r, report.NewStyle(&b, false)); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	host := bench.HostIdentity{CPUModel: "Intel(R) Xeon(R) Processor", LogicalCPUs: 2, MemoryTotalMB: 24105, OS: "linux", Arch: "amd64"}
+	plain := render(&bench.Run{Host: host, Threads: 2, Results: []bench.Result{res("dot_bf16", 1, 85.2, nil), res("dot_bf16", 2, 121, nil)}})
+	if strings.Contains(plain, "THEORETICAL") || strings.Contains(plain, "EFFICIENCY") || !strings.Contains(plain, "METHOD") {
+		t.Errorf("columns without any theoretical figure:\n%s", plain)
+	}
+	if n := strings.Count(plain, "no theoretical figure"); n != 1 {
+		t.Errorf("the reason is said %d times, want once:\n%s", n, plain)
+	}
+
+	peak := 1331.2
+	compared := &bench.Run{Host: host, Threads: 2, Results: []bench.Result{res("dot_bf16", 1, 85.2, &peak), res("dot_bf16", 2, 121, &peak)},
+		Compare: &bench.Comparison{Previous: map[string]time.Time{"cpu": time.Unix(0, 0)}}}
+	out := render(compared)
+	for _, line := range strings.Split(out, "\n") {
+		if (strings.HasPrefix(line, "|") || strings.HasPrefix(line, "+")) && len(line) > 100 {
+			t.Errorf("a --compare table line is %d columns:\n%s", len(line), out)
+			break
+		}
+	}
+	if strings.Contains(out, "METHOD") || strings.Contains(out, "THEORETICAL") || strings.Count(out, busy) != 1 || !strings.Contains(out, "-9.1% (not judged)") {
+		t.Errorf("--compare table:\n%s", out)
 	}
 }

@@ -82,6 +82,9 @@ type Options struct {
 	HistoryLog func() (*history.Log, error)
 	// ShowHistory prints `devctl history` in the format (--history).
 	ShowHistory func(ctx context.Context, format string) error
+	// Verbose lists every skipped check; plain `doctor` folds them into
+	// one line.
+	Verbose bool
 
 	format output.Format // set by Complete
 	lang   doctor.Lang
@@ -152,7 +155,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	}
 	fl := cmd.Flags()
 	formats.Register(fl, &opts.Output, "table is plain when piped")
-	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see --list)")
+	fl.StringSliceVar(&opts.Checks, "check", nil, "run only these checks (comma-separated ids; see 'devctl doctor list')")
 	fl.BoolVar(&opts.List, "list", false, "same as 'devctl doctor list' (kept for scripts)")
 	fl.StringVar(&opts.Log, "log", "", "explain this error log or traceback (- reads standard input)")
 	fl.StringVar(&opts.ModelParams, "model-params", "", "with --log on an out-of-memory error: the model's parameter count (e.g. 7B) to plan a fit")
@@ -168,6 +171,7 @@ Messages are in English, or Polish with --lang pl or a Polish LANG/LC_ALL.`,
 	fl.BoolVar(&opts.Selftest, "selftest", false, "also run the on-device self-test: your Python runs small operations on each device torch, jax and tensorflow expose (bounded: --selftest-timeout, a process group, no network)")
 	fl.StringVar(&opts.Python, "python", "", "with --selftest: the interpreter to test (default: the active venv or conda env, else the first python on PATH, pyenv/asdf shims resolved)")
 	fl.DurationVar(&opts.SelftestTimeout, "selftest-timeout", selftest.DefaultTimeout, "with --selftest: the self-test's time limit (its children are killed when it ends)")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every skipped check with its reason (plain doctor counts them in one line)")
 	cmd.AddCommand(newCmdList(f), newCmdHistory(f))
 	return cmd
 }
@@ -284,7 +288,7 @@ func (opts *Options) Run(ctx context.Context) error {
 	}
 	checks, err := doctor.Select(all, opts.Checks)
 	if err != nil {
-		return cmdutil.Usagef("%w: run 'devctl doctor --list' to see the check ids", err)
+		return cmdutil.Usagef("%w (see 'devctl doctor list')", err)
 	}
 
 	var params int64
@@ -353,7 +357,7 @@ func (opts *Options) Run(ctx context.Context) error {
 		if !runChecks {
 			facts = nil // the explanation alone: no facts about this machine
 		}
-		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
+		rep.Log = doctor.BuildLogReport(ctx, *logExp, doctor.LogMessage{ID: m.ID, Title: m.Title, Explanation: m.Explanation, Fixes: m.Fixes}, facts, results, lang)
 		if params > 0 && (logExp.Category == explain.CategoryOutOfMemory || logExp.Category == explain.CategoryXLAResourceExhausted) {
 			mode, _ := oomsim.Parse(opts.Mode, oomsim.Modes)
 			o := doctor.OOMOptions{Params: params, Mode: mode, Fraction: 1, Fallback: true}
@@ -375,7 +379,11 @@ func (opts *Options) Run(ctx context.Context) error {
 	if ok, xerr := output.Export(opts.IO.Out, format, rep); ok {
 		err = xerr
 	} else {
-		err = Table(opts.IO.Out, rep, report.NewStyle(opts.IO.Out, opts.IO.ColorEnabled()))
+		// All checks on a machine that has none of most vendors' hardware
+		// skip most of them: a count says as much as 23 lines, unless -v,
+		// --check or --log asked for those very checks.
+		fold := !opts.Verbose && len(opts.Checks) == 0 && opts.Log == ""
+		err = TableWith(opts.IO.Out, rep, report.NewStyle(opts.IO.Out, opts.IO.ColorEnabled()), TableOptions{FoldSkips: fold})
 	}
 	if err != nil {
 		return err

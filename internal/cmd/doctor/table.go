@@ -25,6 +25,8 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "status.warn", Title: "Warnings"},
 		i18n.Message{ID: "status.pass", Title: "Passed"},
 		i18n.Message{ID: "status.skip", Title: "Skipped (not applicable)"},
+		i18n.Message{ID: "skip.folded", Title: "{n} checks skipped (not applicable here); -v to list them"},
+		i18n.Message{ID: "skip.folded_one", Title: "1 check skipped (not applicable here); -v to list it"},
 		i18n.Message{ID: "fix", Title: "fix:"},
 		i18n.Message{ID: "summary", Title: "Summary:"},
 		i18n.Message{ID: "log.title", Title: "Log"},
@@ -79,6 +81,8 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "status.warn", Title: "Ostrzeżenia"},
 		i18n.Message{ID: "status.pass", Title: "Zaliczone"},
 		i18n.Message{ID: "status.skip", Title: "Pominięte (nie dotyczy)"},
+		i18n.Message{ID: "skip.folded", Title: "Pominięte (nie dotyczą tej maszyny): {n}; -v je wypisze"},
+		i18n.Message{ID: "skip.folded_one", Title: "Pominięte (nie dotyczą tej maszyny): 1; -v je wypisze"},
 		i18n.Message{ID: "fix", Title: "naprawa:"},
 		i18n.Message{ID: "summary", Title: "Podsumowanie:"},
 		i18n.Message{ID: "log.title", Title: "Log"},
@@ -148,9 +152,21 @@ func status(st *report.Style, s doctor.Status, lang doctor.Lang) string {
 	return st.Fail(t)
 }
 
+// TableOptions change how much Table shows.
+type TableOptions struct {
+	// FoldSkips prints the skipped checks as one line with their count
+	// instead of one entry each.
+	FoldSkips bool
+}
+
 // Table renders doctor's report grouped by status, most urgent first:
 // each finding with its detail and, when something is wrong, the fix.
 func Table(w io.Writer, r *doctor.Report, st *report.Style) error {
+	return TableWith(w, r, st, TableOptions{})
+}
+
+// TableWith is Table with options.
+func TableWith(w io.Writer, r *doctor.Report, st *report.Style, o TableOptions) error {
 	if r.Log != nil {
 		if err := doctorLog(w, r.Log, r.Lang, st); err != nil {
 			return err
@@ -168,6 +184,14 @@ func Table(w io.Writer, r *doctor.Report, st *report.Style) error {
 			}
 		}
 		if len(group) == 0 {
+			continue
+		}
+		if s == doctor.Skip && o.FoldSkips {
+			id := "skip.folded"
+			if len(group) == 1 {
+				id = "skip.folded_one"
+			}
+			fmt.Fprintf(w, "\n%s\n", st.Dim(i18n.Render(label(id, r.Lang), map[string]string{"n": strconv.Itoa(len(group))})))
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%d)\n", st.Title(label("status."+string(s), r.Lang)), len(group))

@@ -69,3 +69,31 @@ func TestDoctorLogTableNeutralisesEscapeSequences(t *testing.T) {
 		t.Errorf("evidence not shown with ? for control characters:\n%s", b.String())
 	}
 }
+
+// Folded, the skipped checks are one line with their count (singular for
+// one); the failing ones keep their full entries.
+func TestDoctorTableFoldsSkippedChecks(t *testing.T) {
+	skip := doctor.Result{ID: "nvidia.ecc", Title: "No ECC errors", Status: doctor.Skip, Detail: "no NVIDIA GPU"}
+	fail := doctor.Result{ID: "host.shm_size", Title: "/dev/shm", Status: doctor.Fail, Detail: "64 MiB", Fix: "raise it"}
+	render := func(rs []doctor.Result, o TableOptions) string {
+		r := &doctor.Report{Lang: doctor.English, Checks: rs, Summary: map[doctor.Status]int{}}
+		for _, c := range rs {
+			r.Summary[c.Status]++
+		}
+		var b bytes.Buffer
+		if err := TableWith(&b, r, report.NewStyle(&b, false), o); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	out := render([]doctor.Result{fail, skip, skip}, TableOptions{FoldSkips: true})
+	if !strings.Contains(out, "\n2 checks skipped (not applicable here); -v to list them\n") || strings.Contains(out, "SKIP") || !strings.Contains(out, "fix: raise it") {
+		t.Errorf("folded:\n%s", out)
+	}
+	if out := render([]doctor.Result{skip}, TableOptions{FoldSkips: true}); !strings.Contains(out, "1 check skipped (not applicable here); -v to list it") {
+		t.Errorf("one folded:\n%s", out)
+	}
+	if out := render([]doctor.Result{fail, skip}, TableOptions{}); !strings.Contains(out, "SKIP    nvidia.ecc") {
+		t.Errorf("unfolded:\n%s", out)
+	}
+}

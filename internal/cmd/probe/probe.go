@@ -36,8 +36,9 @@ type Options struct {
 	Only   []string
 	// Require holds --require expressions (see internal/gate).
 	Require []string
-	// NFDFile and NFDExpiry say where -o nfd writes and for how long NFD
-	// should trust the labels.
+	// NFDFile and NFDExpiry say where -o nfd writes ("" or "-": standard
+	// output, like every other -o) and for how long NFD should trust the
+	// labels.
 	NFDFile   string
 	NFDExpiry time.Duration
 
@@ -69,15 +70,15 @@ driver that failed or timed out.`,
   devctl probe --sysroot testdata/accel/nvidia-p100-no-nvml
   devctl probe --require 'gpu_count>=8' --require summary.supports_bf16 --require 'cuda_version>=12.1'
   devctl probe --require 'devices[backend=cuda].pcie_link.width_current==16'
-  devctl probe -o nfd                        # node labels for node-feature-discovery
-  devctl probe -o nfd --nfd-file -           # print them instead`,
+  devctl probe -o nfd                        # print node labels for node-feature-discovery
+  devctl probe -o nfd --nfd-file /etc/kubernetes/node-feature-discovery/features.d/devctl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
-	formats.Register(cmd.Flags(), &opts.Output, "table is plain when piped; nfd writes --nfd-file")
-	cmd.Flags().StringVar(&opts.NFDFile, "nfd-file", nfd.DefaultPath, "with -o nfd: the feature file to write atomically (- prints it)")
+	formats.Register(cmd.Flags(), &opts.Output, "table is plain when piped; nfd prints NFD's feature file format")
+	cmd.Flags().StringVar(&opts.NFDFile, "nfd-file", "", "with -o nfd: write the labels atomically to this feature file instead of printing them (NFD reads "+nfd.DefaultPath+")")
 	cmd.Flags().DurationVar(&opts.NFDExpiry, "nfd-expiry", time.Hour, "with -o nfd: NFD drops the labels this long after the write unless rewritten (0: never; else at least 1m)")
 	cmd.Flags().StringArrayVar(&opts.Require, "require", nil, "exit 3 unless the report meets this requirement, e.g. 'gpu_count>=8' (repeatable; see docs/ci.md)")
 	cmd.Flags().StringSliceVar(&opts.Only, "only", nil, "run only these drivers (comma-separated): cpu, memory, nvidia, rocm, xpu, xla, neuron, mps, software")
@@ -99,10 +100,10 @@ func (o *Options) Validate() error {
 	if err := nfd.CheckExpiry(o.NFDExpiry); err != nil {
 		return cmdutil.Usagef("invalid --nfd-expiry %s: %v", o.NFDExpiry, err)
 	}
-	if o.NFDFile == "" {
-		return cmdutil.Usagef("invalid --nfd-file \"\": want a file path, or - for standard output")
+	if o.NFDFile != "" && o.format != NFD {
+		return cmdutil.Usagef("--nfd-file %s writes node labels: it needs -o nfd", o.NFDFile)
 	}
-	if o.format == NFD && o.NFDFile != "-" {
+	if o.format == NFD && o.NFDFile != "" && o.NFDFile != "-" {
 		// The feature file's path is checked before anything is probed,
 		// as every output path is (internal/target).
 		if err := target.NFDFile.Allow(o.NFDFile); err != nil {
@@ -130,7 +131,7 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // WriteNFD writes the report's node labels as an NFD feature file at path
-// ("-": standard output), expiring expiry after now (0: never).
+// ("" or "-": standard output), expiring expiry after now (0: never).
 func WriteNFD(io *iostreams.IOStreams, rep *probe.Report, path string, expiry time.Duration, now time.Time, version string) error {
 	var until time.Time
 	if expiry > 0 {
@@ -140,7 +141,7 @@ func WriteNFD(io *iostreams.IOStreams, rep *probe.Report, path string, expiry ti
 	if err != nil {
 		return err
 	}
-	if path == "-" {
+	if path == "" || path == "-" {
 		_, err = io.Out.Write(data)
 		return err
 	}

@@ -27,8 +27,8 @@ func Table(w io.Writer, r *probe.Report, st *report.Style) error {
 	kv = append(kv,
 		[2]string{"Memory Strategy:", s.MemoryStrategy},
 		[2]string{"Memory Fraction:", strconv.FormatFloat(s.MemoryFraction, 'g', -1, 64)},
-		[2]string{"Default Device:", s.DefaultDevice},
-		[2]string{"Precisions:", precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, s.SupportsFP8)},
+		[2]string{"Default Device:", defaultDevice(r)},
+		[2]string{"Precisions:", summaryPrecisions(r)},
 	)
 	for _, p := range kv {
 		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-19s", p[0])), report.Clean(p[1]))
@@ -64,33 +64,90 @@ func Table(w io.Writer, r *probe.Report, st *report.Style) error {
 			report.Clean(prec), link(d.Link),
 		})
 	}
-	if err := report.RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
+	if len(rows) == 0 {
+		// An empty table with only its header says nothing; the drivers
+		// below say why no device was described.
+		fmt.Fprintf(w, "%s none described: see the drivers below\n", st.Warn(fmt.Sprintf("%-19s", "Devices:")))
+	} else if err := report.RenderTable(w, []string{"ID", "NAME", "MEMORY", "CC", "ARCH", "PRECISIONS", "PCIE"}, rows); err != nil {
 		return err
 	}
 	if r.Software != nil {
 		softwareBlock(w, r.Software, st)
 	}
 	var bad []probe.DriverStatus
+	heading := "Drivers degraded, failed or timed out:"
 	for _, d := range r.Drivers {
-		if d.Status != probe.StatusOK && d.Status != probe.StatusAbsent {
+		// Every machine has a CPU: a cpu driver that found none read a
+		// tree without /proc/cpuinfo (a partial snapshot), worth saying
+		// when it leaves the default device undescribed.
+		missingCPU := d.Name == "cpu" && d.Status == probe.StatusAbsent && !described(r)
+		if missingCPU {
+			heading = "Drivers degraded, failed, timed out or missing:"
+		}
+		if d.Status != probe.StatusOK && (d.Status != probe.StatusAbsent || missingCPU) {
 			bad = append(bad, d)
 		}
 	}
 	if len(bad) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, st.Warn("Drivers degraded, failed or timed out:"))
+		fmt.Fprintln(w, st.Warn(heading))
 		for _, d := range bad {
 			fmt.Fprintf(w, "  %-8s %-8s %s\n", d.Name, st.Fail(d.Status), report.Clean(d.Detail))
 		}
+		if !described(r) {
+			fmt.Fprintln(w, st.Dim("See 'devctl doctor' for checks and fixes."))
+		}
 	}
 	return nil
+}
+
+// summaryPrecisions lists what the default device runs, or N/A when no
+// device in the report describes it.
+func summaryPrecisions(r *probe.Report) string {
+	s := r.Summary
+	if !described(r) {
+		return "N/A"
+	}
+	return precisions(s.SupportsFP16, s.SupportsBF16, s.Supports8Bit, s.SupportsFP8)
+}
+
+// defaultDevice is the default device's id, saying so when no device in
+// the report has it: frameworks fall back to the CPU even when the cpu
+// driver could not describe it.
+func defaultDevice(r *probe.Report) string {
+	if !described(r) {
+		return r.Summary.DefaultDevice + " (not described: no usable device was found)"
+	}
+	return r.Summary.DefaultDevice
+}
+
+// described reports whether a usable device of the report is the default.
+func described(r *probe.Report) bool {
+	for _, d := range r.Devices {
+		if d.ID == r.Summary.DefaultDevice && d.Usable() {
+			return true
+		}
+	}
+	return false
 }
 
 // backendLines are the summary lines that mean something for the default
 // device's backend: CUDA and compute capability for NVIDIA, the TPU
 // generation, chip count and HBM per chip for a TPU, and so on.
 func backendLines(s probe.Summary) [][2]string {
-	mem := func(label string) [2]string { return [2]string{label, mb(s.TotalMemoryMB)} }
+	// The summary's memory is one device's; with several, the sum is said
+	// beside it so that "GPU Memory" is never read as the machine's total.
+	mem := func(label string) [2]string {
+		v := mb(s.DeviceMemoryMB)
+		if s.DeviceCount > 1 && s.DeviceMemoryMB != nil && s.CombinedMemoryMB != nil {
+			each := " each"
+			if strings.Contains(label, " per ") {
+				each = ""
+			}
+			v += fmt.Sprintf("%s, %s in all", each, mb(s.CombinedMemoryMB))
+		}
+		return [2]string{label, v}
+	}
 	var kv [][2]string
 	switch s.Backend {
 	case backend.CUDA:

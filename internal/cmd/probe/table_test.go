@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -82,5 +83,42 @@ func TestProbeTableNeutralisesControlCharacters(t *testing.T) {
 	}
 	if !bytes.Contains(b.Bytes(), []byte("EVIL?]0;pwned??[2J name??X")) {
 		t.Errorf("name not shown with ? for control characters:\n%s", b.String())
+	}
+}
+
+// The README's sample is real output of this table; it must show every
+// part the table prints for a CPU-only machine with Python environments
+// (it once lacked the Software section).
+func TestReadmeSampleShowsEveryPart(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sample, ok := bytes.Cut(readme, []byte("```\n$ devctl probe\n"))
+	if !ok {
+		t.Fatal("README has no `$ devctl probe` sample")
+	}
+	sample, _, _ = bytes.Cut(sample, []byte("```"))
+	rep := &probe.Report{
+		Host:     probe.HostInfo{OS: "linux", Arch: "amd64", Container: "docker"},
+		Summary:  probe.Summary{Backend: "cpu", DeviceType: "cpu", DeviceCount: 1, DefaultDevice: "cpu", MemoryStrategy: "balanced", MemoryFraction: 0.75},
+		Devices:  []probe.Device{{ID: "cpu", Backend: "cpu", DeviceType: "cpu", Name: "CPU", TotalMemoryMB: probe.Ptr(int64(1024))}},
+		Software: &probe.Software{Environments: []probe.PythonEnv{{Kind: "system", Prefix: "/usr", PythonVersion: "3.11"}}},
+	}
+	var buf bytes.Buffer
+	if err := Table(&buf, rep, report.NewStyle(&buf, false)); err != nil {
+		t.Fatal(err)
+	}
+	labels := func(b []byte) []string {
+		var out []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, _, ok := strings.Cut(l, ":"); ok && k != "" && k[0] >= 'A' && k[0] <= 'Z' && !strings.ContainsAny(k, "|+") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(labels(buf.Bytes()), labels(sample)); diff != "" {
+		t.Errorf("README sample's parts differ from the table's (-table +README)\n%s", diff)
 	}
 }

@@ -120,10 +120,6 @@ wrong when things break.`,
 	pf.BoolVar(&g.NoColor, "no-color", false, "plain output without colours (also NO_COLOR)")
 	pf.DurationVar(&g.Timeout, "timeout", 5*time.Second, "deadline for each driver and program")
 	pf.StringVar(&g.NvidiaSMI, "nvidia-smi", "", "path of nvidia-smi for the fallback when NVML cannot load")
-	configFlag(pf, "precision", "device.precision", "precision: auto, fp32, fp16, bf16, 8bit, 4bit (env DEVCTL_PRECISION)")
-	configFlag(pf, "memory-strategy", "device.memory_strategy", "memory strategy: conservative, balanced, aggressive, custom (env DEVCTL_MEMORY_STRATEGY)")
-	configFlag(pf, "memory-fraction", "device.memory_fraction", "memory fraction in (0,1] for the custom strategy (env DEVCTL_MEMORY_FRACTION)")
-	configFlag(pf, "fallback", "device.fallback_enabled", "fall back to another device when the preferred one is missing: true or false (env DEVCTL_FALLBACK_ENABLED)")
 
 	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		if g.NoColor {
@@ -144,23 +140,41 @@ wrong when things break.`,
 		return nil
 	}
 
+	// The settings flags sit on the commands that honour them (a flag a
+	// command ignores would only mislead): probe reports the strategy and
+	// fraction and selects with fallback; recommend and run plan with all
+	// four; doctor plans an out-of-memory fit with precision and fallback;
+	// config show shows them all; serve reports what probe reports.
 	probe := probecmd.NewCmdProbe(f, nil)
 	DeviceFlag(probe)
+	SettingFlags(probe, "memory-strategy", "memory-fraction", "fallback")
 	cmd.AddCommand(probe)
-	cmd.AddCommand(configcmd.NewCmdConfig(f, nil))
-	cmd.AddCommand(recommend.NewCmdRecommend(f, nil))
+	cfg := configcmd.NewCmdConfig(f, nil)
+	if show, _, err := cfg.Find([]string{"show"}); err == nil && show != cfg {
+		SettingFlags(show, "precision", "memory-strategy", "memory-fraction", "fallback")
+	}
+	cmd.AddCommand(cfg)
+	rec := recommend.NewCmdRecommend(f, nil)
+	SettingFlags(rec, "precision", "memory-strategy", "memory-fraction", "fallback")
+	cmd.AddCommand(rec)
 	doc := doctor.NewCmdDoctor(f, nil)
 	DeviceFlag(doc)
+	SettingFlags(doc, "precision", "fallback")
 	cmd.AddCommand(doc)
 	cmd.AddCommand(bench.NewCmdBench(f, nil))
 	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
 	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
 	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
-	cmd.AddCommand(servecmd.NewCmdServe(f, nil))
+	serve := servecmd.NewCmdServe(f, nil)
+	SettingFlags(serve, "memory-strategy", "memory-fraction", "fallback")
+	cmd.AddCommand(serve)
 	run := runcmd.NewCmdRun(f, nil)
 	DeviceFlag(run)
+	SettingFlags(run, "precision", "memory-strategy", "memory-fraction", "fallback")
 	cmd.AddCommand(run)
+	cmd.AddCommand(newCmdVersion(f))
 	strictHelpAndCompletion(cmd)
+	suggestSubcommands(cmd)
 	// run forwards signals to its job and serve shuts down gracefully on
 	// them: each owns its signals. Every other command follows the one
 	// policy of internal/interrupt (set up in Main).
@@ -215,6 +229,28 @@ func strictHelpAndCompletion(root *cobra.Command) {
 // DeviceFlag adds --device as an override of device.preferred.
 func DeviceFlag(cmd *cobra.Command) {
 	configFlag(cmd.Flags(), "device", "device.preferred", "device to use: auto, "+backend.Help()+", or an id such as cuda:1 (env DEVCTL_DEVICE)")
+}
+
+// settingFlags are the flags that set a configuration key besides
+// --device, each with the key it sets and its help.
+var settingFlags = map[string][2]string{
+	"precision":       {"device.precision", "precision: auto, fp32, fp16, bf16, 8bit, 4bit (env DEVCTL_PRECISION)"},
+	"memory-strategy": {"device.memory_strategy", "memory strategy: conservative, balanced, aggressive, custom (env DEVCTL_MEMORY_STRATEGY)"},
+	"memory-fraction": {"device.memory_fraction", "memory fraction in (0,1] for the custom strategy (env DEVCTL_MEMORY_FRACTION)"},
+	"fallback":        {"device.fallback_enabled", "fall back to another device when the preferred one is missing: true or false (env DEVCTL_FALLBACK_ENABLED)"},
+}
+
+// SettingFlags adds the named settings flags to cmd, marked with the
+// configuration key each sets: PersistentPreRunE turns the ones given
+// into the configuration's flag layer.
+func SettingFlags(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		s, ok := settingFlags[n]
+		if !ok {
+			panic("root: no settings flag " + n)
+		}
+		configFlag(cmd.Flags(), n, s[0], s[1])
+	}
 }
 
 func configFlag(fs *pflag.FlagSet, name, key, usage string) {
@@ -284,6 +320,7 @@ const maxQuoted = 80
 // on a terminal (escape sequences, bidirectional overrides) is shown as
 // "?" (safetext.Clean).
 func OneLine(msg string) string {
+	msg = didYouMean(msg)
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
