@@ -7,9 +7,12 @@ package explain
 // byte whatever the number of needles, where a substring search per needle
 // would read a 10 MB log a hundred times.
 type matcher struct {
-	class    [256]uint8 // byte -> alphabet class; 0 is "no needle has it"
-	nclass   int
-	delta    []uint16  // state*nclass + class -> next state (the table stays small: 0.5 MB for today's rules)
+	class  [256]uint8 // byte -> alphabet class; 0 is "no needle has it"
+	nclass int
+	// delta[state*nclass + class] is the next state, with outputBit set
+	// when needles end there: the scan reads out only then, so the hot
+	// loop touches the transition table alone.
+	delta    []uint16
 	out      [][]int32 // state -> needles ending here (incl. via suffix links)
 	needleLn []int
 }
@@ -41,8 +44,8 @@ func newMatcher(needles [][]byte) *matcher {
 	for _, n := range needles {
 		total += len(n)
 	}
-	if total >= 1<<16 {
-		panic("explain: the needles need more automaton states than a uint16 holds")
+	if total >= outputBit {
+		panic("explain: the needles need more automaton states than a uint16 holds beside its output bit")
 	}
 	m.delta = make([]uint16, nc, nc*total)
 	outs := make([][]int32, 1, total)
@@ -91,8 +94,16 @@ func newMatcher(needles [][]byte) *matcher {
 			}
 		}
 	}
+	for i, nx := range m.delta {
+		if m.out[nx] != nil {
+			m.delta[i] = nx | outputBit
+		}
+	}
 	return m
 }
+
+// outputBit marks a transition into a state where needles end.
+const outputBit = 1 << 15
 
 // each calls fn(needle, offset) for every occurrence, in input order of
 // their end.
@@ -101,8 +112,9 @@ func (m *matcher) each(b []byte, fn func(needle, off int)) {
 	nc := m.nclass
 	for i, c := range b {
 		s = m.delta[int(s)*nc+int(m.class[c])]
-		if out := m.out[s]; out != nil {
-			for _, n := range out {
+		if s&outputBit != 0 {
+			s &^= outputBit
+			for _, n := range m.out[s] {
 				fn(int(n), i+1-m.needleLn[n])
 			}
 		}

@@ -32,7 +32,7 @@ var (
 )
 
 func getTables() *compiled {
-	compileOnce.Do(func() { tables = compile(rules, extractors) })
+	compileOnce.Do(func() { tables = compile(append(append([]rule(nil), rules...), catalogueRules(rules)...), extractors) })
 	return tables
 }
 
@@ -131,7 +131,7 @@ func Classify(log []byte) (e Explanation) {
 	// guard); the guard keeps a future bug from taking down `devctl doctor`.
 	defer func() {
 		if recover() != nil {
-			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown), DecidedBy: DecidedByNone}
 		}
 	}()
 	return classify(log)
@@ -196,11 +196,35 @@ func classify(log []byte) (e Explanation) {
 		msg       string
 		confirmed []hit
 	)
+	// codeOnLine says whether an error catalogue reads a code on the line
+	// starting at start: a concept guessed from words on that line
+	// ("cudaMalloc failed" as out of memory) yields to the code the
+	// library printed there ("cudaMalloc failed: unknown error").
+	codeLines := map[int]bool{}
+	codeOnLine := func(start int) bool {
+		if v, ok := codeLines[start]; ok {
+			return v
+		}
+		found := false
+		for _, o := range all {
+			if o.start == start && t.rules[o.rule].origin == DecidedByCatalogue {
+				if _, _, _, ok := t.rules[o.rule].decide(string(log[o.start:o.end])); ok {
+					found = true
+					break
+				}
+			}
+		}
+		codeLines[start] = found
+		return found
+	}
 	for i := range all {
 		h := all[i]
 		r := &t.rules[h.rule]
 		c, d, m, ok := r.decide(string(log[h.start:h.end]))
 		if !ok {
+			continue
+		}
+		if r.generic && codeOnLine(h.start) {
 			continue
 		}
 		if win == nil {
@@ -219,6 +243,10 @@ func classify(log []byte) (e Explanation) {
 		MessageID: msg,
 		Line:      1 + bytes.Count(log[:win.start], []byte{'\n'}),
 		Rule:      t.rules[win.rule].id,
+		DecidedBy: t.rules[win.rule].origin,
+	}
+	if e.DecidedBy == "" {
+		e.DecidedBy = DecidedByRule
 	}
 	if t.rules[win.rule].generic {
 		for _, h := range confirmed {
@@ -608,7 +636,7 @@ func lastIndex(b, sep []byte) int {
 // the last exception line near the end of the log so the user sees what
 // did fail.
 func unknown(log []byte) Explanation {
-	e := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+	e := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown), DecidedBy: DecidedByNone}
 	from := max(0, len(log)-unknownTail)
 	tail := log[from:]
 	end := len(tail)

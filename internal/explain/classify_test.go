@@ -376,7 +376,7 @@ func TestClassifyQuotesLastExceptionForUnknown(t *testing.T) {
 	log := "Traceback (most recent call last):\n  File \"inference.py\", line 32, in main\n    model.load_state_dict(checkpoint['state_dict'])\nKeyError: 'state_dict'\n"
 	e := Classify([]byte(log))
 	want := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: "unknown",
-		Evidence: []string{"KeyError: 'state_dict'"}, Line: 4}
+		Evidence: []string{"KeyError: 'state_dict'"}, Line: 4, DecidedBy: DecidedByNone}
 	if diff := cmp.Diff(want, e); diff != "" {
 		t.Errorf("Classify (-want +got):\n%s", diff)
 	}

@@ -11,89 +11,15 @@ import (
 // symbolic name in one version and a number in another ("CUDA error 2",
 // "cuda runtime error (2)", "code=2(cudaErrorMemoryAllocation)",
 // "hipError_t(1002)", "UR backend returns:40"); reading the code is what
-// lets a log phrased in an unseen way land in the right category.
+// lets a log phrased in an unseen way land in the right category. The CUDA,
+// HIP, cuDNN, NCCL... enums themselves are the catalogues (catalog.go);
+// this file holds the readings that need more than a table.
 
 // outcome is a category, a device and a message id.
 type outcome struct {
 	cat Category
 	dev Device
 	msg string
-}
-
-// cudaCodes maps CUDA runtime error numbers (cudaError_t) to outcomes.
-// Numbers from the CUDA runtime API; the ones that matter for training
-// runs, everything else stays "other".
-var cudaCodes = map[int]outcome{
-	2:   {CategoryOutOfMemory, DeviceCUDA, "out_of_memory"},                            // cudaErrorMemoryAllocation
-	35:  {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorInsufficientDriver
-	100: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found"},                              // cudaErrorNoDevice
-	8:   {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction (pre-CUDA 10 numbering)
-	98:  {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction
-	209: {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorNoKernelImageForDevice
-	59:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert (pre-10)
-	710: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert
-	700: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress
-	77:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress (pre-10)
-	719: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure
-	4:   {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure (pre-10)
-	701: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.resources"},      // cudaErrorLaunchOutOfResources
-	999: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found.cuda_unknown"},                 // cudaErrorUnknown
-	802: {CategoryOther, DeviceCUDA, "other.fabric_manager"},                           // cudaErrorSystemNotReady
-	803: {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorSystemDriverMismatch
-}
-
-// refineCUDACode reads "CUDA error 2", "cuda runtime error (8)",
-// "Cuda failure 700", "error=98" from the line.
-func refineCUDACode(line string, sub []string) (Category, Device, string) {
-	if len(sub) > 1 {
-		for _, s := range sub[1:] {
-			if n, err := strconv.Atoi(s); err == nil {
-				if o, ok := cudaCodes[n]; ok {
-					return o.cat, o.dev, o.msg
-				}
-			}
-		}
-	}
-	return "", "", "" // a code this table does not know decides nothing
-}
-
-// hipNames maps HIP error names (hipError_t) to outcomes; any other
-// hipError is a rocm_hip_error.
-var hipNames = map[string]outcome{
-	"hiperroroutofmemory":        {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hiperrormemoryallocation":   {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hip_error_outofmemory":      {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hiperrornobinaryforgpu":     {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
-	"hiperrornodevice":           {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
-	"hiperrorinsufficientdriver": {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error"},
-}
-
-// hipCodes are the numeric forms ("hipError_t(1002)").
-var hipCodes = map[int]outcome{
-	2:    {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	1002: {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"}, // hipErrorMemoryAllocation (HIP < 5)
-	100:  {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
-	209:  {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
-}
-
-func refineHIP(line string, sub []string) (Category, Device, string) {
-	low := strings.ToLower(line)
-	for name, o := range hipNames {
-		if strings.Contains(low, name) {
-			return o.cat, o.dev, o.msg
-		}
-	}
-	if i := strings.Index(low, "hiperror_t("); i >= 0 {
-		rest := low[i+len("hiperror_t("):]
-		if j := strings.IndexByte(rest, ')'); j > 0 {
-			if n, err := strconv.Atoi(rest[:j]); err == nil {
-				if o, ok := hipCodes[n]; ok {
-					return o.cat, o.dev, o.msg
-				}
-			}
-		}
-	}
-	return CategoryROCmHIPError, DeviceROCm, ""
 }
 
 // refineUR reads Intel's Unified Runtime / Level Zero results

@@ -38,6 +38,9 @@ type rule struct {
 	// (e.g. "Input type ... and weight type ..." is a device or a dtype
 	// mismatch depending on the two types).
 	refine func(line string, sub []string) (Category, Device, string)
+	// origin says where the rule comes from: written by hand ("" is
+	// DecidedByRule) or read from an error catalogue.
+	origin DecidedBy
 }
 
 // Weights: a specific primary error is 100; a message that usually
@@ -229,13 +232,6 @@ var rules = []rule{
 	// --- generalising rules: concepts, exception shapes and error codes ---------
 	// These read what a message means rather than one framework's exact
 	// wording, so a phrasing seen for the first time still lands.
-	{id: "code.cuda", cat: CategoryOther, dev: DeviceCUDA, weight: wStrong,
-		needles: []string{"cuda error ", "cuda runtime error", "cuda failure ", "cudaErrorCode", "error=", "code="},
-		also:    []string{"cuda", "Cuda", "CUDA"},
-		re:      `(?i)(?:cuda error|cuda runtime error|cuda failure)\s*:?\s*\(?(\d{1,4})\)?|(?:error|code)=(\d{1,4})\b`,
-		refine:  refineCUDACode},
-	{id: "code.hip", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
-		needles: []string{"hipError", "HIP_ERROR_"}, refine: refineHIP},
 	{id: "code.ur", cat: CategoryOther, dev: DeviceXPU, msg: "other.xpu", weight: wPrimary,
 		needles: []string{"UR_RESULT_ERROR_", "UR backend failed", "level_zero backend failed", "PI_ERROR_", "XPU out of memory", "ZE_RESULT_ERROR_",
 			// SYCL/OpenCL runtimes under IPEX: "Native API failed. Native API returns: -5 (CL_OUT_OF_RESOURCES)".
@@ -335,8 +331,6 @@ var rules = []rule{
 		needles: []string{"system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"}},
 	{id: "other.no-kernel-image", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wPrimary,
 		needles: []string{"no kernel image is available for execution", "no kernel image"}},
-	{id: "other.cublas", cat: CategoryOther, dev: DeviceCUDA, msg: "other.cublas", weight: wPrimary,
-		needles: []string{"CUBLAS_STATUS_"}},
 	{id: "other.shm", cat: CategoryOther, dev: DeviceAny, msg: "other.shm", weight: wPrimary,
 		needles: []string{"killed by signal: Bus error", "insufficient shared memory (shm)", "out of shared memory"}},
 	{id: "other.bitsandbytes", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wPrimary,
