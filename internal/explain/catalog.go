@@ -41,6 +41,7 @@ var codeFiles = []codeFile{
 	{"cuda_driver.tsv", "cu"},
 	{"cudnn.tsv", "cudnn"}, {"cudnn_v8.tsv", "cudnn"},
 	{"cublas.tsv", "cublas"}, {"cusolver.tsv", "cusolver"}, {"cusparse.tsv", "cusparse"}, {"cufft.tsv", "cufft"},
+	{"curand.tsv", "curand"},
 	{"nccl.tsv", "nccl"},
 	{"hip.tsv", "hip"}, {"hip_legacy.tsv", "hip"},
 	{"hsa.tsv", "hsa"}, {"ur.tsv", "ur"}, {"neuron.tsv", "nrt"},
@@ -291,7 +292,7 @@ func codeMessage(e *codeEntry, cat Category, dev Device) string {
 // namePrefixes are how every catalogued enum name begins; the matcher finds
 // the prefix, the identifier around it is looked up.
 var namePrefixes = []string{"cudaError", "CUDA_ERROR_", "CUDNN_STATUS_", "CUBLAS_STATUS_", "CUSOLVER_STATUS_",
-	"CUSPARSE_STATUS_", "CUFFT_", "nccl", "hipError", "HSA_STATUS_", "HSA_EXT_STATUS_", "UR_RESULT_", "NRT_", "TF_"}
+	"CUSPARSE_STATUS_", "CUFFT_", "CURAND_STATUS_", "nccl", "hipError", "HSA_STATUS_", "HSA_EXT_STATUS_", "UR_RESULT_", "NRT_", "TF_"}
 
 // identifierAt returns the identifier ([A-Za-z0-9_]) holding byte i of s.
 func identifierAt(s string, i int) (string, int) {
@@ -390,6 +391,8 @@ var numberFormats = sync.OnceValue(func() []numberFormat {
 		f("cuda", `(?i)(?:error|err|e|status|result)\s*==\s*cudaSuccess\s*\(?\s*(-?\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
 		f("cudnn", `(?i)==\s*CUDNN_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
 		f("cublas", `(?i)==\s*CUBLAS_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
+		// Caffe2: "status == CURAND_STATUS_SUCCESS. 102 vs 0".
+		f("curand", `(?i)==\s*CURAND_STATUS_SUCCESS\.?\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
 		f("cu", `(?i)==\s*CUDA_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
 		f("hip", `(?i)==\s*hipSuccess\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
 		// "CUDA error 2 at ggml-cuda.cu:359: out of memory", "CUDA error: 35
@@ -424,7 +427,7 @@ type numberFormat struct {
 }
 
 // numberAnchors are literal texts one of numberFormats needs on the line.
-var numberAnchors = []string{"cudaSuccess", "CUDNN_STATUS_SUCCESS", "CUBLAS_STATUS_SUCCESS", "CUDA_SUCCESS", "hipSuccess",
+var numberAnchors = []string{"cudaSuccess", "CUDNN_STATUS_SUCCESS", "CUBLAS_STATUS_SUCCESS", "CURAND_STATUS_SUCCESS", "CUDA_SUCCESS", "hipSuccess",
 	"cuda error", "cuda failure", "cuda runtime error", "cuda err", "cuda failed with", "error=", "error =", "code=", "error#", "error #",
 	"returned", "cudaError", "CUresult", "Error ", "hip error", "hiperror", "hip err", "nccl error", "status="}
 
@@ -573,7 +576,74 @@ func (c *catalogue) textLookup(rest, fam string) *codeEntry {
 	if cuts == 1 && !whole {
 		return cut
 	}
-	return nil
+	return c.textByWords(restCut, fam)
+}
+
+// textByWords finds a library string by its words when the log prints
+// another version's wording ("all CUDA-capable devices are busy or
+// unavailable" for CUDA 12's "CUDA-capable device(s) is/are busy or
+// unavailable"): every word of three letters or more of the catalogue's
+// string, plurals folded, must be among the first words of the text, and
+// no string of another category may fit as well. Strings of fewer than
+// four such words are left to the exact match: "invalid device ordinal"
+// and "invalid device pointer" differ by one word.
+func (c *catalogue) textByWords(rest, fam string) *codeEntry {
+	have := map[string]bool{}
+	n := 0
+	for _, w := range textWords(rest) {
+		if n++; n > 24 {
+			break
+		}
+		have[w] = true
+	}
+	var best *codeEntry
+	bestN, ties := 0, 0
+	for _, t := range c.texts {
+		f := t.entry.family
+		if fam == "cuda" && f != "cuda" && f != "cu" || fam == "hip" && f != "hip" {
+			continue
+		}
+		ws := textWords(t.text)
+		if len(ws) < 4 {
+			continue
+		}
+		all := true
+		for _, w := range ws {
+			if !have[w] {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		switch {
+		case len(ws) > bestN:
+			best, bestN, ties = t.entry, len(ws), 0
+		case len(ws) == bestN && best != nil && best.cat != t.entry.cat:
+			ties++
+		}
+	}
+	if ties > 0 {
+		return nil
+	}
+	return best
+}
+
+// textWords splits a lower-cased text into its words of three letters or
+// more, with a plural "s" dropped ("devices" and "device(s)" are one word).
+func textWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+		if len(w) < 3 {
+			continue
+		}
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // distinctiveText is the shortest a library string may be to be matched

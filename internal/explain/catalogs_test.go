@@ -24,7 +24,7 @@ const (
 // move fails here rather than silently shrinking the data.
 var codeCatalogs = []string{
 	"cuda_runtime.tsv", "cuda_runtime_legacy.tsv", "cuda_driver.tsv",
-	"cudnn.tsv", "cudnn_v8.tsv", "cublas.tsv", "cusolver.tsv", "cusparse.tsv", "cufft.tsv",
+	"cudnn.tsv", "cudnn_v8.tsv", "cublas.tsv", "cusolver.tsv", "cusparse.tsv", "cufft.tsv", "curand.tsv",
 	"nccl.tsv", "hip.tsv", "hip_legacy.tsv", "hsa.tsv", "ur.tsv", "neuron.tsv", "xla_status.tsv",
 }
 

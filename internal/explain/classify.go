@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/devctl/devctl/internal/explain/learn"
 )
 
 // compiled is the rule and extractor tables ready to run. It is built on
@@ -134,10 +136,13 @@ func Classify(log []byte) (e Explanation) {
 			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown), DecidedBy: DecidedByNone}
 		}
 	}()
-	return classify(log)
+	return classify(log, embeddedModel())
 }
 
-func classify(log []byte) (e Explanation) {
+// classify is Classify with the learned fallback model (nil: rules and
+// catalogues alone); the leave-one-source-out test passes models trained
+// without the log's source.
+func classify(log []byte, model *learn.Compact) (e Explanation) {
 	t := getTables()
 	best := make([][]hit, len(t.rules))
 	// lastEnd[ni] is where the line (or window) of needle ni's last hit
@@ -163,31 +168,30 @@ func classify(log []byte) (e Explanation) {
 		}
 	})
 	var all []hit
-	primary := false
-	for ri, hs := range best {
+	for _, hs := range best {
 		all = append(all, hs...)
-		if len(hs) > 0 && !t.rules[ri].derived && t.rules[ri].weight >= wSecondary {
-			primary = true
+	}
+	// Decide every hit (bounded: keepPerRule per rule) before ordering
+	// them: the root cause is chosen among what the hits mean.
+	var cands []cand
+	for _, h := range all {
+		r := &t.rules[h.rule]
+		c, d, msg, ok := r.decide(string(log[h.start:h.end]))
+		if ok {
+			cands = append(cands, cand{hit: h, cat: c, dev: d, msg: msg})
 		}
 	}
-	if primary {
-		// The root cause is the first device error, not the watchdog or
-		// the "unhandled cuda error" the other ranks report after it.
-		for i := range all {
-			if t.rules[all[i].rule].derived {
-				all[i].score -= penaltyDerived
-			}
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
+	cands = dropGuessesUnderCodes(t, cands)
+	rootCause(t, log, cands)
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
 		if a.score != b.score {
 			return a.score > b.score
 		}
-		if a.off != b.off {
+		if a.start != b.start {
 			return a.off > b.off
 		}
-		return a.rule < b.rule
+		return a.rule < b.rule // one line: the table's order (rules.go)
 	})
 	var (
 		win       *hit
@@ -196,45 +200,18 @@ func classify(log []byte) (e Explanation) {
 		msg       string
 		confirmed []hit
 	)
-	// codeOnLine says whether an error catalogue reads a code on the line
-	// starting at start: a concept guessed from words on that line
-	// ("cudaMalloc failed" as out of memory) yields to the code the
-	// library printed there ("cudaMalloc failed: unknown error").
-	codeLines := map[int]bool{}
-	codeOnLine := func(start int) bool {
-		if v, ok := codeLines[start]; ok {
-			return v
-		}
-		found := false
-		for _, o := range all {
-			if o.start == start && t.rules[o.rule].origin == DecidedByCatalogue {
-				if _, _, _, ok := t.rules[o.rule].decide(string(log[o.start:o.end])); ok {
-					found = true
-					break
-				}
-			}
-		}
-		codeLines[start] = found
-		return found
-	}
-	for i := range all {
-		h := all[i]
-		r := &t.rules[h.rule]
-		c, d, m, ok := r.decide(string(log[h.start:h.end]))
-		if !ok {
-			continue
-		}
-		if r.generic && codeOnLine(h.start) {
-			continue
-		}
+	for i := range cands {
 		if win == nil {
-			win, cat, dev, msg = &all[i], c, d, m
+			win, cat, dev, msg = &cands[i].hit, cands[i].cat, cands[i].dev, cands[i].msg
 		}
-		if c == cat {
-			confirmed = append(confirmed, h)
+		if cands[i].cat == cat {
+			confirmed = append(confirmed, cands[i].hit)
 		}
 	}
 	if win == nil {
+		if e, ok := modelDecide(log, model); ok {
+			return e
+		}
 		return unknown(log)
 	}
 	e = Explanation{
@@ -393,7 +370,12 @@ func score(weight int, kind lineKind, off, n int) int {
 	s := weight * 10
 	switch kind {
 	case kindException:
-		s += bonusException
+		// A catch-all on an exception line ("XlaRuntimeError: ...",
+		// "CUDA error: ...") still names no kind: it does not outrank a
+		// specific message the log gave only as a warning.
+		if weight > wCatchAll {
+			s += bonusException
+		}
 	case kindWarning:
 		s -= penaltyWarning
 	}

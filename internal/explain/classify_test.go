@@ -12,7 +12,8 @@ import (
 )
 
 // The lines below are quoted from the corpus (testdata/logs, sources in
-// its index.tsv); each case checks one rule family.
+// its index.tsv); each case checks one rule family, without the learned
+// fallback (TestLOSO and TestModelAnswersOnlyWhenConfident test that).
 func TestClassifyCategories(t *testing.T) {
 	tests := []struct {
 		name string
@@ -255,7 +256,7 @@ func TestClassifyCategories(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := Classify([]byte(tt.log))
+			e := classify([]byte(tt.log), nil) // the rules and catalogues; the model has TestLOSO
 			got := [3]string{string(e.Category), string(e.Device), e.MessageID}
 			want := [3]string{string(tt.cat), string(tt.dev), tt.msg}
 			if diff := cmp.Diff(want, got); diff != "" {

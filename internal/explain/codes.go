@@ -101,7 +101,7 @@ func refineOOMWord(line string, _ []string) (Category, Device, string) {
 // system memory or RAM is the host's, anything else as refineOOMWord.
 func refineShortfall(line string, sub []string) (Category, Device, string) {
 	low := strings.ToLower(line)
-	if containsAny(low, "system memory", " ram", "host memory", "physical memory") {
+	if containsAny(low, "system memory", " ram", "host memory", "physical memory", "system resources") {
 		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
 	}
 	return refineOOMWord(line, sub)
@@ -112,12 +112,18 @@ func refineShortfall(line string, sub []string) (Category, Device, string) {
 // from the compiler's and runtime's other failures.
 func refineNeuron(line string, _ []string) (Category, Device, string) {
 	low := strings.ToLower(line)
+	if containsAny(low, "determine neuron driver version", "could not be initialized", "no neuron device", "neuron driver is not",
+		"neuron device not found", "failed to open neuron device") {
+		return CategoryNoGPUFound, DeviceNeuron, "" // no usable Neuron device or driver
+	}
 	if strings.Contains(low, "nerr_resource_nc") {
 		return CategoryOther, DeviceNeuron, "other.neuron" // too few NeuronCores, not memory
 	}
 	// Runtime status 4 (NRT_RESOURCE / NERR_RESOURCE) is a failed allocation.
 	if containsAny(low, "allocation failure", "alloc device memory", "failed to alloc", "out of memory", "could not satisfy request",
-		"no free space", "status=4", "nerr_resource", "nrt_resource") {
+		"no free space", "status=4", "nerr_resource", "nrt_resource",
+		// the driver layer's allocators: "[TDRV:dma_mp_alloc] Failed to create MLA buffer".
+		"tdrv:dma_mp_alloc", "mla buffer") {
 		return CategoryOutOfMemory, DeviceNeuron, "out_of_memory"
 	}
 	return CategoryOther, DeviceNeuron, "other.neuron"
@@ -126,7 +132,7 @@ func refineNeuron(line string, _ []string) (Category, Device, string) {
 // acceleratorToken names the accelerator a "no device" line is about.
 // "GPUAccelerator" and "TPUAccelerator" (Lightning class names) count.
 var acceleratorToken = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)(s|accelerator)?\b`)
+	return regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu|mlx|metal)(s|accelerator)?\b`)
 }) // compiled on first use, not at every start
 
 // refineNoDevice reads "No XPU devices are available", "Is XPU available:
