@@ -1,8 +1,6 @@
 package explain
 
 import (
-	"bufio"
-	"bytes"
 	"embed"
 	"regexp"
 	"sort"
@@ -102,8 +100,10 @@ type catalogError struct{ msg string }
 func (e *catalogError) Error() string { return e.msg }
 
 // parseCatalogues reads every code catalogue and messages.tsv from fsys.
+// It runs on every `doctor --log`, so it slices the files' text rather than
+// splitting and copying it: a millisecond here is one the user waits for.
 func parseCatalogues(fsys embed.FS) (*catalogue, error) {
-	c := &catalogue{names: map[string]*codeEntry{}, numbers: map[string]map[int64][]*codeEntry{}}
+	c := &catalogue{names: make(map[string]*codeEntry, 1024), numbers: map[string]map[int64][]*codeEntry{}}
 	seenFamily := map[string]bool{}
 	for _, cf := range codeFiles {
 		b, err := fsys.ReadFile("catalogs/" + cf.file)
@@ -112,7 +112,7 @@ func parseCatalogues(fsys embed.FS) (*catalogue, error) {
 		}
 		legacy := seenFamily[cf.family]
 		seenFamily[cf.family] = true
-		rows, err := parseCodeTSV(b, cf.file)
+		rows, err := parseCodeTSV(string(b), cf.file)
 		if err != nil {
 			return nil, err
 		}
@@ -122,17 +122,19 @@ func parseCatalogues(fsys embed.FS) (*catalogue, error) {
 			c.numbers[cf.family] = byNum
 		}
 		seenText := map[string]bool{}
-		for _, r := range rows {
+		for i := range rows {
+			r := &rows[i]
 			r.family, r.file, r.legacy = cf.family, cf.file, legacy
-			if _, ok := c.names[strings.ToLower(r.name)]; !ok {
-				c.names[strings.ToLower(r.name)] = r
+			low := lowerString(r.name)
+			if _, ok := c.names[low]; !ok {
+				c.names[low] = r
 			}
 			if cf.family != "status" || strings.ToUpper(r.name) == r.name && !strings.HasPrefix(r.name, "TF_") {
 				// xla_status.tsv holds three name sets for the same
 				// numbers; a printed number is absl's.
 				byNum[r.number] = append(byNum[r.number], r)
 			}
-			if t := strings.ToLower(r.message); t != "" && !legacy && t != strings.ToLower(r.name) && !seenText[t] {
+			if t := lowerString(r.message); t != "" && !legacy && t != low && !seenText[t] {
 				seenText[t] = true
 				c.texts = append(c.texts, textEntry{t, r})
 			}
@@ -142,41 +144,80 @@ func parseCatalogues(fsys embed.FS) (*catalogue, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for first := true; sc.Scan(); first = false {
-		if first {
-			continue
-		}
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 6 {
-			return nil, &catalogError{"messages.tsv: want 6 fields in " + strconv.Quote(sc.Text())}
-		}
+	err = eachTSVRow(string(b), 6, func(f []string) error {
 		c.messages = append(c.messages, messageEntry{pattern: f[0], cat: Category(f[1]), dev: Device(f[2])})
+		return nil
+	})
+	if err != nil {
+		return nil, &catalogError{"messages.tsv: " + err.Error()}
 	}
 	return c, nil
 }
 
 // parseCodeTSV reads one code catalogue: name, number, message, category,
 // device.
-func parseCodeTSV(b []byte, file string) ([]*codeEntry, error) {
-	var out []*codeEntry
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		if first {
-			continue
-		}
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 5 {
-			return nil, &catalogError{file + ": want 5 fields in " + strconv.Quote(sc.Text())}
-		}
+func parseCodeTSV(text, file string) ([]codeEntry, error) {
+	out := make([]codeEntry, 0, strings.Count(text, "\n"))
+	err := eachTSVRow(text, 5, func(f []string) error {
 		n, err := strconv.ParseInt(f[1], 10, 64)
 		if err != nil {
-			return nil, &catalogError{file + ": number " + strconv.Quote(f[1])}
+			return &catalogError{"number " + strconv.Quote(f[1])}
 		}
-		out = append(out, &codeEntry{name: f[0], number: n, message: f[2], cat: Category(f[3]), dev: Device(f[4])})
+		out = append(out, codeEntry{name: f[0], number: n, message: f[2], cat: Category(f[3]), dev: Device(f[4])})
+		return nil
+	})
+	if err != nil {
+		return nil, &catalogError{file + ": " + err.Error()}
 	}
-	return out, sc.Err()
+	return out, nil
+}
+
+// eachTSVRow calls fn with the fields of every row after the header; the
+// fields are slices of text, reused between calls.
+func eachTSVRow(text string, n int, fn func([]string) error) error {
+	fields := make([]string, 0, n)
+	first := true
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		if first || line == "" {
+			first = false
+			continue
+		}
+		fields = fields[:0]
+		for len(fields) < n-1 {
+			i := strings.IndexByte(line, '\t')
+			if i < 0 {
+				break
+			}
+			fields = append(fields, line[:i])
+			line = line[i+1:]
+		}
+		fields = append(fields, line)
+		if len(fields) != n || strings.IndexByte(line, '\t') >= 0 {
+			return &catalogError{"want " + strconv.Itoa(n) + " fields in " + strconv.Quote(line)}
+		}
+		if err := fn(fields); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lowerString is strings.ToLower for the ASCII text of the catalogues,
+// returning s itself when it has no upper-case letter.
+func lowerString(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 // notAnError are the rows that name success or a state, not a failure
@@ -383,47 +424,55 @@ func (c *catalogue) statusOnLine(line string) *codeEntry {
 // numberFormats are the ways frameworks print a library's error number.
 // Each names the family whose numbering applies; the number is group 1 and
 // the text after it, when any, group 2.
+// numberFormats is built on first use, not at start-up.
 var numberFormats = sync.OnceValue(func() []numberFormat {
-	f := func(family, re string) numberFormat { return numberFormat{family, regexp.MustCompile(re)} }
 	return []numberFormat{
 		// glog CHECKs in Caffe, MXNet, Paddle, PyTorch's THC:
 		// "Check failed: error == cudaSuccess (2 vs. 0)  out of memory".
-		f("cuda", `(?i)(?:error|err|e|status|result)\s*==\s*cudaSuccess\s*\(?\s*(-?\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
-		f("cudnn", `(?i)==\s*CUDNN_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
-		f("cublas", `(?i)==\s*CUBLAS_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
+		nf("cuda", `(?i)(?:error|err|e|status|result)\s*==\s*cudaSuccess\s*\(?\s*(-?\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "cudasuccess"),
+		nf("cudnn", `(?i)==\s*CUDNN_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "cudnn_status_success"),
+		nf("cublas", `(?i)==\s*CUBLAS_STATUS_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "cublas_status_success"),
 		// Caffe2: "status == CURAND_STATUS_SUCCESS. 102 vs 0".
-		f("curand", `(?i)==\s*CURAND_STATUS_SUCCESS\.?\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
-		f("cu", `(?i)==\s*CUDA_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
-		f("hip", `(?i)==\s*hipSuccess\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`),
+		nf("curand", `(?i)==\s*CURAND_STATUS_SUCCESS\.?\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "curand_status_success"),
+		nf("cu", `(?i)==\s*CUDA_SUCCESS\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "cuda_success"),
+		nf("hip", `(?i)==\s*hipSuccess\s*\(?\s*(\d{1,4})\s+vs\.?\s*0\)?\s*(.*)`, "hipsuccess"),
 		// "CUDA error 2 at ggml-cuda.cu:359: out of memory", "CUDA error: 35
 		// (0x23)", "cuda runtime error (2) : out of memory", "Cuda failure
 		// 700 'an illegal memory access'", "(External) CUDA error(719),
 		// unspecified launch failure.", "CUDA Error(10): invalid device ordinal".
-		f("cuda", `(?i)\bcuda\s*(?:runtime\s+)?(?:error|failure|err)\s*:?\s*[\(\[]?\s*(\d{1,4})\s*[\)\]]?\s*[:,.]?\s*(?:\(0x[0-9a-f]+\)\s*)?(?:at \S+\s*)?(.*)`),
+		nf("cuda", `(?i)\bcuda\s*(?:runtime\s+)?(?:error|failure|err)\s*:?\s*[\(\[]?\s*(\d{1,4})\s*[\)\]]?\s*[:,.]?\s*(?:\(0x[0-9a-f]+\)\s*)?(?:at \S+\s*)?(.*)`,
+			"cuda error", "cudaerror", "cuda err", "cuda failure", "cuda runtime error"),
 		// "CUDA Failure 999: Unknown Error", "cuda failed with 2".
-		f("cuda", `(?i)\bcuda\s+failed\s+with\s*:?\s*(?:error\s*)?(\d{1,4})\b\s*[:,.]?\s*(.*)`),
+		nf("cuda", `(?i)\bcuda\s+failed\s+with\s*:?\s*(?:error\s*)?(\d{1,4})\b\s*[:,.]?\s*(.*)`, "cuda failed with"),
 		// THC: "THCudaCheck FAIL file=... line=70 error=30 : unknown error";
 		// samples: "code=802(cudaErrorSystemNotReady)"; "error# 100".
-		f("cuda", `(?i)\b(?:error|code)\s*(?:=|#)\s*(\d{1,4})\b\s*[:(]?\s*(.*)`),
-		f("cuda", `(?i)\bcuda\w*\s+returned\s+(?:error\s+)?(\d{1,4})\b\s*[:,.]?\s*(.*)`),
-		f("cuda", `(?i)\bcudaError(?:_t)?\s*[:(=]?\s*(\d{1,4})\b\s*\)?\s*[:,.]?\s*(.*)`),
+		nf("cuda", `(?i)\b(?:error|code)\s*(?:=|#)\s*(\d{1,4})\b\s*[:(]?\s*(.*)`, "error=", "error =", "code=", "code =", "error#", "error #"),
+		nf("cuda", `(?i)\bcuda\w*\s+returned\s+(?:error\s+)?(\d{1,4})\b\s*[:,.]?\s*(.*)`, "returned"),
+		nf("cuda", `(?i)\bcudaError(?:_t)?\s*[:(=]?\s*(\d{1,4})\b\s*\)?\s*[:,.]?\s*(.*)`, "cudaerror"),
 		// Driver API: "CUresult 2", "cuCtxCreate() error=101" is above.
-		f("cu", `(?i)\bCUresult\s*[:(=]?\s*(\d{1,4})\b\s*\)?\s*(.*)`),
+		nf("cu", `(?i)\bCUresult\s*[:(=]?\s*(\d{1,4})\b\s*\)?\s*(.*)`, "curesult"),
 		// PyTorch at CUDA initialisation: "... already set an error? Error 2:
 		// out of memory", "Error 802: system not yet initialized".
-		f("cuda", `(?:Error|error) (\d{1,4}): (.*)`),
+		nf("cuda", `(?:Error|error) (\d{1,4}): (.*)`, "error "),
 		// HIP: "hipError_t(1002)", "HIP error 98", "hipError 1053".
-		f("hip", `(?i)\bhip\s*(?:error|err)(?:_t)?\s*[:(]?\s*(\d{1,4})\b\s*\)?\s*[:,.]?\s*(.*)`),
+		nf("hip", `(?i)\bhip\s*(?:error|err)(?:_t)?\s*[:(]?\s*(\d{1,4})\b\s*\)?\s*[:,.]?\s*(.*)`, "hip"),
 		// NCCL: "NCCL Error 2: unhandled system error".
-		f("nccl", `(?i)\bnccl\s+error\s*:?\s*(\d{1,2})\b\s*[:,.]?\s*(.*)`),
+		nf("nccl", `(?i)\bnccl\s+error\s*:?\s*(\d{1,2})\b\s*[:,.]?\s*(.*)`, "nccl error"),
 		// Neuron: "nrt_tensor_allocate status=4".
-		f("nrt", `(?i)\bnrt\w*.*\bstatus\s*=\s*(\d{1,4})\b\s*(.*)`),
+		nf("nrt", `(?i)\bnrt\w*.*\bstatus\s*=\s*(\d{1,4})\b\s*(.*)`, "status="),
 	}
 })
 
+// nf makes a numberFormat; lits are lower-case texts one of which the line
+// must hold before the regexp runs (or is compiled: on first use only).
+func nf(family, re string, lits ...string) numberFormat {
+	return numberFormat{family: family, lits: lits, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(re) })}
+}
+
 type numberFormat struct {
 	family string
-	re     *regexp.Regexp
+	lits   []string
+	re     func() *regexp.Regexp
 }
 
 // numberAnchors are literal texts one of numberFormats needs on the line.
@@ -438,7 +487,10 @@ var numberAnchors = []string{"cudaSuccess", "CUDNN_STATUS_SUCCESS", "CUBLAS_STAT
 func (c *catalogue) byNumber(line string) (*codeEntry, bool) {
 	lineLow := strings.ToLower(line)
 	for _, nf := range numberFormats() {
-		m := nf.re.FindStringSubmatch(line)
+		if !containsAny(lineLow, nf.lits...) {
+			continue
+		}
+		m := nf.re().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -647,22 +699,30 @@ func textWords(s string) []string {
 }
 
 // distinctiveText is the shortest a library string may be to be matched
-// anywhere on a line, without a framework's prefix before it.
+// anywhere on a line, without a framework's prefix before it, and about
+// how much of a message a line cut short must keep to count.
 const distinctiveText = 24
 
+// needleText is how much of a catalogue message the matcher looks for: a
+// filter, confirmed on the line by messageAt. Shorter needles keep the
+// automaton small (`doctor --log` builds it on every run).
+const needleText = 16
+
 // messageNeedle is the run of a catalogue message the matcher looks for:
-// its first distinctiveText bytes, so a message cut short after them still
-// matches.
-func messageNeedle(pattern string) string {
-	if len(pattern) <= distinctiveText {
-		return pattern
+// its first needleText bytes, ending at a word when one is near.
+func messageNeedle(pattern string) string { return prefixAtWord(pattern, needleText) }
+
+// prefixAtWord is the first n bytes of s, cut back to the last space when
+// one is within n/3 of the end, so the run is words.
+func prefixAtWord(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	n := pattern[:distinctiveText]
-	// End at a word boundary when one is near, so the needle is words.
-	if i := strings.LastIndexByte(n, ' '); i >= distinctiveText-8 {
-		n = n[:i]
+	p := s[:n]
+	if i := strings.LastIndexByte(p, ' '); i >= n-n/3 {
+		p = p[:i]
 	}
-	return n
+	return p
 }
 
 // messageAt reports whether the line holds pattern at or after its needle:
@@ -688,8 +748,8 @@ func messageAt(line, pattern string) bool {
 			continue
 		}
 		rest = strings.TrimRight(rest, ".…` \t\"'*")
-		if len(rest) >= len(needle) && strings.HasPrefix(pat, rest) {
-			return true // cut short
+		if len(rest) >= len(prefixAtWord(pat, distinctiveText)) && strings.HasPrefix(pat, rest) {
+			return true // cut short, with enough of the message left to say which
 		}
 		i += j + 1
 	}

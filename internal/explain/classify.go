@@ -99,6 +99,9 @@ const (
 	// deviceWindow is how far around the primary line the device is looked
 	// for when the line itself does not name one.
 	deviceWindow = 1 << 10
+	// maxNumberLines bounds the lines numbers are read from besides the
+	// text around the primary line.
+	maxNumberLines = 8
 )
 
 // Scores: weight dominates; the line's shape and position decide between
@@ -341,7 +344,10 @@ func (r *compiledRule) lineOK(line []byte) bool {
 	return true
 }
 
-// keep inserts h into hs, keeping the keepPerRule best and one hit per line.
+// keep inserts h into hs, keeping one hit per line: the rule's first hit
+// (the root cause may be the earliest, rootcause.go) and the best of the
+// others, a later hit winning a tie (hits come in log order, and in a long
+// log many lines near the end get the same position bonus).
 func keep(hs *[]hit, h hit) {
 	for i, o := range *hs {
 		if o.start == h.start {
@@ -355,13 +361,13 @@ func keep(hs *[]hit, h hit) {
 		*hs = append(*hs, h)
 		return
 	}
-	worst := 0
-	for i, o := range *hs {
-		if o.score < (*hs)[worst].score {
+	worst := 1 // slot 0 holds the rule's first hit
+	for i := 2; i < len(*hs); i++ {
+		if o := (*hs)[i]; o.score < (*hs)[worst].score || o.score == (*hs)[worst].score && o.off < (*hs)[worst].off {
 			worst = i
 		}
 	}
-	if h.score > (*hs)[worst].score {
+	if h.score >= (*hs)[worst].score {
 		(*hs)[worst] = h
 	}
 }
@@ -571,8 +577,12 @@ func cleanUTF8(s string) string {
 func readNumbers(t *compiled, log []byte, win hit, confirmed []hit, cat Category) Numbers {
 	var n Numbers
 	texts := []string{string(log[win.start:win.end])}
+	seen := map[int]bool{win.start: true}
 	for _, h := range confirmed {
-		if h.start != win.start {
+		// Each line once, and a few: a long log confirms a category on
+		// many lines, and every text costs every extractor.
+		if !seen[h.start] && len(seen) < maxNumberLines {
+			seen[h.start] = true
 			texts = append(texts, string(log[h.start:h.end]))
 		}
 	}

@@ -296,7 +296,9 @@ var rules = []rule{
 	// drawing ("3/8 [00:02<00:03, 1.28it/s]Killed"), or a process said to
 	// have been killed while it loaded: the OOM killer, as a bare "Killed".
 	{id: "oom.killed-words", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wStrong,
-		needles: []string{"killed", "被kill", "kill了", "被杀"},
+		// "kill" also finds "被kill了" without a needle in Chinese (each
+		// byte of one is a column of the matcher's table).
+		needles: []string{"killed", "kill"},
 		re:      `(?:[\]|>\s]Killed[\s.!*\x60'"]*$|(?i:\b(?:was|got|been|is|be|being|gets|get)\s+killed\b)|被kill|kill了|被杀)`,
 		not:     []string{"killed by signal: Bus error", "killed: false", "killed: true"}},
 	{id: "oom.llama", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
