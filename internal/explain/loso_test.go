@@ -264,6 +264,24 @@ func TestLOSO(t *testing.T) {
 	t.Logf("unknown-labelled logs given a device category: %d of %d (%.1f%%); rules alone %d",
 		r.unkAsErr, r.unk, r.pct(r.unkAsErr, r.unk), ro.unkAsErr)
 	t.Logf("device accuracy %.1f%%", r.pct(r.devOK, r.n))
+	for _, set := range []string{"train", "holdout"} {
+		for _, sampled := range []bool{false, true} {
+			n, ok := 0, 0
+			for i, d := range docs {
+				if d.set == set && sampledRound(d.file) == sampled {
+					n++
+					if string(got[i].Category) == d.cat {
+						ok++
+					}
+				}
+			}
+			round := "rounds 1-17"
+			if sampled {
+				round = "sampled rounds"
+			}
+			t.Logf("  %-14s %-7s set: %.1f%% (%d/%d)", round, set, r.pct(ok, n), ok, n)
+		}
+	}
 	t.Logf("decided by: %v", r.decided)
 	t.Log("per category (recall: right / labelled; precision: right / answered)\n" + r.perCategory())
 	t.Log("model answers by confidence (logs no rule recognised)\n" + r.calibration())

@@ -32,7 +32,7 @@ type Options struct {
 }
 
 // DefaultOptions are the settings the embedded model is trained with.
-var DefaultOptions = Options{LogBuckets: 14, Epochs: 8, Rate: 0.5, L2: 1e-4, Seed: 1}
+var DefaultOptions = Options{LogBuckets: 13, Epochs: 8, Rate: 0.5, L2: 1e-4, Seed: 1}
 
 // Model is a trained multinomial logistic regression over hashed features,
 // in float64, as training leaves it.
