@@ -28,6 +28,11 @@ type LogReport struct {
 	// each action once (sameFix in fixes.go).
 	Fixes      []string `json:"fixes"`
 	Confidence float64  `json:"confidence"`
+	// DecidedBy says which part of the classifier named the category:
+	// rule, catalogue (the libraries' error catalogues), model (the
+	// learned fallback, answering only above its threshold) or none
+	// (category unknown). Confidence is the rule's or the model's.
+	DecidedBy string `json:"decided_by"`
 	// Machine lists facts about this machine that bear on the failure
 	// (actual driver and runtime versions, device memory, other processes).
 	Machine []string `json:"machine,omitempty"`
@@ -91,7 +96,7 @@ func BuildLogReport(ctx context.Context, e explain.Explanation, msg LogMessage, 
 	lr := &LogReport{
 		Category: string(e.Category), Device: string(e.Device), MessageID: e.MessageID,
 		Title: msg.Title, Explanation: msg.Explanation, Evidence: e.Evidence, Line: e.Line,
-		Numbers: e.Numbers, Confidence: e.Confidence,
+		Numbers: e.Numbers, Confidence: e.Confidence, DecidedBy: string(e.DecidedBy),
 	}
 	if lr.Evidence == nil {
 		lr.Evidence = []string{}

@@ -86,7 +86,7 @@ func FuzzClassify(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, log []byte) {
-		e := classify(log) // unguarded: a panic here is a bug
+		e := classify(log, embeddedModel()) // unguarded: a panic here is a bug
 		if e.Category == "" || e.Device == "" || e.MessageID == "" {
 			t.Errorf("incomplete explanation %+v", e)
 		}

@@ -2,7 +2,6 @@ package explain
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +24,7 @@ const (
 // move fails here rather than silently shrinking the data.
 var codeCatalogs = []string{
 	"cuda_runtime.tsv", "cuda_runtime_legacy.tsv", "cuda_driver.tsv",
-	"cudnn.tsv", "cudnn_v8.tsv", "cublas.tsv", "cusolver.tsv", "cusparse.tsv", "cufft.tsv",
+	"cudnn.tsv", "cudnn_v8.tsv", "cublas.tsv", "cusolver.tsv", "cusparse.tsv", "cufft.tsv", "curand.tsv",
 	"nccl.tsv", "hip.tsv", "hip_legacy.tsv", "hsa.tsv", "ur.tsv", "neuron.tsv", "xla_status.tsv",
 }
 
@@ -182,37 +181,47 @@ func TestEveryCatalogIsListed(t *testing.T) {
 	}
 }
 
-// TestCatalogsAgreeWithCodeTables checks the hand-kept number tables in
-// codes.go against the catalogues read from the libraries' headers: a number
-// codes.go maps must exist in one of the numberings with the same category.
-func TestCatalogsAgreeWithCodeTables(t *testing.T) {
-	cases := []struct {
-		table map[int]outcome
-		files []string
-	}{
-		{cudaCodes, []string{"cuda_runtime.tsv", "cuda_runtime_legacy.tsv"}},
-		{hipCodes, []string{"hip.tsv", "hip_legacy.tsv"}},
+// TestCodeMessagesAgreeWithCatalogs checks the hand-kept message
+// refinements in catalog.go against the catalogues: every name must be a
+// catalogue row whose category the message id refines.
+func TestCodeMessagesAgreeWithCatalogs(t *testing.T) {
+	rows := map[string]catalogRow{}
+	for _, f := range codeCatalogs {
+		for _, r := range loadCodeCatalog(t, f) {
+			if _, ok := rows[r.name]; !ok {
+				rows[r.name] = r
+			}
+		}
 	}
-	for _, c := range cases {
-		byNumber := map[int64][]catalogRow{}
-		for _, f := range c.files {
-			for _, r := range loadCodeCatalog(t, f) {
-				byNumber[r.number] = append(byNumber[r.number], r)
+	for name, msg := range codeMessages {
+		r, ok := rows[name]
+		if !ok {
+			t.Errorf("codeMessages names %s, which no catalogue has", name)
+			continue
+		}
+		if !strings.HasPrefix(msg, string(r.cat)+".") {
+			t.Errorf("codeMessages maps %s to %s, but its catalogue category is %s", name, msg, r.cat)
+		}
+	}
+}
+
+// TestEmbeddedCataloguesParse parses the embedded files the way the
+// classifier does and checks every code row is reachable by name.
+func TestEmbeddedCataloguesParse(t *testing.T) {
+	c, err := parseCatalogues(catalogFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range codeCatalogs {
+		for _, r := range loadCodeCatalog(t, f) {
+			n++
+			if c.names[strings.ToLower(r.name)] == nil {
+				t.Errorf("%s: %s is not in the parsed catalogue", f, r.name)
 			}
 		}
-		for n, o := range c.table {
-			rows := byNumber[int64(n)]
-			ok := false
-			var seen []string
-			for _, r := range rows {
-				seen = append(seen, fmt.Sprintf("%s=%s", r.name, r.cat))
-				if r.cat == o.cat {
-					ok = true
-				}
-			}
-			if !ok {
-				t.Errorf("%v: code %d is %s in codes.go; catalogue rows: %v", c.files, n, o.cat, seen)
-			}
-		}
+	}
+	if len(c.messages) == 0 || n == 0 {
+		t.Errorf("parsed %d code rows and %d messages", n, len(c.messages))
 	}
 }

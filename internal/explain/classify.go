@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/devctl/devctl/internal/explain/learn"
 )
 
 // compiled is the rule and extractor tables ready to run. It is built on
@@ -32,7 +34,7 @@ var (
 )
 
 func getTables() *compiled {
-	compileOnce.Do(func() { tables = compile(rules, extractors) })
+	compileOnce.Do(func() { tables = compile(append(append([]rule(nil), rules...), catalogueRules(rules)...), extractors) })
 	return tables
 }
 
@@ -97,6 +99,9 @@ const (
 	// deviceWindow is how far around the primary line the device is looked
 	// for when the line itself does not name one.
 	deviceWindow = 1 << 10
+	// maxNumberLines bounds the lines numbers are read from besides the
+	// text around the primary line.
+	maxNumberLines = 8
 )
 
 // Scores: weight dominates; the line's shape and position decide between
@@ -131,13 +136,16 @@ func Classify(log []byte) (e Explanation) {
 	// guard); the guard keeps a future bug from taking down `devctl doctor`.
 	defer func() {
 		if recover() != nil {
-			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+			e = Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown), DecidedBy: DecidedByNone}
 		}
 	}()
-	return classify(log)
+	return classify(log, embeddedModel())
 }
 
-func classify(log []byte) (e Explanation) {
+// classify is Classify with the learned fallback model (nil: rules and
+// catalogues alone); the leave-one-source-out test passes models trained
+// without the log's source.
+func classify(log []byte, model *learn.Compact) (e Explanation) {
 	t := getTables()
 	best := make([][]hit, len(t.rules))
 	// lastEnd[ni] is where the line (or window) of needle ni's last hit
@@ -163,31 +171,30 @@ func classify(log []byte) (e Explanation) {
 		}
 	})
 	var all []hit
-	primary := false
-	for ri, hs := range best {
+	for _, hs := range best {
 		all = append(all, hs...)
-		if len(hs) > 0 && !t.rules[ri].derived && t.rules[ri].weight >= wSecondary {
-			primary = true
+	}
+	// Decide every hit (bounded: keepPerRule per rule) before ordering
+	// them: the root cause is chosen among what the hits mean.
+	var cands []cand
+	for _, h := range all {
+		r := &t.rules[h.rule]
+		c, d, msg, ok := r.decide(string(log[h.start:h.end]))
+		if ok {
+			cands = append(cands, cand{hit: h, cat: c, dev: d, msg: msg})
 		}
 	}
-	if primary {
-		// The root cause is the first device error, not the watchdog or
-		// the "unhandled cuda error" the other ranks report after it.
-		for i := range all {
-			if t.rules[all[i].rule].derived {
-				all[i].score -= penaltyDerived
-			}
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
+	cands = dropGuessesUnderCodes(t, cands)
+	rootCause(t, log, cands)
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
 		if a.score != b.score {
 			return a.score > b.score
 		}
-		if a.off != b.off {
+		if a.start != b.start {
 			return a.off > b.off
 		}
-		return a.rule < b.rule
+		return a.rule < b.rule // one line: the table's order (rules.go)
 	})
 	var (
 		win       *hit
@@ -196,21 +203,18 @@ func classify(log []byte) (e Explanation) {
 		msg       string
 		confirmed []hit
 	)
-	for i := range all {
-		h := all[i]
-		r := &t.rules[h.rule]
-		c, d, m, ok := r.decide(string(log[h.start:h.end]))
-		if !ok {
-			continue
-		}
+	for i := range cands {
 		if win == nil {
-			win, cat, dev, msg = &all[i], c, d, m
+			win, cat, dev, msg = &cands[i].hit, cands[i].cat, cands[i].dev, cands[i].msg
 		}
-		if c == cat {
-			confirmed = append(confirmed, h)
+		if cands[i].cat == cat {
+			confirmed = append(confirmed, cands[i].hit)
 		}
 	}
 	if win == nil {
+		if e, ok := modelDecide(log, model); ok {
+			return e
+		}
 		return unknown(log)
 	}
 	e = Explanation{
@@ -219,6 +223,10 @@ func classify(log []byte) (e Explanation) {
 		MessageID: msg,
 		Line:      1 + bytes.Count(log[:win.start], []byte{'\n'}),
 		Rule:      t.rules[win.rule].id,
+		DecidedBy: t.rules[win.rule].origin,
+	}
+	if e.DecidedBy == "" {
+		e.DecidedBy = DecidedByRule
 	}
 	if t.rules[win.rule].generic {
 		for _, h := range confirmed {
@@ -336,7 +344,10 @@ func (r *compiledRule) lineOK(line []byte) bool {
 	return true
 }
 
-// keep inserts h into hs, keeping the keepPerRule best and one hit per line.
+// keep inserts h into hs, keeping one hit per line: the rule's first hit
+// (the root cause may be the earliest, rootcause.go) and the best of the
+// others, a later hit winning a tie (hits come in log order, and in a long
+// log many lines near the end get the same position bonus).
 func keep(hs *[]hit, h hit) {
 	for i, o := range *hs {
 		if o.start == h.start {
@@ -350,13 +361,13 @@ func keep(hs *[]hit, h hit) {
 		*hs = append(*hs, h)
 		return
 	}
-	worst := 0
-	for i, o := range *hs {
-		if o.score < (*hs)[worst].score {
+	worst := 1 // slot 0 holds the rule's first hit
+	for i := 2; i < len(*hs); i++ {
+		if o := (*hs)[i]; o.score < (*hs)[worst].score || o.score == (*hs)[worst].score && o.off < (*hs)[worst].off {
 			worst = i
 		}
 	}
-	if h.score > (*hs)[worst].score {
+	if h.score >= (*hs)[worst].score {
 		(*hs)[worst] = h
 	}
 }
@@ -365,7 +376,12 @@ func score(weight int, kind lineKind, off, n int) int {
 	s := weight * 10
 	switch kind {
 	case kindException:
-		s += bonusException
+		// A catch-all on an exception line ("XlaRuntimeError: ...",
+		// "CUDA error: ...") still names no kind: it does not outrank a
+		// specific message the log gave only as a warning.
+		if weight > wCatchAll {
+			s += bonusException
+		}
 	case kindWarning:
 		s -= penaltyWarning
 	}
@@ -561,8 +577,12 @@ func cleanUTF8(s string) string {
 func readNumbers(t *compiled, log []byte, win hit, confirmed []hit, cat Category) Numbers {
 	var n Numbers
 	texts := []string{string(log[win.start:win.end])}
+	seen := map[int]bool{win.start: true}
 	for _, h := range confirmed {
-		if h.start != win.start {
+		// Each line once, and a few: a long log confirms a category on
+		// many lines, and every text costs every extractor.
+		if !seen[h.start] && len(seen) < maxNumberLines {
+			seen[h.start] = true
 			texts = append(texts, string(log[h.start:h.end]))
 		}
 	}
@@ -608,7 +628,7 @@ func lastIndex(b, sep []byte) int {
 // the last exception line near the end of the log so the user sees what
 // did fail.
 func unknown(log []byte) Explanation {
-	e := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown)}
+	e := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: string(CategoryUnknown), DecidedBy: DecidedByNone}
 	from := max(0, len(log)-unknownTail)
 	tail := log[from:]
 	end := len(tail)

@@ -12,7 +12,8 @@ import (
 )
 
 // The lines below are quoted from the corpus (testdata/logs, sources in
-// its index.tsv); each case checks one rule family.
+// its index.tsv); each case checks one rule family, without the learned
+// fallback (TestLOSO and TestModelAnswersOnlyWhenConfident test that).
 func TestClassifyCategories(t *testing.T) {
 	tests := []struct {
 		name string
@@ -255,7 +256,7 @@ func TestClassifyCategories(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := Classify([]byte(tt.log))
+			e := classify([]byte(tt.log), nil) // the rules and catalogues; the model has TestLOSO
 			got := [3]string{string(e.Category), string(e.Device), e.MessageID}
 			want := [3]string{string(tt.cat), string(tt.dev), tt.msg}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -376,7 +377,7 @@ func TestClassifyQuotesLastExceptionForUnknown(t *testing.T) {
 	log := "Traceback (most recent call last):\n  File \"inference.py\", line 32, in main\n    model.load_state_dict(checkpoint['state_dict'])\nKeyError: 'state_dict'\n"
 	e := Classify([]byte(log))
 	want := Explanation{Category: CategoryUnknown, Device: DeviceAny, MessageID: "unknown",
-		Evidence: []string{"KeyError: 'state_dict'"}, Line: 4}
+		Evidence: []string{"KeyError: 'state_dict'"}, Line: 4, DecidedBy: DecidedByNone}
 	if diff := cmp.Diff(want, e); diff != "" {
 		t.Errorf("Classify (-want +got):\n%s", diff)
 	}

@@ -11,89 +11,15 @@ import (
 // symbolic name in one version and a number in another ("CUDA error 2",
 // "cuda runtime error (2)", "code=2(cudaErrorMemoryAllocation)",
 // "hipError_t(1002)", "UR backend returns:40"); reading the code is what
-// lets a log phrased in an unseen way land in the right category.
+// lets a log phrased in an unseen way land in the right category. The CUDA,
+// HIP, cuDNN, NCCL... enums themselves are the catalogues (catalog.go);
+// this file holds the readings that need more than a table.
 
 // outcome is a category, a device and a message id.
 type outcome struct {
 	cat Category
 	dev Device
 	msg string
-}
-
-// cudaCodes maps CUDA runtime error numbers (cudaError_t) to outcomes.
-// Numbers from the CUDA runtime API; the ones that matter for training
-// runs, everything else stays "other".
-var cudaCodes = map[int]outcome{
-	2:   {CategoryOutOfMemory, DeviceCUDA, "out_of_memory"},                            // cudaErrorMemoryAllocation
-	35:  {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorInsufficientDriver
-	100: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found"},                              // cudaErrorNoDevice
-	8:   {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction (pre-CUDA 10 numbering)
-	98:  {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorInvalidDeviceFunction
-	209: {CategoryOther, DeviceCUDA, "other.no_kernel_image"},                          // cudaErrorNoKernelImageForDevice
-	59:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert (pre-10)
-	710: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorAssert
-	700: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress
-	77:  {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.illegal_access"}, // cudaErrorIllegalAddress (pre-10)
-	719: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure
-	4:   {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure"},                // cudaErrorLaunchFailure (pre-10)
-	701: {CategoryCUDALaunchFailure, DeviceCUDA, "cuda_launch_failure.resources"},      // cudaErrorLaunchOutOfResources
-	999: {CategoryNoGPUFound, DeviceCUDA, "no_gpu_found.cuda_unknown"},                 // cudaErrorUnknown
-	802: {CategoryOther, DeviceCUDA, "other.fabric_manager"},                           // cudaErrorSystemNotReady
-	803: {CategoryCUDADriverMismatch, DeviceCUDA, "cuda_driver_mismatch"},              // cudaErrorSystemDriverMismatch
-}
-
-// refineCUDACode reads "CUDA error 2", "cuda runtime error (8)",
-// "Cuda failure 700", "error=98" from the line.
-func refineCUDACode(line string, sub []string) (Category, Device, string) {
-	if len(sub) > 1 {
-		for _, s := range sub[1:] {
-			if n, err := strconv.Atoi(s); err == nil {
-				if o, ok := cudaCodes[n]; ok {
-					return o.cat, o.dev, o.msg
-				}
-			}
-		}
-	}
-	return "", "", "" // a code this table does not know decides nothing
-}
-
-// hipNames maps HIP error names (hipError_t) to outcomes; any other
-// hipError is a rocm_hip_error.
-var hipNames = map[string]outcome{
-	"hiperroroutofmemory":        {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hiperrormemoryallocation":   {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hip_error_outofmemory":      {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	"hiperrornobinaryforgpu":     {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
-	"hiperrornodevice":           {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
-	"hiperrorinsufficientdriver": {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error"},
-}
-
-// hipCodes are the numeric forms ("hipError_t(1002)").
-var hipCodes = map[int]outcome{
-	2:    {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"},
-	1002: {CategoryOutOfMemory, DeviceROCm, "out_of_memory.rocm"}, // hipErrorMemoryAllocation (HIP < 5)
-	100:  {CategoryNoGPUFound, DeviceROCm, "no_gpu_found"},
-	209:  {CategoryROCmHIPError, DeviceROCm, "rocm_hip_error.no_binary"},
-}
-
-func refineHIP(line string, sub []string) (Category, Device, string) {
-	low := strings.ToLower(line)
-	for name, o := range hipNames {
-		if strings.Contains(low, name) {
-			return o.cat, o.dev, o.msg
-		}
-	}
-	if i := strings.Index(low, "hiperror_t("); i >= 0 {
-		rest := low[i+len("hiperror_t("):]
-		if j := strings.IndexByte(rest, ')'); j > 0 {
-			if n, err := strconv.Atoi(rest[:j]); err == nil {
-				if o, ok := hipCodes[n]; ok {
-					return o.cat, o.dev, o.msg
-				}
-			}
-		}
-	}
-	return CategoryROCmHIPError, DeviceROCm, ""
 }
 
 // refineUR reads Intel's Unified Runtime / Level Zero results
@@ -175,7 +101,7 @@ func refineOOMWord(line string, _ []string) (Category, Device, string) {
 // system memory or RAM is the host's, anything else as refineOOMWord.
 func refineShortfall(line string, sub []string) (Category, Device, string) {
 	low := strings.ToLower(line)
-	if containsAny(low, "system memory", " ram", "host memory", "physical memory") {
+	if containsAny(low, "system memory", " ram", "host memory", "physical memory", "system resources") {
 		return CategoryOutOfMemory, DeviceCPU, "out_of_memory.cpu"
 	}
 	return refineOOMWord(line, sub)
@@ -186,12 +112,18 @@ func refineShortfall(line string, sub []string) (Category, Device, string) {
 // from the compiler's and runtime's other failures.
 func refineNeuron(line string, _ []string) (Category, Device, string) {
 	low := strings.ToLower(line)
+	if containsAny(low, "determine neuron driver version", "could not be initialized", "no neuron device", "neuron driver is not",
+		"neuron device not found", "failed to open neuron device") {
+		return CategoryNoGPUFound, DeviceNeuron, "" // no usable Neuron device or driver
+	}
 	if strings.Contains(low, "nerr_resource_nc") {
 		return CategoryOther, DeviceNeuron, "other.neuron" // too few NeuronCores, not memory
 	}
 	// Runtime status 4 (NRT_RESOURCE / NERR_RESOURCE) is a failed allocation.
 	if containsAny(low, "allocation failure", "alloc device memory", "failed to alloc", "out of memory", "could not satisfy request",
-		"no free space", "status=4", "nerr_resource", "nrt_resource") {
+		"no free space", "status=4", "nerr_resource", "nrt_resource",
+		// the driver layer's allocators: "[TDRV:dma_mp_alloc] Failed to create MLA buffer".
+		"tdrv:dma_mp_alloc", "mla buffer") {
 		return CategoryOutOfMemory, DeviceNeuron, "out_of_memory"
 	}
 	return CategoryOther, DeviceNeuron, "other.neuron"
@@ -200,7 +132,7 @@ func refineNeuron(line string, _ []string) (Category, Device, string) {
 // acceleratorToken names the accelerator a "no device" line is about.
 // "GPUAccelerator" and "TPUAccelerator" (Lightning class names) count.
 var acceleratorToken = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu)(s|accelerator)?\b`)
+	return regexp.MustCompile(`(?i)\b(xpu|cuda|gpu|mps|hip|rocm|tpu|npu|mlx|metal)(s|accelerator)?\b`)
 }) // compiled on first use, not at every start
 
 // refineNoDevice reads "No XPU devices are available", "Is XPU available:

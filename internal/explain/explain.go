@@ -76,7 +76,22 @@ type Explanation struct {
 	Confidence float64 `json:"confidence"`
 	// Rule is the id of the rule that matched, for debugging reports.
 	Rule string `json:"rule,omitempty"`
+	// DecidedBy says which part of the classifier named the category: a
+	// hand-written rule, an error catalogue, the learned model, or none
+	// (nothing recognised, CategoryUnknown).
+	DecidedBy DecidedBy `json:"decided_by"`
 }
+
+// DecidedBy names the part of the classifier that decided a category.
+type DecidedBy string
+
+// The deciders, strongest evidence first.
+const (
+	DecidedByRule      DecidedBy = "rule"
+	DecidedByCatalogue DecidedBy = "catalogue"
+	DecidedByModel     DecidedBy = "model"
+	DecidedByNone      DecidedBy = "none"
+)
 
 // Numbers are the values the classifier read from the log. A nil pointer
 // means the log did not state the value; nothing is estimated.

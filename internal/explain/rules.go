@@ -38,6 +38,9 @@ type rule struct {
 	// (e.g. "Input type ... and weight type ..." is a device or a dtype
 	// mismatch depending on the two types).
 	refine func(line string, sub []string) (Category, Device, string)
+	// origin says where the rule comes from: written by hand ("" is
+	// DecidedByRule) or read from an error catalogue.
+	origin DecidedBy
 }
 
 // Weights: a specific primary error is 100; a message that usually
@@ -74,6 +77,14 @@ var rules = []rule{
 		needles: []string{"cuda runtime error (2)"}},
 	{id: "oom.vllm.kv", cat: CategoryOutOfMemory, dev: DeviceCUDA, msg: "out_of_memory.kv_cache", weight: wPrimary,
 		needles: []string{"No available memory for the cache blocks", "larger than the maximum number of tokens that can be stored in KV cache"}},
+	// vLLM at start-up: "Free memory on device (3.22/4.0 GiB) on startup is
+	// less than desired GPU memory utilization (0.9, 3.6 GiB)".
+	{id: "oom.vllm.startup", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"less than desired GPU memory utilization"}},
+	// transformers/accelerate placing a quantised model: "Some modules are
+	// dispatched on the CPU or the disk. Make sure you have enough GPU RAM".
+	{id: "oom.dispatch", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"enough GPU RAM to fit", "Some modules are dispatched on the CPU or the disk"}},
 
 	// --- XLA RESOURCE_EXHAUSTED -----------------------------------------
 	{id: "xla.oom", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wPrimary,
@@ -87,7 +98,8 @@ var rules = []rule{
 	{id: "mismatch.same-device", cat: CategoryDeviceMismatch, weight: wPrimary,
 		needles: []string{"Expected all tensors to be on the same device", "to have the same device as tensor",
 			"Expected object of device type", "indices should be either on cpu or on the same device",
-			"is on CPU, but expected it to be on GPU", "must be on the same device"},
+			"is on CPU, but expected it to be on GPU", "must be on the same device", "should be on the same device", "should be on same device",
+			"be on the same device", "on the same device as"},
 		refine: refineDevices},
 	{id: "mismatch.input-weight", cat: CategoryDTypeMismatch, weight: wPrimary,
 		needles: []string{"and weight type"},
@@ -127,6 +139,10 @@ var rules = []rule{
 		needles: []string{"'SparseMPS' backend"}},
 	{id: "mps.framework-assert", cat: CategoryOther, dev: DeviceMPS, msg: "other.mps_assert", weight: wPrimary,
 		needles: []string{"failed assertion `[MPS", "MetalPerformanceShaders/MPSCore", "MPSNDArray"}},
+	// MPSGraph rejecting an op it cannot build ('loc("mps_subtract"("(mpsFileLoc): ...MPSGraphUtilities.mm"'):
+	// an op the MPS backend does not support in that form.
+	{id: "mps.graph", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, weight: wWeak,
+		needles: []string{"(mpsFileLoc)", "MPSGraphUtilities.mm"}},
 	{id: "mps.not-supported", cat: CategoryMPSUnsupportedOp, dev: DeviceMPS, weight: wStrong,
 		needles: []string{"is not supported on MPS", "not supported on the MPS backend", "is not supported by the MPS backend"}},
 
@@ -178,6 +194,15 @@ var rules = []rule{
 			"too many resources requested for launch"}},
 	{id: "launch.kernel-assert", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wSecondary,
 		needles: []string{"Assertion `"}, also: []string{".cu:"}},
+	// PyTorch's device-side index checks, named even where the ".cu" file is
+	// not (a title, a cut line): "Assertion `srcIndex < srcSelectDimSize` failed".
+	{id: "launch.index-assert", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"srcIndex < srcSelectDimSize", "index >= -sizes[i] && index < sizes[i]", "t >= 0 && t < n_classes",
+			"idx_dim >= 0 && idx_dim < index_size", "cur_target >= 0 && cur_target < n_classes"}},
+	// TensorFlow's GPU event manager when a CUDA event fails, i.e. a kernel
+	// did: "Unexpected Event status: 1".
+	{id: "launch.tf-event", cat: CategoryCUDALaunchFailure, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"Unexpected Event status"}},
 
 	// --- cuDNN -----------------------------------------------------------------------
 	{id: "cudnn.status", cat: CategoryCUDNNError, dev: DeviceCUDA, weight: wPrimary,
@@ -187,6 +212,10 @@ var rules = []rule{
 			"Could not load dynamic library 'libcudnn"}},
 	{id: "cudnn.version", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.version", weight: wPrimary,
 		needles: []string{"Loaded runtime CuDNN library", "but JAX was built against"}, also: []string{"cuDNN", "CuDNN"}},
+	// Paddle: "The installed Paddle is compiled with CUDNN 8.2, but CUDNN
+	// version in your machine is 8.0".
+	{id: "cudnn.compiled-with", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.version", weight: wStrong,
+		needles: []string{"compiled with CUDNN", "compiled with cuDNN"}},
 
 	// --- NCCL --------------------------------------------------------------------------
 	{id: "nccl.timeout", cat: CategoryNCCLError, dev: DeviceCUDA, msg: "nccl_error.timeout", weight: wPrimary, derived: true,
@@ -197,7 +226,14 @@ var rules = []rule{
 		needles: []string{"NCCL error", "NCCL Error", "ncclSystemError", "ncclInternalError", "ncclInvalidUsage",
 			"ncclRemoteError", "ncclInvalidArgument", "Test NCCL failure", "DistBackendError", "unhandled system error",
 			// transport and topology failures NCCL reports in its own words
-			"Got completion from peer", "Duplicate GPU detected"}},
+			"Got completion from peer", "Duplicate GPU detected",
+			// TORCH_DISTRIBUTED_DEBUG: ranks called different collectives.
+			"Detected mismatch between collectives", "mismatch between collectives"}},
+	// NCCL's debug output and nothing else recognised: a run that hung in
+	// a collective (the README's convention). Lowest of all weights, so
+	// any error line wins over it.
+	{id: "nccl.debug-only", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wCatchAll - 5, generic: true,
+		needles: []string{"NCCL INFO"}},
 	{id: "nccl.words", cat: CategoryNCCLError, dev: DeviceCUDA, weight: wWeak, generic: true,
 		needles: []string{"NCCL", "nccl"},
 		re:      `(?i)\b(error|errors|fail|failed|failure|abort|aborted|timeout|timed out)\b`},
@@ -224,18 +260,14 @@ var rules = []rule{
 	{id: "rocm.kfd", cat: CategoryROCmHIPError, dev: DeviceROCm, msg: "rocm_hip_error.kfd", weight: wPrimary,
 		needles: []string{"Unable to open /dev/kfd", "/dev/kfd: Permission denied"}},
 	{id: "rocm.hip-error", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
-		needles: []string{"HIP error:", "HSA_STATUS_ERROR", "rocBLAS error", "MIOpen Error", "miopenStatus"}},
+		needles: []string{"HIP error:", "HSA_STATUS_ERROR", "rocBLAS error", "MIOpen Error", "miopenStatus",
+			// rocBLAS without kernels for this GPU: "Cannot read .../TensileLibrary.dat",
+			// "Could not initialize Tensile host".
+			"TensileLibrary", "Tensile host"}},
 
 	// --- generalising rules: concepts, exception shapes and error codes ---------
 	// These read what a message means rather than one framework's exact
 	// wording, so a phrasing seen for the first time still lands.
-	{id: "code.cuda", cat: CategoryOther, dev: DeviceCUDA, weight: wStrong,
-		needles: []string{"cuda error ", "cuda runtime error", "cuda failure ", "cudaErrorCode", "error=", "code="},
-		also:    []string{"cuda", "Cuda", "CUDA"},
-		re:      `(?i)(?:cuda error|cuda runtime error|cuda failure)\s*:?\s*\(?(\d{1,4})\)?|(?:error|code)=(\d{1,4})\b`,
-		refine:  refineCUDACode},
-	{id: "code.hip", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wStrong,
-		needles: []string{"hipError", "HIP_ERROR_"}, refine: refineHIP},
 	{id: "code.ur", cat: CategoryOther, dev: DeviceXPU, msg: "other.xpu", weight: wPrimary,
 		needles: []string{"UR_RESULT_ERROR_", "UR backend failed", "level_zero backend failed", "PI_ERROR_", "XPU out of memory", "ZE_RESULT_ERROR_",
 			// SYCL/OpenCL runtimes under IPEX: "Native API failed. Native API returns: -5 (CL_OUT_OF_RESOURCES)".
@@ -254,12 +286,21 @@ var rules = []rule{
 		not: []string{"report_tensor_allocations_upon_oom", "OOM when allocating"}, refine: refineOOMWord},
 	{id: "oom.shortfall", cat: CategoryOutOfMemory, weight: wStrong, generic: true,
 		needles: []string{"memory than is available", "requires more system memory", "not enough memory", "insufficient memory",
-			"more memory than available"},
+			"more memory than available", "insufficient system resources"},
 		refine: refineShortfall},
 	{id: "oom.killed", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wPrimary,
 		needles: []string{"killed by signal: Killed", "OOM killer", "oom-killer", "Killed process", "cgroup out of memory", "已杀死"}},
 	{id: "oom.killed-bare", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wStrong,
 		needles: []string{"killed"}, re: `^[\s*#>\x60'"]*(?i:killed)[\s*\x60'".!]*$`},
+	// The shell's "Killed" at the end of a line a progress bar was still
+	// drawing ("3/8 [00:02<00:03, 1.28it/s]Killed"), or a process said to
+	// have been killed while it loaded: the OOM killer, as a bare "Killed".
+	{id: "oom.killed-words", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wStrong,
+		// "kill" also finds "被kill了" without a needle in Chinese (each
+		// byte of one is a column of the matcher's table).
+		needles: []string{"killed", "kill"},
+		re:      `(?:[\]|>\s]Killed[\s.!*\x60'"]*$|(?i:\b(?:was|got|been|is|be|being|gets|get)\s+killed\b)|被kill|kill了|被杀)`,
+		not:     []string{"killed by signal: Bus error", "killed: false", "killed: true"}},
 	{id: "oom.llama", cat: CategoryOutOfMemory, dev: DeviceCUDA, weight: wStrong,
 		needles: []string{"unable to allocate backend buffer", "failed to allocate CUDA0 buffer", "unable to allocate CUDA0 buffer"}},
 	{id: "xla.hint-oom", cat: CategoryXLAResourceExhausted, dev: DeviceXLA, weight: wWeak,
@@ -273,7 +314,9 @@ var rules = []rule{
 			// "CPU vs CUDA mismatch": two devices named next to the word.
 			"vs CUDA mismatch", "vs CPU mismatch",
 			// torch.cuda API handed a CPU device: "Expected a cuda device, but got: cpu".
-			"device, but got"},
+			"device, but got",
+			// "Cannot generate a cpu tensor from a generator of type cuda".
+			"generator of type"},
 		refine: refineTwoDevices},
 	{id: "dtype.compute-capability", cat: CategoryUnsupportedDType, dev: DeviceCUDA, msg: "unsupported_dtype.compute_capability", weight: wPrimary,
 		needles: []string{"only supports Ampere GPUs or newer", "compute capability below", "requires a GPU with compute capability",
@@ -292,7 +335,10 @@ var rules = []rule{
 			"make_tpu_client", "get_tpu_client", "Failed to connect to the TPU"}},
 	{id: "cudnn.concept", cat: CategoryCUDNNError, dev: DeviceCUDA, weight: wPrimary,
 		needles: []string{"Failed to get convolution algorithm", "cuDNN failed to initialize", "Could not create cudnn handle", "CUDNN_STATUS",
-			"cudnn error", "cuDNN launch failure", "DNN library initialization failed", "DNN library is not found"}},
+			"cudnn error", "cuDNN launch failure", "DNN library initialization failed", "DNN library is not found",
+			// cuDNN frontend: PyTorch's "GET was unable to find an engine to execute
+			// this computation", TensorFlow's "No algorithm worked!".
+			"unable to find an engine", "No algorithm worked", "cuDNN frontend heuristics"}},
 	{id: "cudnn.dll", cat: CategoryCUDNNError, dev: DeviceCUDA, msg: "cudnn_error.load", weight: wStrong,
 		needles: []string{"cudnn64_", "libcudnn.so", "libcudnn_"}, also: []string{"load", "Load", "not found", "No such file"}},
 	{id: "rocm.fault", cat: CategoryROCmHIPError, dev: DeviceROCm, weight: wPrimary,
@@ -307,11 +353,94 @@ var rules = []rule{
 	{id: "bnb.words", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wStrong,
 		needles: []string{"CUDA detection failed", "libbitsandbytes_cpu", "libcudart.so not found", "CUDA Setup failed"}},
 	{id: "neuron", cat: CategoryOther, dev: DeviceNeuron, msg: "other.neuron", weight: wStrong,
-		needles: []string{"neuronx-cc", "neuron-cc", "NRT_", "nrt_init", "Neuron runtime", "NEURON_RT", "neuronxcc", "NERR_"},
-		refine:  refineNeuron},
+		needles: []string{"neuronx-cc", "neuron-cc", "NRT_", "nrt_init", "Neuron runtime", "NEURON_RT", "neuronxcc", "NERR_",
+			// the Neuron device driver layer of the runtime: "ERROR  TDRV:wait_for_engine_".
+			"TDRV:"},
+		refine: refineNeuron},
+	// A native crash reading memory (access violation, bus error,
+	// segfault, in Windows' NTSTATUS number, decimal too, or POSIX
+	// signals) near a device: a device error of no listed kind. Not an
+	// integer divide by zero (0xC0000094): that is the program's own bug.
 	{id: "crash.access-violation", cat: CategoryOther, weight: wWeak,
-		needles: []string{"0xC0000005", "exit code -1073741819", "exit code 139", "Segmentation fault"},
-		near:    []string{"GPU", "gpu", "CUDA", "cuda"}},
+		needles: []string{"0xC0000005", "exit code -1073741819", "exit code 139", "Segmentation fault",
+			"3221225477", "Bus error", "SIGBUS", "SIGSEGV"},
+		near: []string{"GPU", "gpu", "CUDA", "cuda", "MPS", "Metal"}},
+	// The kernel's OOM killer sends SIGKILL: a rank or a container ended by
+	// signal 9 (exit code 137 = 128 + 9, Kubernetes' OOMKilled) ran out of
+	// host memory far more often than anything else kills it.
+	{id: "oom.sigkill", cat: CategoryOutOfMemory, dev: DeviceCPU, msg: "out_of_memory.cpu", weight: wStrong,
+		needles: []string{"exitcode: -9", "exitcode : -9", "exit code: -9", "exit code -9", "return code = -9", "returncode=-9",
+			"exit code 137", "exited with code 137", "exit status 137", "OOMKilled", "signal 9 (SIGKILL)", "Signals.SIGKILL: 9"}},
+	// A container started without the NVIDIA runtime, or one that cannot
+	// reach the driver, sees no GPU.
+	{id: "nogpu.container", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wPrimary,
+		needles: []string{"Unknown runtime specified nvidia", "runtime name: nvidia", "could not select device driver",
+			// A GPU the driver cannot open a context on.
+			"Error creating CUDA context", "failed to create CUDA context", "Could not create CUDA context",
+			"nvidia-container-cli: initialization error", "nvidia-container-cli: requirement error", "nvidia-container-cli: mount error"}},
+	// onnxruntime without a usable GPU provider falls back to the CPU: the
+	// GPU is unusable, as TensorFlow's "Cannot dlopen some GPU libraries".
+	{id: "nogpu.onnxruntime", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wStrong,
+		needles: []string{"Failed to create CUDAExecutionProvider", "Failed to create TensorrtExecutionProvider",
+			"Attempt to set CUDAExecutionProvider failed",
+			"Failed to create ROCMExecutionProvider", "Failed to create MIGraphXExecutionProvider",
+			"ExecutionProvider' is not in available provider", "ExecutionProvider is not in available provider",
+			"execution provider is not enabled in this build", "CUDA wasn't able to be loaded"},
+		refine: func(line string, _ []string) (Category, Device, string) {
+			if containsAny(line, "ROCM", "ROCm", "MIGraphX") {
+				return CategoryNoGPUFound, DeviceROCm, ""
+			}
+			return CategoryNoGPUFound, DeviceCUDA, ""
+		}},
+	// A build without the accelerator: "This CTranslate2 package was not
+	// compiled with CUDA support", detectron2's "Not compiled with GPU
+	// support", MXNet's "GPU is not enabled".
+	{id: "nogpu.build", cat: CategoryNoGPUFound, weight: wStrong,
+		needles: []string{"not compiled with", "compiled without", "is not enabled"},
+		// bitsandbytes' own set-up failures are other.bitsandbytes.
+		not: []string{"bitsandbytes", "libbitsandbytes"},
+		re:  `(?i)(?:not compiled with|compiled without|^.*\b(?:gpu|cuda|xpu|mps|rocm|hip)\b.* is not enabled)\s*(cuda|gpu|xpu|mps|rocm|hip|metal)?`,
+		refine: func(line string, sub []string) (Category, Device, string) {
+			if len(sub) < 2 || sub[1] == "" {
+				if !containsAny(strings.ToLower(line), "gpu is not enabled", "cuda is not enabled") {
+					return "", "", ""
+				}
+				return CategoryNoGPUFound, DeviceCUDA, ""
+			}
+			return refineNoDevice(sub[1], nil)
+		}},
+	// PyTorch asked for a device type its build does not know: "Expected
+	// one of cpu, cuda, ... device type at start of device string: mps".
+	{id: "nogpu.device-string", cat: CategoryNoGPUFound, weight: wStrong,
+		needles: []string{"device type at start of device string"},
+		re:      `device string: ?'?(\w+)`, refine: func(_ string, sub []string) (Category, Device, string) {
+			if len(sub) < 2 {
+				return "", "", ""
+			}
+			return refineNoDevice(sub[1], nil)
+		}},
+	// The XLA runtime's own exception, and PyTorch/XLA's XRT client: a
+	// failure of the device runtime (out-of-memory and start-up have their
+	// own rules, which outweigh this one).
+	{id: "xla.runtime", cat: CategoryOther, weight: wCatchAll,
+		needles: []string{"XlaRuntimeError", "xrt_computation_client", "XRT session"},
+		refine: func(line string, _ []string) (Category, Device, string) {
+			if containsAny(line, "TPU", "tpu", "xrt_", "XRT") {
+				return CategoryOther, DeviceXLA, ""
+			}
+			return CategoryOther, inferDevice(line), ""
+		}},
+	// The CUDA math libraries' own failures, in words: "cublas runtime
+	// error : the GPU program failed to execute", "cuSolver internal error".
+	{id: "other.cuda-libraries", cat: CategoryOther, dev: DeviceCUDA, weight: wSecondary,
+		needles: []string{"cublas runtime error", "cuBLAS error", "CUBLAS error", "cublas error", "cuSolver internal error",
+			"cusolver error", "cuSOLVER error", "curand error", "cuRAND error", "cufft error", "cuFFT error", "cusparse error", "cuSPARSE error"},
+		refine: func(line string, _ []string) (Category, Device, string) {
+			if strings.Contains(strings.ToLower(line), "cublas") {
+				return CategoryOther, DeviceCUDA, "other.cublas"
+			}
+			return CategoryOther, DeviceCUDA, ""
+		}},
 	{id: "missing-kernel", cat: CategoryOther, weight: wStrong,
 		needles: []string{"missing kernel for", "no kernel for"}, refine: refineMissingKernel},
 	{id: "nogpu.requested", cat: CategoryNoGPUFound, dev: DeviceCUDA, weight: wPrimary,
@@ -335,8 +464,15 @@ var rules = []rule{
 		needles: []string{"system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"}},
 	{id: "other.no-kernel-image", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wPrimary,
 		needles: []string{"no kernel image is available for execution", "no kernel image"}},
-	{id: "other.cublas", cat: CategoryOther, dev: DeviceCUDA, msg: "other.cublas", weight: wPrimary,
-		needles: []string{"CUBLAS_STATUS_"}},
+	// PyTorch's warning that its binary has no code for this GPU: "GeForce
+	// RTX 3090 with CUDA capability sm_86 is not compatible with the
+	// current PyTorch installation".
+	{id: "other.arch-not-built", cat: CategoryOther, dev: DeviceCUDA, msg: "other.no_kernel_image", weight: wStrong,
+		needles: []string{"is not compatible with the current PyTorch installation"}},
+	// MLX without Metal kernels for this GPU: "[metal::Device] Unable to load
+	// kernel ...", "Unable to load function ... was not found in the library".
+	{id: "other.metal-kernel", cat: CategoryOther, dev: DeviceMPS, msg: "other.no_kernel_image", weight: wStrong,
+		needles: []string{"[metal::Device] Unable to load"}},
 	{id: "other.shm", cat: CategoryOther, dev: DeviceAny, msg: "other.shm", weight: wPrimary,
 		needles: []string{"killed by signal: Bus error", "insufficient shared memory (shm)", "out of shared memory"}},
 	{id: "other.bitsandbytes", cat: CategoryOther, dev: DeviceCUDA, msg: "other.bitsandbytes", weight: wPrimary,
@@ -347,7 +483,8 @@ var rules = []rule{
 		needles: []string{"GPU is lost", "fallen off the bus", "NVRM: Xid"}},
 	{id: "other.cuda-catchall", cat: CategoryOther, dev: DeviceCUDA, weight: wCatchAll,
 		needles: []string{"CUDA error:", "CUDA error ", "CUDA Error", "cuda runtime error", "CUDA failure", "CUDA kernel failed",
-			"cudaError", "CUDA_ERROR_", "THCudaCheck FAIL", "Cuda kernel failed"}},
+			"cudaError", "CUDA_ERROR_", "THCudaCheck FAIL", "Cuda kernel failed", "CUDA call failed", "DeferredCudaCallError",
+			"CUDA failed with", "CUDA RT call"}},
 }
 
 // refineDevices picks the device family from "... two devices, cuda:0 and
@@ -376,7 +513,7 @@ func family(s string) Device {
 	switch {
 	case strings.HasPrefix(s, "cuda"), strings.HasPrefix(s, "gpu"):
 		return DeviceCUDA
-	case strings.HasPrefix(s, "mps"):
+	case strings.HasPrefix(s, "mps"), strings.HasPrefix(s, "mlx"), strings.HasPrefix(s, "metal"):
 		return DeviceMPS
 	case strings.HasPrefix(s, "xla"), strings.HasPrefix(s, "tpu"):
 		return DeviceXLA

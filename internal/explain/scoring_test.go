@@ -61,7 +61,7 @@ func TestClassifyScoring(t *testing.T) {
 		{
 			name: "evidence quotes further lines of the winning category only",
 			log: "NCCL WARN Cuda failure 'out of memory'\n" +
-				"Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n" +
+				"/x/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no NVIDIA driver on your system.\n" +
 				"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error, NCCL version 2.14.3\n",
 			want: result{CategoryNCCLError, []string{
 				"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error, NCCL version 2.14.3",

@@ -32,6 +32,8 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.title", Title: "Log"},
 		i18n.Message{ID: "log.category", Title: "Category:"},
 		i18n.Message{ID: "log.device", Title: "Device:"},
+		i18n.Message{ID: "log.decided", Title: "Decided by:"},
+		i18n.Message{ID: "log.decided.line", Title: "{by}, confidence {confidence}"},
 		i18n.Message{ID: "log.evidence", Title: "Evidence:"},
 		i18n.Message{ID: "log.numbers", Title: "Numbers:"},
 		i18n.Message{ID: "log.machine", Title: "This machine:"},
@@ -88,6 +90,8 @@ var doctorLabels = sync.OnceValue(func() *i18n.Catalog {
 		i18n.Message{ID: "log.title", Title: "Log"},
 		i18n.Message{ID: "log.category", Title: "Kategoria:"},
 		i18n.Message{ID: "log.device", Title: "Urządzenie:"},
+		i18n.Message{ID: "log.decided", Title: "Rozpoznał:"},
+		i18n.Message{ID: "log.decided.line", Title: "{by}, pewność {confidence}"},
 		i18n.Message{ID: "log.evidence", Title: "Dowód:"},
 		i18n.Message{ID: "log.numbers", Title: "Liczby:"},
 		i18n.Message{ID: "log.machine", Title: "Ta maszyna:"},
@@ -222,6 +226,10 @@ func doctorLog(w io.Writer, l *doctor.LogReport, lang doctor.Lang, st *report.St
 	fmt.Fprintf(w, "%s %s\n", st.Title(lb("title")+":"), report.Clean(l.Title))
 	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("category"))), report.Clean(l.Category))
 	fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("device"))), report.Clean(l.Device))
+	if l.DecidedBy != "" {
+		by := i18n.Render(lb("decided.line"), map[string]string{"by": l.DecidedBy, "confidence": strconv.FormatFloat(l.Confidence, 'f', 2, 64)})
+		fmt.Fprintf(w, "%s %s\n", st.Label(fmt.Sprintf("%-16s", lb("decided"))), report.Clean(by))
+	}
 	if len(l.Evidence) > 0 {
 		fmt.Fprintln(w, st.Label(lb("evidence")))
 		for i, ev := range l.Evidence {
