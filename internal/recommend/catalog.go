@@ -13,6 +13,7 @@ import (
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // CatalogModel is one entry of configs/models.yaml.
@@ -236,61 +237,10 @@ func DeviceNames(list []CatalogDevice) []string {
 
 func unknownName(flag, name string, names []string) error {
 	msg := fmt.Sprintf("unknown %s %q", flag, name)
-	if s := Closest(name, names); s != "" {
+	if s := suggest.Closest(name, names); s != "" {
 		msg += fmt.Sprintf(": did you mean %q?", s)
 	}
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
 	return fmt.Errorf("%s (known: %s)", msg, strings.Join(sorted, ", "))
-}
-
-// Closest returns the candidate nearest to name by edit distance, or ""
-// when nothing is reasonably close (more than half the name differs).
-func Closest(name string, candidates []string) string {
-	name = strings.ToLower(name)
-	// A name cut short ("a100", "llama-3") means one that starts with it,
-	// even when a shorter name is fewer edits away ("a10g").
-	if len(name) >= 2 {
-		for _, c := range candidates {
-			if strings.HasPrefix(strings.ToLower(c), name) {
-				return c
-			}
-		}
-	}
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		d := editDistance(name, strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD > (len([]rune(name))+1)/2+1 {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance over runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 256 || len(rb) > 256 {
-		return 1 << 20
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

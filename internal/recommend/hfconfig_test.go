@@ -209,23 +209,6 @@ func TestFindModelSuggestsTheClosestName(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	devices := []string{"t4", "a10g", "a100-40gb", "a100-80gb", "h100-80gb"}
-	tests := []struct{ name, in, want string }{
-		{"a typo gets the name one edit away", "a10x", "a10g"},
-		{"a name cut short gets a name that starts with it, not the nearest shorter one", "a100", "a100-40gb"},
-		{"prefix matching ignores case", "H100", "h100-80gb"},
-		{"nothing close gets nothing", "quantum-computer", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Closest(tt.in, devices); got != tt.want {
-				t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestDeviceCatalogueLoads(t *testing.T) {
 	devs, err := LoadDevices(configs.DevicesYAML)
 	if err != nil {

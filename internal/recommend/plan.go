@@ -15,6 +15,7 @@ import (
 	"github.com/devctl/devctl/internal/history"
 	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/probe"
+	"github.com/devctl/devctl/internal/suggest"
 	"github.com/devctl/devctl/internal/units"
 	"github.com/devctl/devctl/internal/userfile"
 )
@@ -259,7 +260,7 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 		return CatalogDevice{}, false, nil
 	}
 	names := DeviceNames(devices)
-	if s := Closest(name, names); s != "" {
+	if s := suggest.Closest(name, names); s != "" {
 		return CatalogDevice{}, false, inputf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", name, s, strings.Join(names, ", "))
 	}
 	return CatalogDevice{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))

@@ -1,6 +1,7 @@
-// Package suggest finds the name a user most likely meant, for the "did
-// you mean" of an unknown check id or requirement field. It is a leaf
-// package: no devctl imports, no I/O.
+// Package suggest finds the name a user most likely meant, for every "did
+// you mean" devctl prints: commands' flags and environment variables,
+// check ids, requirement fields, catalogued models and devices. It is a
+// leaf package: no devctl imports, no I/O.
 package suggest
 
 import "strings"
@@ -8,8 +9,7 @@ import "strings"
 // Closest returns the candidate nearest to name, or "" when nothing is
 // reasonably close. A candidate that starts with name wins (a name cut
 // short); otherwise the fewest edits, when at most about half the name
-// differs. Case is ignored. The rule is recommend.Closest's, so that
-// devctl suggests the same way for models, devices and everything else.
+// differs. Case is ignored.
 func Closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
 	if len(name) >= 2 {

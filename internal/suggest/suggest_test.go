@@ -32,3 +32,22 @@ func FuzzClosest(f *testing.F) {
 		}
 	})
 }
+
+// The catalogue names recommend suggests: a device cut short gets the one
+// that starts with it, not the nearest shorter one.
+func TestClosestCatalogueNames(t *testing.T) {
+	devices := []string{"t4", "a10g", "a100-40gb", "a100-80gb", "h100-80gb"}
+	tests := []struct{ name, in, want string }{
+		{"a typo gets the name one edit away", "a10x", "a10g"},
+		{"a name cut short gets a name that starts with it, not the nearest shorter one", "a100", "a100-40gb"},
+		{"prefix matching ignores case", "H100", "h100-80gb"},
+		{"nothing close gets nothing", "quantum-computer", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Closest(tt.in, devices); got != tt.want {
+				t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

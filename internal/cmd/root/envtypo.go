@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/devctl/devctl/internal/config"
-	"github.com/devctl/devctl/internal/recommend"
 	"github.com/devctl/devctl/internal/safetext"
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // envPrefix starts every variable devctl reads.
@@ -41,7 +41,7 @@ func EnvTypos(names []string) []string {
 		if !ok || rest == "" || slices.Contains(known, n) {
 			continue
 		}
-		if s := recommend.Closest(rest, suffixes); s != "" {
+		if s := suggest.Closest(rest, suffixes); s != "" {
 			out = append(out, fmt.Sprintf("%s is not a devctl variable and is ignored; did you mean %s%s?", n, envPrefix, s))
 		}
 	}
