@@ -438,6 +438,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, stdout, stderr io.Writer) (wai
 			f.Close()
 		}
 	}()
+	procgroup.Starting()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,13 @@
 //     job) would stay ignored when re-raised, so SIGTERM is raised
 //     instead, and that command ends with 143.
 //   - Every exit path of root.Main kills the groups still tracked.
+//   - The handler is installed when the command first starts a program
+//     (procgroup.Starting), not before: installing it costs a thread
+//     (os/signal's receiver) and half a millisecond of every start-up,
+//     and until a program runs there is nothing to end or clean up, so a
+//     signal's default action (devctl ends, exit 128+N) is the policy.
+//     When devctl starts with one of the signals ignored, the default
+//     action would not apply, and the handler is installed at once.
 package interrupt
 
 import (
@@ -26,6 +33,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -93,24 +101,48 @@ func Watch(parent context.Context) (ctx context.Context, stop func()) {
 		ignored[sig] = signal.Ignored(sig) // Notify would hide it
 	}
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, Signals...)
 	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-ch:
-			signal.Stop(ch) // a second signal acts as without devctl
-			procgroup.KillAll()
-			cancel(&Interrupted{Signal: sig})
-			select {
-			case <-done:
-			case <-time.After(Grace):
-				procgroup.KillAll()
-				reraise(sig, ignored)
-			}
-		case <-done:
+	var mu sync.Mutex
+	armed, stopped := false, false
+	arm := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if armed || stopped {
+			return
 		}
-	}()
+		armed = true
+		signal.Notify(ch, Signals...)
+		go func() {
+			select {
+			case sig := <-ch:
+				signal.Stop(ch) // a second signal acts as without devctl
+				procgroup.KillAll()
+				cancel(&Interrupted{Signal: sig})
+				select {
+				case <-done:
+				case <-time.After(Grace):
+					procgroup.KillAll()
+					reraise(sig, ignored)
+				}
+			case <-done:
+			}
+		}()
+	}
+	procgroup.SetArmHook(arm)
+	for _, ign := range ignored {
+		if ign {
+			// Started with a signal ignored (a shell's background job):
+			// its default action would not end devctl, so the policy
+			// needs the handler from the start.
+			arm()
+			break
+		}
+	}
 	return ctx, func() {
+		procgroup.SetArmHook(nil)
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
 		signal.Stop(ch)
 		select {
 		case <-done:
@@ -120,6 +152,11 @@ func Watch(parent context.Context) (ctx context.Context, stop func()) {
 		cancel(nil)
 	}
 }
+
+// Arm installs the handler of the current Watch now (procgroup.Starting
+// does it before a program starts); tests and commands that block without
+// a program may call it.
+func Arm() { procgroup.Starting() }
 
 // Err returns the *Interrupted that cancelled ctx, or nil: commands check
 // it after work that a cancelled context cuts short, so that they return

@@ -17,6 +17,31 @@ var live = struct {
 	procs map[*os.Process]bool
 }{procs: map[*os.Process]bool{}}
 
+// armHook is what Starting calls: interrupt.Watch's handler installer.
+var armHook struct {
+	sync.Mutex
+	f func()
+}
+
+// SetArmHook sets the function Starting calls (nil: none).
+func SetArmHook(f func()) {
+	armHook.Lock()
+	armHook.f = f
+	armHook.Unlock()
+}
+
+// Starting is called just before devctl starts a program: from then on a
+// signal must reach devctl's handler, which ends the program's group, not
+// end devctl at once and leave the program behind (interrupt.Watch).
+func Starting() {
+	armHook.Lock()
+	f := armHook.f
+	armHook.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 // Track records p's group as live until the returned release is called.
 func Track(p *os.Process) (release func()) {
 	live.Lock()

@@ -337,6 +337,7 @@ func start(python, fw, cfg string, env []string, dir string, mode nsMode) (*exec
 		return nil, nil, nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	procgroup.Starting()
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
