@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -208,7 +209,7 @@ func (o *Options) Validate() error {
 	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
 	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, torchtitan, sglang, tgi, ollama)", ok)
-	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE.MatchString(v) {
+	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE().MatchString(v) {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
 	}
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
@@ -368,5 +369,6 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 	return extra, nil
 }
 
-// stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1.
-var stackVersionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+[.+a-z0-9-]*$`)
+// stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1 (compiled on
+// first use, not at every start).
+var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+[.+a-z0-9-]*$`) })

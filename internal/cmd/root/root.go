@@ -93,7 +93,10 @@ const configKeyAnnotation = "devctl/config-key"
 
 // NewCmdRoot builds the command tree. Main adds the flag values'
 // completion functions (registerCompletions) when the shell asks for them.
-func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, nil) }
+
+// newCmdRoot builds the tree with only the named subcommands (nil: all).
+func newCmdRoot(f *cmdutil.Factory, only map[string]bool) *cobra.Command {
 	g := f.Global
 	cmd := &cobra.Command{
 		Use:   "devctl",
@@ -140,39 +143,11 @@ wrong when things break.`,
 		return nil
 	}
 
-	// The settings flags sit on the commands that honour them (a flag a
-	// command ignores would only mislead): probe reports the strategy and
-	// fraction and selects with fallback; recommend and run plan with all
-	// four; doctor plans an out-of-memory fit with precision and fallback;
-	// config show shows them all; serve reports what probe reports.
-	probe := probecmd.NewCmdProbe(f, nil)
-	DeviceFlag(probe)
-	SettingFlags(probe, "memory-strategy", "memory-fraction", "fallback")
-	cmd.AddCommand(probe)
-	cfg := configcmd.NewCmdConfig(f, nil)
-	if show, _, err := cfg.Find([]string{"show"}); err == nil && show != cfg {
-		SettingFlags(show, "precision", "memory-strategy", "memory-fraction", "fallback")
+	for _, sc := range subcommands {
+		if only == nil || only[sc.name] {
+			cmd.AddCommand(sc.build(f))
+		}
 	}
-	cmd.AddCommand(cfg)
-	rec := recommend.NewCmdRecommend(f, nil)
-	SettingFlags(rec, "precision", "memory-strategy", "memory-fraction", "fallback")
-	cmd.AddCommand(rec)
-	doc := doctor.NewCmdDoctor(f, nil)
-	DeviceFlag(doc)
-	SettingFlags(doc, "precision", "fallback")
-	cmd.AddCommand(doc)
-	cmd.AddCommand(bench.NewCmdBench(f, nil))
-	cmd.AddCommand(snapshotcmd.NewCmdSnapshot(f, nil))
-	cmd.AddCommand(schemacmd.NewCmdSchema(f, nil))
-	cmd.AddCommand(historycmd.NewCmdHistory(f, nil))
-	serve := servecmd.NewCmdServe(f, nil)
-	SettingFlags(serve, "memory-strategy", "memory-fraction", "fallback")
-	cmd.AddCommand(serve)
-	run := runcmd.NewCmdRun(f, nil)
-	DeviceFlag(run)
-	SettingFlags(run, "precision", "memory-strategy", "memory-fraction", "fallback")
-	cmd.AddCommand(run)
-	cmd.AddCommand(newCmdVersion(f))
 	strictHelpAndCompletion(cmd)
 	suggestSubcommands(cmd)
 	// run forwards signals to its job and serve shuts down gracefully on
@@ -187,6 +162,88 @@ wrong when things break.`,
 		}
 	}
 	return cmd
+}
+
+// subcommands are devctl's commands in the order help lists them. The
+// settings flags sit on the commands that honour them (a flag a command
+// ignores would only mislead): probe reports the strategy and fraction and
+// selects with fallback; recommend and run plan with all four; doctor plans
+// an out-of-memory fit with precision and fallback; config show shows them
+// all; serve reports what probe reports.
+var subcommands = []struct {
+	name  string
+	build func(*cmdutil.Factory) *cobra.Command
+}{
+	{"probe", func(f *cmdutil.Factory) *cobra.Command {
+		c := probecmd.NewCmdProbe(f, nil)
+		DeviceFlag(c)
+		SettingFlags(c, "memory-strategy", "memory-fraction", "fallback")
+		return c
+	}},
+	{"config", func(f *cmdutil.Factory) *cobra.Command {
+		c := configcmd.NewCmdConfig(f, nil)
+		if show, _, err := c.Find([]string{"show"}); err == nil && show != c {
+			SettingFlags(show, "precision", "memory-strategy", "memory-fraction", "fallback")
+		}
+		return c
+	}},
+	{"recommend", func(f *cmdutil.Factory) *cobra.Command {
+		c := recommend.NewCmdRecommend(f, nil)
+		SettingFlags(c, "precision", "memory-strategy", "memory-fraction", "fallback")
+		return c
+	}},
+	{"doctor", func(f *cmdutil.Factory) *cobra.Command {
+		c := doctor.NewCmdDoctor(f, nil)
+		DeviceFlag(c)
+		SettingFlags(c, "precision", "fallback")
+		return c
+	}},
+	{"bench", func(f *cmdutil.Factory) *cobra.Command { return bench.NewCmdBench(f, nil) }},
+	{"snapshot", func(f *cmdutil.Factory) *cobra.Command { return snapshotcmd.NewCmdSnapshot(f, nil) }},
+	{"schema", func(f *cmdutil.Factory) *cobra.Command { return schemacmd.NewCmdSchema(f, nil) }},
+	{"history", func(f *cmdutil.Factory) *cobra.Command { return historycmd.NewCmdHistory(f, nil) }},
+	{"serve", func(f *cmdutil.Factory) *cobra.Command {
+		c := servecmd.NewCmdServe(f, nil)
+		SettingFlags(c, "memory-strategy", "memory-fraction", "fallback")
+		return c
+	}},
+	{"run", func(f *cmdutil.Factory) *cobra.Command {
+		c := runcmd.NewCmdRun(f, nil)
+		DeviceFlag(c)
+		SettingFlags(c, "precision", "memory-strategy", "memory-fraction", "fallback")
+		return c
+	}},
+	{"version", newCmdVersion},
+}
+
+// reachable names the subcommands args can reach, so that Main builds
+// only those (each command's flags cost allocations at every start): the
+// one named by the first word that is not a flag or a global flag's value,
+// or none for a bare --version. Anything else (no command, help,
+// completion, an unknown word that needs suggestions) gets them all (nil).
+func reachable(args []string) map[string]bool {
+	valued := map[string]bool{"--sysroot": true, "--from": true, "--config": true, "--timeout": true, "--nvidia-smi": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return nil
+		case valued[a]:
+			i++ // its value is the next word
+		case strings.HasPrefix(a, "-"):
+		default:
+			for _, sc := range subcommands {
+				if sc.name == a {
+					return map[string]bool{a: true}
+				}
+			}
+			return nil
+		}
+	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		return map[string]bool{}
+	}
+	return nil
 }
 
 // ownsSignalsAnnotation marks a command that handles SIGINT, SIGTERM and
@@ -264,7 +321,7 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 	stopWatch := func() {}
 	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
-	cmd := NewCmdRoot(f)
+	cmd := newCmdRoot(f, reachable(args))
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// Only the shell's completion requests need the flag values' completion
 		// functions; registering them walks every flag of the tree.

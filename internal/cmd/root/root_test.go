@@ -22,3 +22,37 @@ func TestOneLine(t *testing.T) {
 		})
 	}
 }
+
+// Main builds only the commands the arguments can reach: the named one
+// (after global flags and their values), none for a bare --version, and
+// all of them when a word needs the whole tree (help, completion, an
+// unknown command's suggestions).
+func TestReachable(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // nil: every command
+	}{
+		{[]string{"probe", "-o", "json"}, []string{"probe"}},
+		{[]string{"--from", "x.tar.gz", "recommend", "--model", "gpt2"}, []string{"recommend"}},
+		{[]string{"--timeout", "2s", "--no-color", "doctor"}, []string{"doctor"}},
+		{[]string{"--from", "probe", "history"}, []string{"history"}}, // a flag's value is not the command
+		{[]string{"--version"}, []string{}},
+		{[]string{}, nil},
+		{[]string{"help", "probe"}, nil},
+		{[]string{"prob"}, nil},
+		{[]string{"__complete", "pro"}, nil},
+		{[]string{"--", "probe"}, nil},
+	}
+	for _, tt := range tests {
+		got := reachable(tt.args)
+		if (got == nil) != (tt.want == nil) || len(got) != len(tt.want) {
+			t.Errorf("reachable(%q) = %v, want %v", tt.args, got, tt.want)
+			continue
+		}
+		for _, w := range tt.want {
+			if !got[w] {
+				t.Errorf("reachable(%q) = %v, want %v", tt.args, got, tt.want)
+			}
+		}
+	}
+}
