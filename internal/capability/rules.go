@@ -43,6 +43,24 @@ type Support struct {
 	Reasons map[Precision]string
 }
 
+// Without is s with precision p no longer supported (what ran on the
+// device outranks what its rules claim). fp32 is always supported.
+func (s Support) Without(p Precision) Support {
+	switch p {
+	case FP16:
+		s.FP16 = false
+	case BF16:
+		s.BF16 = false
+	case Int8:
+		s.Int8 = false
+	case Int4:
+		s.Int4 = false
+	case FP8:
+		s.FP8 = false
+	}
+	return s
+}
+
 // Has reports whether a precision is supported. fp32 always is.
 func (s Support) Has(precision Precision) bool {
 	switch precision {

@@ -186,6 +186,25 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	if req.DeviceMemory > 0 {
 		target = resized(target, req.DeviceMemory)
 	}
+	// Planning for this machine, its history is read once: what the
+	// self-test found the device cannot run outranks its rules.
+	var recs history.Records
+	var recsErr error
+	var selfTestWhy []string
+	if probed != nil && deps.History != nil {
+		recs, recsErr = deps.History()
+		failed := SelfTestFailures(recs, target.Backend)
+		for _, p := range capability.Precisions {
+			if why, ok := failed[p]; ok && target.Support.Has(p) {
+				target.Support = target.Support.Without(p)
+				if target.Excluded == nil {
+					target.Excluded = map[capability.Precision]string{}
+				}
+				target.Excluded[p] = why
+				selfTestWhy = append(selfTestWhy, why)
+			}
+		}
+	}
 	r := req.Run.withDefaults()
 	s := req.Settings
 	// Planning for this machine, what is installed says which stack runs
@@ -227,9 +246,14 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	if runtimeWhy != "" {
 		res.Reasons = append(res.Reasons, Reason{Decision: "runtime", Choice: "eager CUDA modules", Why: runtimeWhy})
 	}
+	for _, why := range selfTestWhy {
+		res.Reasons = append(res.Reasons, Reason{Decision: "selftest", Choice: "precision excluded", Why: why})
+	}
 	if !res.Device.Catalogue && deps.History != nil {
-		recs, err := deps.History()
-		AddHistory(res, recs, err)
+		if probed == nil {
+			recs, recsErr = deps.History()
+		}
+		AddHistory(res, recs, recsErr)
 		// How this machine's measured runs of the model compared with their plans.
 		if line := history.PlanComparison(recs, string(res.Device.Backend), res.Model.Params, string(res.Plan.Mode)); line != "" {
 			res.Reasons = append(res.Reasons, Reason{Decision: "history", Choice: "measured", Why: line})

@@ -42,8 +42,11 @@ type Target struct {
 	Count     int                `json:"count"`
 	HostBytes int64              `json:"host_memory_bytes,omitempty"`
 	Support   capability.Support `json:"-"`
-	Backends  []string           `json:"-"`
-	Peak      *CatalogDevice     `json:"peak,omitempty"`
+	// Excluded are precisions the rules grant but this machine's
+	// self-test could not run, each with why (SelfTestFailures).
+	Excluded map[capability.Precision]string `json:"-"`
+	Backends []string                        `json:"-"`
+	Peak     *CatalogDevice                  `json:"peak,omitempty"`
 }
 
 // SharedThreshold: a probed accelerator whose free memory is below this
@@ -497,7 +500,9 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		}
 		if !supports(t, in.Stack, req) {
 			need := capability.Requirement(t.Backend, req)
-			if need == "" {
+			if why, ok := t.Excluded[req]; ok {
+				need = why
+			} else if need == "" {
 				need = "no " + string(t.Backend) + " rule grants it"
 			} else {
 				need = "needs " + need
