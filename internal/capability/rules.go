@@ -169,9 +169,11 @@ func Requirement(b backend.Backend, precision Precision) string {
 	return ""
 }
 
-// ParseVersion splits "8.9" or "14.2.1" into major and minor.
+// ParseVersion splits "8.9", "14.2.1" or a package release ("v0.8.1rc1",
+// "1.13a0") into major and minor: a leading v and a pre-release suffix
+// on the minor number are ignored.
 func ParseVersion(v string) (major, minor int, ok bool) {
-	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 3)
 	if len(parts) == 0 || parts[0] == "" {
 		return 0, 0, false
 	}
@@ -180,8 +182,8 @@ func ParseVersion(v string) (major, minor int, ok bool) {
 		return 0, 0, false
 	}
 	if len(parts) > 1 {
-		minor, err = strconv.Atoi(parts[1])
-		if err != nil {
+		digits := strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' })
+		if minor, err = strconv.Atoi(digits); err != nil {
 			return 0, 0, false
 		}
 	}

@@ -1,8 +1,9 @@
 package oomsim
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/devctl/devctl/internal/capability"
 )
 
 // Stack is the framework that runs the model. The same model, batch and
@@ -136,6 +137,9 @@ type Profile struct {
 	// head before the kernel (transformers' sdpa and eager paths call
 	// repeat_kv), so the backward keeps the expanded copies.
 	RepeatKV bool
+	// Dist is the Python distribution whose release is the stack's
+	// (StackVersion): transformers for the stacks that run its models.
+	Dist string
 	// Preallocates is the share of device memory a serving engine takes
 	// at start-up whatever the model (vLLM's gpu_memory_utilization,
 	// default 0.9); 0 for stacks that allocate as they go.
@@ -147,35 +151,35 @@ type Profile struct {
 // profiles are the stacks' defaults. Each was read in the stack's own code
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
-	StackHF: {Stack: StackHF, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
+	StackHF: {Stack: StackHF, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
 		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
-	StackAxolotl: {Stack: StackAxolotl, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+	StackAxolotl: {Stack: StackAxolotl, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded) and lora_target_linear: true; the model, loss and adapters are transformers' and PEFT's"},
-	StackLlamaFactory: {Stack: StackLlamaFactory, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+	StackLlamaFactory: {Stack: StackLlamaFactory, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
-	StackDeepSpeed: {Stack: StackDeepSpeed, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+	StackDeepSpeed: {Stack: StackDeepSpeed, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
-	StackLitGPT: {Stack: StackLitGPT, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
+	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2,
 		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA, chunked_cross_entropy (chunk 128), lora_query and lora_value on, no activation checkpointing on one device"},
-	StackTorchtune: {Stack: StackTorchtune, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
+	StackTorchtune: {Stack: StackTorchtune, Dist: "torchtune", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
 		LoRATargets: LoRAQKVO, AdapterBytes: 2, FusedOptimizer: true,
 		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_attn_modules q_proj,v_proj,output_proj"},
-	StackUnsloth: {Stack: StackUnsloth, Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
+	StackUnsloth: {Stack: StackUnsloth, Dist: "unsloth", Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
-	StackVLLM: {Stack: StackVLLM, Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
+	StackVLLM: {Stack: StackVLLM, Dist: "vllm", Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
 		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest"},
 	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
 		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt"},
-	StackMLX: {Stack: StackMLX, Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
+	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true,
 		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
@@ -194,20 +198,11 @@ func ProfileOf(s Stack) Profile {
 	return p
 }
 
-// VersionBelow reports whether a "major.minor..." version is below
-// major.minor; an empty or unreadable version (the current release) is
-// not.
+// VersionBelow reports whether a release ("4.44.2", "0.6.4") is below
+// major.minor; an empty or unreadable one (the current release) is not.
 func VersionBelow(v string, major, minor int) bool {
-	parts := strings.SplitN(strings.TrimLeft(v, "v"), ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma < major || (ma == major && mi < minor)
+	ma, mi, ok := capability.ParseVersion(v)
+	return ok && (ma < major || (ma == major && mi < minor))
 }
 
 // legacyGenerateLogits: transformers before 4.45 computed the logits of
@@ -215,11 +210,7 @@ func VersionBelow(v string, major, minor int) bool {
 // models' forward did logits.float()); 4.45 keeps only the last position
 // (logits_to_keep).
 func legacyGenerateLogits(p Plan) bool {
-	switch p.Stack {
-	case StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, "":
-		return VersionBelow(p.StackVersion, 4, 45)
-	}
-	return false
+	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 45)
 }
 
 // vllmV0 reports a vLLM before 0.8, whose V0 engine profiles a forward of

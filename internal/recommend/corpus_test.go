@@ -441,15 +441,15 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' {
 		return strings.Fields(v)[0]
 	}
-	if date == "" {
-		return ""
+	if date == "" || st == "" {
+		return "" // a stack devctl does not know: its release says nothing here
 	}
-	switch st {
-	case oomsim.StackVLLM:
+	switch oomsim.ProfileOf(st).Dist {
+	case "vllm":
 		if date < "2025-03-18" {
 			return "0.7"
 		}
-	case oomsim.StackAuto, oomsim.StackHF, oomsim.StackAxolotl, oomsim.StackLlamaFactory, oomsim.StackDeepSpeed:
+	case "transformers":
 		if date < "2024-09-25" {
 			return "4.44"
 		}

@@ -86,26 +86,18 @@ func StackFromSoftware(sw *probe.Software, mode oomsim.Mode) (oomsim.Stack, stri
 	return oomsim.StackAuto, ""
 }
 
-// stackDists are the distributions whose version is a stack's version.
-var stackDists = map[oomsim.Stack][]string{
-	oomsim.StackAuto: {"transformers"}, oomsim.StackHF: {"transformers"}, oomsim.StackAxolotl: {"transformers"},
-	oomsim.StackLlamaFactory: {"transformers"}, oomsim.StackDeepSpeed: {"transformers"},
-	oomsim.StackVLLM: {"vllm", "sglang"}, oomsim.StackTorchtune: {"torchtune"}, oomsim.StackLitGPT: {"litgpt"},
-	oomsim.StackUnsloth: {"unsloth"}, oomsim.StackMLX: {"mlx-lm"},
-}
-
-// StackVersionFromSoftware is the installed version of the stack's
-// distribution in the environment that runs, "" when not found.
+// StackVersionFromSoftware is the installed release of the stack's
+// distribution (oomsim.Profile.Dist) in the environment that runs, ""
+// when not found.
 func StackVersionFromSoftware(sw *probe.Software, st oomsim.Stack) string {
 	env := stackEnv(sw)
 	if env == nil {
 		return ""
 	}
-	for _, d := range stackDists[st] {
-		for _, p := range env.Packages {
-			if p.Name == d {
-				return p.Version
-			}
+	dist := oomsim.ProfileOf(st).Dist
+	for _, p := range env.Packages {
+		if dist != "" && p.Name == dist {
+			return p.Version
 		}
 	}
 	return ""
