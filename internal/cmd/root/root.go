@@ -93,10 +93,11 @@ const configKeyAnnotation = "devctl/config-key"
 
 // NewCmdRoot builds the command tree. Main adds the flag values'
 // completion functions (registerCompletions) when the shell asks for them.
-func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, nil) }
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, nil, true) }
 
-// newCmdRoot builds the tree with only the named subcommands (nil: all).
-func newCmdRoot(f *cmdutil.Factory, only map[string]bool) *cobra.Command {
+// newCmdRoot builds the tree with the subcommands args can reach
+// (reachable), or every one when all is set.
+func newCmdRoot(f *cmdutil.Factory, args []string, all bool) *cobra.Command {
 	g := f.Global
 	cmd := &cobra.Command{
 		Use:   "devctl",
@@ -143,6 +144,10 @@ wrong when things break.`,
 		return nil
 	}
 
+	var only map[string]bool
+	if !all {
+		only = reachable(args, pf)
+	}
 	for _, sc := range subcommands {
 		if only == nil || only[sc.name] {
 			cmd.AddCommand(sc.build(f))
@@ -221,14 +226,17 @@ var subcommands = []struct {
 // one named by the first word that is not a flag or a global flag's value,
 // or none for a bare --version. Anything else (no command, help,
 // completion, an unknown word that needs suggestions) gets them all (nil).
-func reachable(args []string) map[string]bool {
-	valued := map[string]bool{"--sysroot": true, "--from": true, "--config": true, "--timeout": true, "--nvidia-smi": true}
+func reachable(args []string, global *pflag.FlagSet) map[string]bool {
+	takesValue := func(a string) bool {
+		fl := global.Lookup(strings.TrimPrefix(a, "--"))
+		return strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && fl != nil && fl.NoOptDefVal == ""
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			return nil
-		case valued[a]:
+		case takesValue(a):
 			i++ // its value is the next word
 		case strings.HasPrefix(a, "-"):
 		default:
@@ -321,7 +329,7 @@ func Main(args []string, io *iostreams.IOStreams, lookupEnv func(string) (string
 	stopWatch := func() {}
 	f := factory.New(io, lookupEnv, version())
 	warnEnvTypos(io.ErrOut, os.Environ(), lookupEnv)
-	cmd := newCmdRoot(f, reachable(args))
+	cmd := newCmdRoot(f, args, false)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// Only the shell's completion requests need the flag values' completion
 		// functions; registering them walks every flag of the tree.

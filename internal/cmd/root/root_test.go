@@ -3,6 +3,9 @@ package root
 import (
 	"strings"
 	"testing"
+
+	"github.com/devctl/devctl/internal/cmd/factory"
+	"github.com/devctl/devctl/internal/iostreams"
 )
 
 func TestOneLine(t *testing.T) {
@@ -35,6 +38,7 @@ func TestReachable(t *testing.T) {
 		{[]string{"probe", "-o", "json"}, []string{"probe"}},
 		{[]string{"--from", "x.tar.gz", "recommend", "--model", "gpt2"}, []string{"recommend"}},
 		{[]string{"--timeout", "2s", "--no-color", "doctor"}, []string{"doctor"}},
+		{[]string{"--timeout=2s", "snapshot"}, []string{"snapshot"}},
 		{[]string{"--from", "probe", "history"}, []string{"history"}}, // a flag's value is not the command
 		{[]string{"--version"}, []string{}},
 		{[]string{}, nil},
@@ -43,8 +47,10 @@ func TestReachable(t *testing.T) {
 		{[]string{"__complete", "pro"}, nil},
 		{[]string{"--", "probe"}, nil},
 	}
+	io, _, _, _ := iostreams.Test()
+	global := NewCmdRoot(factory.New(io, func(string) (string, bool) { return "", false }, "dev")).PersistentFlags()
 	for _, tt := range tests {
-		got := reachable(tt.args)
+		got := reachable(tt.args, global)
 		if (got == nil) != (tt.want == nil) || len(got) != len(tt.want) {
 			t.Errorf("reachable(%q) = %v, want %v", tt.args, got, tt.want)
 			continue
