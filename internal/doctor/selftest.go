@@ -195,10 +195,7 @@ func SelftestResults(r *selftest.Outcome) []history.OperationResult {
 	for _, fw := range r.Frameworks {
 		for _, d := range fw.Devices {
 			for _, op := range d.Ops {
-				name := fw.Name + "." + op.Name
-				if op.Name != selftest.OpAllocate && op.Name != selftest.OpCopyH2D && op.Name != selftest.OpCopyD2H {
-					name += "_" + op.Precision
-				}
+				name := selftest.HistoryOperation(fw.Name, op.Name, op.Precision)
 				res := history.OperationResult{Device: string(d.Backend), Operation: name, OK: op.Status == selftest.OpOK}
 				if op.DurationMS != nil {
 					res.DurationMS = int64(*op.DurationMS)

@@ -153,11 +153,6 @@ func Watch(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-// Arm installs the handler of the current Watch now (procgroup.Starting
-// does it before a program starts); tests and commands that block without
-// a program may call it.
-func Arm() { procgroup.Starting() }
-
 // Err returns the *Interrupted that cancelled ctx, or nil: commands check
 // it after work that a cancelled context cuts short, so that they return
 // it instead of reporting what was cut short as found.

@@ -30,7 +30,7 @@ func TestASignalCancelsAndKillsEveryGroup(t *testing.T) {
 
 	ctx, stop := Watch(context.Background())
 	defer stop()
-	Arm() // the program above started before the watch
+	procgroup.Starting() // the program above started before the watch
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

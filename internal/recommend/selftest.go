@@ -2,13 +2,13 @@ package recommend
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/explain"
 	"github.com/devctl/devctl/internal/history"
+	"github.com/devctl/devctl/internal/selftest"
 )
 
 // SelfTestFailures are the precisions this machine's latest self-test
@@ -23,13 +23,9 @@ func SelfTestFailures(recs history.Records, b backend.Backend) map[capability.Pr
 		if r.Source != history.SourceSelfTest || history.NormalizeDevice(r.Device) != string(b) {
 			continue
 		}
-		fw, op, ok := strings.Cut(r.Operation, ".")
-		if !ok || fw != "torch" {
-			continue // the framework recommend configures
-		}
-		name, prec, ok := strings.Cut(op, "_")
-		if !ok || name != "matmul" {
-			continue
+		fw, op, prec, ok := selftest.ParseHistoryOperation(r.Operation)
+		if !ok || fw != "torch" || op != selftest.OpMatmul {
+			continue // torch: the framework recommend configures
 		}
 		p, err := capability.ParsePrecision(prec)
 		if err != nil {

@@ -50,3 +50,32 @@ func TestCollectorKeepsEarlierResultsOfACutOffChild(t *testing.T) {
 		t.Errorf("exit %q does not say the process could not be reaped", fw.Exit)
 	}
 }
+
+// The history names round-trip, and names the self-test did not write
+// are refused.
+func TestHistoryOperationNames(t *testing.T) {
+	for _, tc := range []struct{ fw, op, prec, name string }{
+		{"torch", OpMatmul, "bf16", "torch.matmul_bf16"},
+		{"jax", OpLayerNorm, "fp32", "jax.layernorm_fp32"},
+		{"torch", OpCopyH2D, "fp16", "torch.copy_h2d"},
+		{"tensorflow", OpAllocate, "", "tensorflow.allocate"},
+	} {
+		name := HistoryOperation(tc.fw, tc.op, tc.prec)
+		if name != tc.name {
+			t.Errorf("HistoryOperation(%q, %q, %q) = %q, want %q", tc.fw, tc.op, tc.prec, name, tc.name)
+		}
+		fw, op, prec, ok := ParseHistoryOperation(name)
+		wantPrec := tc.prec
+		if untyped(tc.op) {
+			wantPrec = ""
+		}
+		if !ok || fw != tc.fw || op != tc.op || prec != wantPrec {
+			t.Errorf("ParseHistoryOperation(%q) = %q, %q, %q, %v", name, fw, op, prec, ok)
+		}
+	}
+	for _, bad := range []string{"", "matmul_bf16", "torch.", "torch.matmul", "torch.matmul_", "torch.sparse_mm", "model_loading", "torch.allocate_fp16"} {
+		if _, _, _, ok := ParseHistoryOperation(bad); ok {
+			t.Errorf("ParseHistoryOperation(%q) accepted", bad)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package selftest
 
 import (
+	"strings"
+
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/explain"
 )
@@ -59,6 +61,36 @@ const (
 
 // Operations lists the operations a device runs, in order.
 var Operations = []string{OpAllocate, OpCopyH2D, OpCopyD2H, OpMatmul, OpConv1D, OpLinear, OpLayerNorm, OpBackward}
+
+// untyped are the operations that run in no particular precision.
+func untyped(op string) bool { return op == OpAllocate || op == OpCopyH2D || op == OpCopyD2H }
+
+// HistoryOperation is the name an operation's outcome is kept under in
+// the history: "torch.matmul_bf16", "torch.allocate".
+func HistoryOperation(framework, op, precision string) string {
+	if untyped(op) || precision == "" {
+		return framework + "." + op
+	}
+	return framework + "." + op + "_" + precision
+}
+
+// ParseHistoryOperation splits a HistoryOperation name; ok is false for
+// a name the self-test did not write.
+func ParseHistoryOperation(name string) (framework, op, precision string, ok bool) {
+	framework, rest, found := strings.Cut(name, ".")
+	if !found || framework == "" {
+		return "", "", "", false
+	}
+	for _, o := range Operations {
+		switch {
+		case rest == o && untyped(o):
+			return framework, o, "", true
+		case strings.HasPrefix(rest, o+"_") && !untyped(o) && len(rest) > len(o)+1:
+			return framework, o, rest[len(o)+1:], true
+		}
+	}
+	return "", "", "", false
+}
 
 // Frameworks are the frameworks the self-test knows, in the order it
 // reports them.
