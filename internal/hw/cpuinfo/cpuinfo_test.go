@@ -24,8 +24,6 @@ func readFixture(t testing.TB, p string) []byte {
 }
 
 func TestParseCPUInfo(t *testing.T) {
-	// Features are checked separately (they are long); here only a few
-	// that matter to the capability rules.
 	// Features are checked below; the identity numbers in
 	// TestParseCPUInfoKeepsTheFirstProcessorsIdentity.
 	ignoreFeatures := cmpopts.IgnoreFields(Info{}, "Features", "Family", "ModelNumber", "Implementer", "Part")
