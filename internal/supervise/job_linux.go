@@ -217,7 +217,7 @@ func (j *job) onStop(sig syscall.Signal) {
 	if fg, err := t.foreground(); err == nil && fg != t.pgrp && j.ownsGroup(fg) {
 		_ = t.give(t.pgrp)
 	}
-	_ = syscall.Kill(j.self, sig)
+	stopSelf(sig)
 	// Continued (or never stopped).
 	if (t.handed || wantsTTY) && t.inForeground() {
 		if t.give(j.pid) == nil {
@@ -225,6 +225,19 @@ func (j *job) onStop(sig syscall.Signal) {
 		}
 	}
 	j.cont()
+}
+
+// stopSelf stops devctl with sig and returns once it is continued (or at
+// once when the kernel discards the stop: an orphaned process group). The
+// signal goes to this very thread (tgkill), which takes part in the
+// group stop before the call returns to Go: sent to the process (kill),
+// it could be taken by another thread while this one ran on, gave the
+// terminal back to the job before the shell had seen the stop, and had
+// nothing left to do after fg continued devctl.
+func stopSelf(sig syscall.Signal) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
 }
 
 func (j *job) cont() {
