@@ -121,6 +121,9 @@ func TestEstimateTerms(t *testing.T) {
 //	                MLP 4·ffn = 2048 + Linear inputs h+q+h = 384  -> 2948
 //	LoRA on q,v:    norms 4 + attention 512 + MLP 3·ffn = 1536 + the
 //	                adapted projections' input h = 128            -> 2180
+//	  with dropout: q and v each keep a dropped-out copy of the input
+//	                and its one-byte mask: 2·1.5·h = 384 for h     -> 2436
+//	  litgpt:       one dropout for the fused qkv adapter: 1.5·h  -> 2244
 //	compiled:       norms 2 + attention 512 + MLP 3·ffn + inputs 384 -> 2434
 //
 // and the loss keeps 14 bytes per logit (bf16 logits, the fp32 upcast's
@@ -139,9 +142,15 @@ func TestTrainingActivationsPerBlock(t *testing.T) {
 		{"a full fine-tune saves every block's tensors; the loss 14 B per logit",
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF},
 			(2*2948 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
-		{"LoRA keeps nothing for frozen Linears",
+		{"LoRA keeps nothing for frozen Linears; peft's per-module dropout keeps a copy and a mask per adapter",
 			Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF},
+			(2*2436 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"without dropout the adapters share the one normalised input (LLaMA-Factory's lora_dropout 0)",
+			Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackLlamaFactory, LoRATargets: LoRAQV, Recompute: RecomputeNone},
 			(2*2180 + int64(final)) * tokens * 2, 14 * 1000 * tokens},
+		{"litgpt's fused qkv adapter has one dropout for q and v",
+			Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackLitGPT},
+			(2*2244 + int64(final)) * tokens * 2, 4 * 1000 * tokens},
 		{"torch.compile fuses the norms and silu·up, and the loss's upcast into its kernel",
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Compiled: true},
 			(2*2434 + int64(final)) * tokens * 2, 4 * 1000 * tokens},

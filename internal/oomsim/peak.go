@@ -255,6 +255,9 @@ func storedWeights(m Model, p Plan) int64 {
 		return sat(2 * float64(m.Params))
 	}
 	keep := unquantized(m, m.Params)
+	if ProfileOf(p.Stack).QuantizesHead && p.Precision == capability.Int4 {
+		keep = max(keep-m.HeadParams, 0)
+	}
 	q := float64(m.Params - keep)
 	bits := quantBits(p.Precision, p.Quant, m)
 	if p.WeightBits > 0 {
@@ -498,22 +501,16 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 	if !lora {
 		linIn = h + q + h // normed inputs of qkv and of the MLP, o_proj's input
 	} else {
-		adaptsAttn := true
-		adaptsO := s.targets == LoRAQKVO || s.targets == LoRAAllLinear
-		adaptsMLP := s.targets == LoRAAllLinear
-		if adaptsAttn {
-			linIn += h
-		}
-		if adaptsO {
-			linIn += q
-		}
-		if adaptsMLP {
-			linIn += h
-		} else {
+		linIn = adapterInputs(s, a, h, q, f)
+		if s.targets != LoRAAllLinear {
 			mlp -= f // the down projection's input is not kept for a frozen Linear
 			if !a.Gated {
 				mlp = f
 			}
+		} else if s.prof.LoRADropout {
+			// The down projection's adapter keeps its dropout's output
+			// (counted in adapterInputs), not the product itself.
+			mlp -= f
 		}
 	}
 	per := norms + attn + mlp + linIn
@@ -521,6 +518,36 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		per += heads * seq
 	}
 	return per
+}
+
+// adapterInputs is what the adapters of one block keep of their inputs for
+// the backward, per token, in activation values. A frozen Linear keeps
+// nothing; an adapter's A matrix keeps its input. Without dropout every
+// adapter reading the same tensor shares it (q, k and v read the one
+// normalised input). With dropout (peft's LoraLayer keeps one nn.Dropout
+// per adapted Linear) each adapter keeps its own dropped-out copy and the
+// one-byte mask of torch's native_dropout, so q and v cost two copies of
+// the input where the shared tensor cost one. litgpt's fused qkv adapter
+// has one dropout for the three.
+func adapterInputs(s settings, a *Arch, h, q, f float64) float64 {
+	attnReaders, oReaders, mlpReaders, downReaders := 2.0, 0.0, 0.0, 0.0
+	switch s.targets {
+	case LoRAQKVO:
+		attnReaders, oReaders = 3, 1
+	case LoRAAllLinear:
+		attnReaders, oReaders, mlpReaders, downReaders = 3, 1, 1, 1
+		if a.Gated {
+			mlpReaders = 2
+		}
+	}
+	if s.prof.FusedQKVAdapter {
+		attnReaders = 1
+	}
+	if !s.prof.LoRADropout {
+		return h + min(oReaders, 1)*q + min(mlpReaders, 1)*h + downReaders*f
+	}
+	copyAndMask := 1 + 1/s.cb // the dropped-out copy and its bool mask
+	return copyAndMask * (attnReaders*h + oReaders*q + mlpReaders*h + downReaders*f)
 }
 
 // opSACSaved is torchtitan's per-op selective activation checkpointing
@@ -720,7 +747,11 @@ func dequantBuffer(s settings, a *Arch) int64 {
 	if a == nil || s.p.Precision != capability.Int4 || (s.p.Quant != "" && s.p.Quant != QuantBnB) {
 		return 0
 	}
-	return sat(2 * float64(a.Hidden) * float64(max(a.FFN, a.Hidden)))
+	widest := max(a.FFN, a.Hidden)
+	if s.prof.QuantizesHead && s.p.Model.HeadParams > 0 {
+		widest = max(widest, a.Vocab)
+	}
+	return sat(2 * float64(a.Hidden) * float64(widest))
 }
 
 // gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at

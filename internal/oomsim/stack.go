@@ -116,6 +116,20 @@ type Profile struct {
 	AdapterBytes float64
 	// LoRALayers is how many of the last blocks get adapters (0: all).
 	LoRALayers int
+	// LoRADropout: the stack's recipes put dropout on the adapter input
+	// (lora_dropout > 0). Each dropout then keeps its own output and a
+	// one-byte mask for the backward, instead of every adapter reading the
+	// one normalised input.
+	LoRADropout bool
+	// FusedQKVAdapter: q, k and v are one Linear with one adapter input
+	// (litgpt's LoRAQKVLinear), so one dropout serves all three.
+	FusedQKVAdapter bool
+	// QuantizesHead: 4-bit loading converts the output head too (Lightning's
+	// BitsandbytesPrecision replaces every nn.Linear unless told to ignore
+	// some; transformers keeps lm_head in 16 bits). The head is then stored
+	// in 4 bits and dequantised whole at every call, the largest
+	// dequantisation buffer of the model.
+	QuantizesHead bool
 	// Quantises: the stack loads 8-bit and 4-bit weights itself, on every
 	// backend it runs on (mlx on Apple GPUs, llama.cpp's GGUF on Metal
 	// and CPUs), whatever PyTorch's kernels support there.
@@ -152,23 +166,23 @@ type Profile struct {
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
 	StackHF: {Stack: StackHF, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
-		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
-		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype)"},
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true,
+		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype); the recipes people run set lora_dropout (TRL's ModelConfig default 0.05, the QLoRA and alpaca-lora scripts 0.05)"},
 	StackAxolotl: {Stack: StackAxolotl, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
-		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
-		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded) and lora_target_linear: true; the model, loss and adapters are transformers' and PEFT's"},
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true,
+		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05; the model, loss and adapters are transformers' and PEFT's"},
 	StackLlamaFactory: {Stack: StackLlamaFactory, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
 	StackDeepSpeed: {Stack: StackDeepSpeed, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true,
+		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4,
+		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
 	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2,
-		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA, chunked_cross_entropy (chunk 128), lora_query and lora_value on, no activation checkpointing on one device"},
+		LoRATargets: LoRAQV, AdapterBytes: 2, RepeatKV: true, LoRADropout: true, FusedQKVAdapter: true, QuantizesHead: true,
+		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA with grouped k and v repeated to every query head in training (model.py: 'flash attention requires it in training mode'), chunked_cross_entropy (chunk 128), lora_query and lora_value on one fused qkv adapter with lora_dropout 0.05, no activation checkpointing on one device; --quantize bnb.* is Lightning's BitsandbytesPrecision without ignore_modules, so lm_head is 4-bit too"},
 	StackTorchtune: {Stack: StackTorchtune, Dist: "torchtune", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
 		LoRATargets: LoRAQKVO, AdapterBytes: 2, FusedOptimizer: true,
 		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_attn_modules q_proj,v_proj,output_proj"},
