@@ -250,3 +250,30 @@ func TestWeightBits(t *testing.T) {
 		t.Errorf("weights %d, want %d", b.WeightsBytes, want)
 	}
 }
+
+// What 4-bit LoRA stores besides the 4-bit Linears depends on the stack:
+// peft's prepare_model_for_kbit_training (transformers recipes, axolotl)
+// casts the 16-bit rest to fp32; torchtune keeps it 16-bit; litgpt's
+// Lightning plugin quantises the output head too. Sharded QLoRA skips the
+// cast (TRL does not call prepare_model_for_kbit_training for it).
+func TestQLoRAStoredWeightsByStack(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000, HeadParams: 128_000, UnquantizedParams: 256_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	stored := func(stack Stack, sharding Sharding) int64 {
+		return storedWeights(m, withDefaults(Plan{Model: m, Mode: QLoRA, Stack: stack, Sharding: sharding, Devices: 2}))
+	}
+	bits := quantBits(capability.Int4, "", m)
+	tune := stored(StackTorchtune, ShardNone)
+	if want := sat(744_000*bits/8 + 2*256_000); tune != want {
+		t.Errorf("torchtune: %d bytes, want %d", tune, want)
+	}
+	if got := stored(StackHF, ShardNone) - tune; got != 2*256_000 {
+		t.Errorf("hf stores %d bytes more than torchtune, want the fp32 rest: %d", got, 2*256_000)
+	}
+	if got := stored(StackHF, ShardZeRO3); got != tune {
+		t.Errorf("sharded hf QLoRA: %d bytes, want torchtune's %d (no fp32 cast)", got, tune)
+	}
+	if got, want := stored(StackLitGPT, ShardNone), sat(872_000*bits/8+2*128_000); got != want {
+		t.Errorf("litgpt: %d bytes, want %d (the head in 4 bits)", got, want)
+	}
+}

@@ -263,7 +263,15 @@ func storedWeights(m Model, p Plan) int64 {
 	if p.WeightBits > 0 {
 		bits = p.WeightBits
 	}
-	return sat(q*bits/8 + 2*float64(keep))
+	keepBytes := 2.0
+	if (p.Mode == LoRA || p.Mode == QLoRA) && ProfileOf(p.Stack).KbitUpcast && (p.Quant == "" || p.Quant == QuantBnB) &&
+		p.Sharding != ShardZeRO3 {
+		// prepare_model_for_kbit_training: the rest in fp32. Sharded
+		// QLoRA (FSDP, ZeRO-3) loads the base on the host and TRL's
+		// SFTTrainer skips that call for it.
+		keepBytes = 4
+	}
+	return sat(q*bits/8 + keepBytes*float64(keep))
 }
 
 // quantBits is the storage of one quantised weight, constants included:

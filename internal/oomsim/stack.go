@@ -130,6 +130,10 @@ type Profile struct {
 	// in 4 bits and dequantised whole at every call, the largest
 	// dequantisation buffer of the model.
 	QuantizesHead bool
+	// KbitUpcast: LoRA on 8-bit or 4-bit weights goes through peft's
+	// prepare_model_for_kbit_training, which casts every parameter left in
+	// 16 bits (embeddings, norms, the output head) to fp32.
+	KbitUpcast bool
 	// Quantises: the stack loads 8-bit and 4-bit weights itself, on every
 	// backend it runs on (mlx on Apple GPUs, llama.cpp's GGUF on Metal
 	// and CPUs), whatever PyTorch's kernels support there.
@@ -166,11 +170,11 @@ type Profile struct {
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
 	StackHF: {Stack: StackHF, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
-		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true,
-		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True)); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype); the recipes people run set lora_dropout (TRL's ModelConfig default 0.05, the QLoRA and alpaca-lora scripts 0.05)"},
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
+		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True), which also casts the 16-bit parameters left, embeddings and lm_head, to fp32); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype); the recipes people run set lora_dropout (TRL's ModelConfig default 0.05, the QLoRA and alpaca-lora scripts 0.05)"},
 	StackAxolotl: {Stack: StackAxolotl, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
-		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true,
-		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05; the model, loss and adapters are transformers' and PEFT's"},
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, KbitUpcast: true,
+		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05, and 8/4-bit adapters go through prepare_model_for_kbit_training; the model, loss and adapters are transformers' and PEFT's"},
 	StackLlamaFactory: {Stack: StackLlamaFactory, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
