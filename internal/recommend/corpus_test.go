@@ -441,10 +441,18 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' {
 		return strings.Fields(v)[0]
 	}
+	dist := oomsim.ProfileOf(st).Dist
+	// "transformers 4.43.3", "peft 0.19.2.dev0; transformers 5.13.1":
+	// the release of the distribution the stack's terms depend on.
+	for _, part := range strings.Split(stated, ";") {
+		if f := strings.Fields(part); len(f) == 2 && dist != "" && f[0] == dist && f[1][0] >= '0' && f[1][0] <= '9' {
+			return f[1]
+		}
+	}
 	if date == "" || st == "" {
 		return "" // a stack devctl does not know: its release says nothing here
 	}
-	switch oomsim.ProfileOf(st).Dist {
+	switch dist {
 	case "vllm":
 		if date < "2025-03-18" {
 			return "0.7"
