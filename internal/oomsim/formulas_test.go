@@ -277,3 +277,29 @@ func TestQLoRAStoredWeightsByStack(t *testing.T) {
 		t.Errorf("litgpt: %d bytes, want %d (the head in 4 bits)", got, want)
 	}
 }
+
+// Replicated training through torch DDP holds a flat copy of the gradients
+// in its buckets; one device, sharded training and DeepSpeed do not.
+func TestDDPBucketsCopyTheGradients(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	peak := func(stack Stack, devices int, sharding Sharding) Breakdown {
+		b, err := Estimate(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: stack, Devices: devices, Sharding: sharding, SeqLen: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one, two := peak(StackHF, 1, ShardNone), peak(StackHF, 2, ShardNone)
+	if got := two.PeakAllocatedBytes - one.PeakAllocatedBytes; got != one.GradientsBytes {
+		t.Errorf("DDP on 2 devices adds %d bytes, want the gradients' %d", got, one.GradientsBytes)
+	}
+	if got := two.BuffersBytes - one.BuffersBytes; got != one.GradientsBytes {
+		t.Errorf("DDP buckets shown as %d buffer bytes, want %d", got, one.GradientsBytes)
+	}
+	for _, stack := range []Stack{StackDeepSpeed, StackFSDP, StackTorchtune} {
+		if a, b := peak(stack, 1, ShardNone), peak(stack, 2, ShardNone); a.PeakAllocatedBytes != b.PeakAllocatedBytes {
+			t.Errorf("%s builds no DDP buckets: %d on one device, %d on two", stack, a.PeakAllocatedBytes, b.PeakAllocatedBytes)
+		}
+	}
+}

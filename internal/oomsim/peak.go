@@ -179,7 +179,7 @@ func realistic(p Plan) (Breakdown, error) {
 		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
 		act, logits := trainingActivations(s, a, tokens, false)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
-		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m))
+		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
 		b.PeakAllocatedBytes = trainingPeak(s, b, temp)
 	default: // LoRA, QLoRA
 		base := float64(storedWeights(m, p)) / s.dp
@@ -203,7 +203,7 @@ func realistic(p Plan) (Breakdown, error) {
 		}
 		act, logits := trainingActivations(s, a, tokens, true)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
-		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m))
+		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
 		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
@@ -409,7 +409,7 @@ func adamStateBytes(opt Optimizer, stateBytes float64) float64 {
 // accumulation the gradients outlive the micro-batches and add up.
 func trainingPeak(s settings, b Breakdown, temp float64) int64 {
 	gather := gatherBuffers(s, s.p.Model)
-	states := add(b.WeightsBytes, b.OptimizerBytes, gather)
+	states := add(b.WeightsBytes, b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes))
 	fwd := add(b.ActivationsBytes, b.LogitsBytes)
 	step := add(b.GradientsBytes, sat(temp))
 	if s.p.GradAccum() > 1 {
@@ -764,6 +764,25 @@ func dequantBuffer(s settings, a *Arch) int64 {
 
 // gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at
 // a time in 16 bits and prefetches the next: two blocks' worth.
+// ddpBuckets is DistributedDataParallel's communication buckets: replicated
+// training (several devices, nothing sharded) through torch DDP, which the
+// Trainer, accelerate and Lightning construct with gradient_as_bucket_view
+// False, holds a flat copy of every gradient beside the gradients ("the
+// saved memory size will be equal to the total gradients size", torch's
+// DistributedDataParallel docs on gradient_as_bucket_view). DeepSpeed,
+// and the stacks that only shard (FSDP, torchtune, litgpt), do not build
+// DDP buckets.
+func ddpBuckets(s settings, grads int64) int64 {
+	if !s.trains || s.p.devices() <= 1 || s.p.Sharding != ShardNone {
+		return 0
+	}
+	switch s.prof.Stack {
+	case StackDeepSpeed, StackFSDP, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+		return 0
+	}
+	return grads
+}
+
 func gatherBuffers(s settings, m Model) int64 {
 	if s.p.Sharding != ShardZeRO3 || s.p.devices() <= 1 || !s.trains {
 		return 0
