@@ -1,10 +1,8 @@
 package recommend
 
 import (
-	"encoding/csv"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -41,32 +39,24 @@ type memRow map[string]string
 
 func readTSV(t testing.TB, name string) []memRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join(memoryDir, name))
+	data, err := os.ReadFile(filepath.Join(memoryDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord = '\t', true, -1
-	header, err := r.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Plain tab-separated lines: the tables have no quoting convention, and
+	// a note that opens with a quotation mark is text (encoding/csv would
+	// read it as a quoted field running on into the next rows).
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	header := strings.Split(strings.TrimRight(lines[0], "\r"), "\t")
 	var rows []memRow
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s:%d: %v", name, line, err)
-		}
+	for i, l := range lines[1:] {
+		rec := strings.Split(strings.TrimRight(l, "\r"), "\t")
 		if len(rec) != len(header) {
-			t.Fatalf("%s:%d: %d columns, want %d", name, line, len(rec), len(header))
+			t.Fatalf("%s:%d: %d columns, want %d", name, i+2, len(rec), len(header))
 		}
 		row := memRow{}
-		for i, h := range header {
-			row[h] = strings.TrimSpace(rec[i])
+		for j, h := range header {
+			row[h] = strings.TrimSpace(rec[j])
 		}
 		rows = append(rows, row)
 	}
