@@ -233,7 +233,9 @@ func withDefaults(p Plan) Plan {
 		}
 		if p.Recompute == "" {
 			p.Recompute = prof.Recompute
-			if p.Mode == QLoRA && prof.QLoRARecompute != "" {
+			// 8-bit LoRA goes through the same prepare_model_for_kbit_training.
+			kbit := p.Mode == QLoRA || (p.Mode == LoRA && p.Precision == capability.Int8)
+			if kbit && prof.QLoRARecompute != "" {
 				p.Recompute = prof.QLoRARecompute
 			}
 		}

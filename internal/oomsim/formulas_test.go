@@ -303,3 +303,21 @@ func TestDDPBucketsCopyTheGradients(t *testing.T) {
 		}
 	}
 }
+
+// peft's prepare_model_for_kbit_training turns gradient checkpointing on
+// for 8-bit LoRA as for QLoRA; 16-bit LoRA keeps the stack's default.
+func TestKbitLoRACheckpointsByDefault(t *testing.T) {
+	for _, tt := range []struct {
+		mode Mode
+		prec capability.Precision
+		want Recompute
+	}{
+		{QLoRA, capability.Int4, RecomputeFull},
+		{LoRA, capability.Int8, RecomputeFull},
+		{LoRA, capability.BF16, RecomputeNone},
+	} {
+		if got := withDefaults(Plan{Mode: tt.mode, Precision: tt.prec, Stack: StackHF}).Recompute; got != tt.want {
+			t.Errorf("%s at %s: recompute %q, want %q", tt.mode, tt.prec, got, tt.want)
+		}
+	}
+}

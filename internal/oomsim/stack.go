@@ -106,9 +106,10 @@ type Profile struct {
 	// Recompute is the activation checkpointing a training recipe turns
 	// on by default.
 	Recompute Recompute
-	// QLoRARecompute, when set, replaces Recompute for QLoRA: PEFT's
-	// prepare_model_for_kbit_training, which every transformers QLoRA
-	// recipe calls, turns gradient checkpointing on by default.
+	// QLoRARecompute, when set, replaces Recompute for QLoRA and 8-bit
+	// LoRA: PEFT's prepare_model_for_kbit_training, which every
+	// transformers QLoRA and 8-bit LoRA recipe calls, turns gradient
+	// checkpointing on by default.
 	QLoRARecompute Recompute
 	// LoRATargets and AdapterBytes: the modules adapted by default and the
 	// bytes per adapter value (4 for fp32 adapters, 2 for 16-bit).

@@ -384,6 +384,9 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	plan.Precision = prec
+	if in.Recompute == "" {
+		plan.Recompute = "" // the stack's default can depend on the precision (8-bit LoRA)
+	}
 	plan = oomsim.WithDefaults(plan) // the stack's regime for this precision
 	r.Precision = prec
 
