@@ -234,7 +234,7 @@ func withDefaults(p Plan) Plan {
 		if p.Recompute == "" {
 			p.Recompute = prof.Recompute
 			// 8-bit LoRA goes through the same prepare_model_for_kbit_training.
-			kbit := p.Mode == QLoRA || (p.Mode == LoRA && p.Precision == capability.Int8)
+			kbit := p.Mode == QLoRA || (p.Mode == LoRA && (p.Precision == capability.Int8 || p.Precision == capability.Int4))
 			if kbit && prof.QLoRARecompute != "" {
 				p.Recompute = prof.QLoRARecompute
 			}
