@@ -45,7 +45,11 @@ var stackAliases = map[string]Stack{
 	"sglang": StackVLLM, "tgi": StackVLLM, "text-generation-inference": StackVLLM,
 	"ollama": StackLlamaCpp, "llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
 	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
-	"lit-llama": StackLitGPT,
+	"lit-llama": StackLitGPT, "lit-gpt": StackLitGPT, "lit_gpt": StackLitGPT,
+	"mlx-lm": StackMLX, "mlx_lm": StackMLX,
+	"ms-swift": StackHF, "swift": StackHF,
+	"openrlhf": StackDeepSpeed, "deepspeed-chat": StackDeepSpeed,
+	"verl": StackFSDP, "fsdp_qlora": StackFSDP, "fsdp-qlora": StackFSDP,
 }
 
 // ParseStack reads a stack name or one of its aliases (case-insensitive).
