@@ -321,3 +321,24 @@ func TestKbitLoRACheckpointsByDefault(t *testing.T) {
 		}
 	}
 }
+
+// mlx's fast attention has no backward on Apple GPUs: the gradient of one
+// block's attention is recomputed unfused, with b·heads·s² probabilities,
+// their gradient and the scores' gradient alive at once.
+func TestMLXAttentionBackwardIsUnfused(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	act := func(stack Stack) int64 {
+		b, err := Estimate(Plan{Model: m, Mode: LoRA, Precision: capability.BF16, Stack: stack, BatchSize: 2, SeqLen: 256, LoRARank: 8,
+			LoRATargets: LoRAQV, LoRALayers: 2, Recompute: RecomputeNone, Loss: LossChunked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ActivationsBytes
+	}
+	// Against torchtune's profile (also 16-bit adapters without dropout,
+	// SDPA): the difference is the three score-sized arrays.
+	if got, want := act(StackMLX)-act(StackTorchtune), int64(3*2*256*2*256*2); got != want {
+		t.Errorf("mlx keeps %d more bytes than a fused backward, want %d", got, want)
+	}
+}

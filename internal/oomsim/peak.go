@@ -622,6 +622,16 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	}
 	// The final norm and the LM head's input.
 	act += 3 * h * tokens / s.n
+	if s.prof.UnfusedAttentionBackward && s.attn != AttentionEager {
+		// The backward of one block's attention, recomputed unfused:
+		// the probabilities, their gradient and the scores' gradient,
+		// b·heads·s² each.
+		heads := float64(a.Heads)
+		if heads == 0 {
+			heads = h / 64
+		}
+		act += 3 * heads * seq * tokens / s.n
+	}
 	act *= s.cb
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).

@@ -135,6 +135,11 @@ type Profile struct {
 	// in 4 bits and dequantised whole at every call, the largest
 	// dequantisation buffer of the model.
 	QuantizesHead bool
+	// UnfusedAttentionBackward: the fused attention kernel has no backward
+	// of its own, so the gradient recomputes attention unfused, one block
+	// at a time, with its b·heads·s² scores (mlx on Apple GPUs:
+	// ScaledDotProductAttentionVJP::use_fallback is true on Metal).
+	UnfusedAttentionBackward bool
 	// KbitUpcast: LoRA on 8-bit or 4-bit weights goes through peft's
 	// prepare_model_for_kbit_training, which casts every parameter left in
 	// 16 bits (embeddings, norms, the output head) to fp32.
@@ -203,8 +208,8 @@ var profiles = map[Stack]Profile{
 	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
 		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true,
-		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device"},
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true, UnfusedAttentionBackward: true,
+		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
 		Source: "a plain PyTorch loop: attention as written (eager s×s scores), fp32 weights under autocast, F.cross_entropy over all logits"},
