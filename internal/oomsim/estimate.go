@@ -255,6 +255,9 @@ func withDefaults(p Plan) Plan {
 		if p.Mode != Training {
 			if p.LoRATargets == "" {
 				p.LoRATargets = prof.LoRATargets
+				if torchtuneQVOnly(p) {
+					p.LoRATargets = LoRAQV
+				}
 			}
 			if p.LoRALayers <= 0 {
 				p.LoRALayers = prof.LoRALayers

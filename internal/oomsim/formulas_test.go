@@ -342,3 +342,13 @@ func TestMLXAttentionBackwardIsUnfused(t *testing.T) {
 		t.Errorf("mlx keeps %d more bytes than a fused backward, want %d", got, want)
 	}
 }
+
+// torchtune's LoRA recipes adapt q and v before v0.5.0 and add the output
+// projection and the MLP from it.
+func TestTorchtuneLoRATargetsByRelease(t *testing.T) {
+	for v, want := range map[string]LoRATargets{"0.4.0": LoRAQV, "0.3": LoRAQV, "0.5.0": LoRAAllLinear, "": LoRAAllLinear} {
+		if got := withDefaults(Plan{Mode: LoRA, Precision: capability.BF16, Stack: StackTorchtune, StackVersion: v}).LoRATargets; got != want {
+			t.Errorf("torchtune %q: targets %s, want %s", v, got, want)
+		}
+	}
+}

@@ -198,8 +198,8 @@ var profiles = map[Stack]Profile{
 		LoRATargets: LoRAQV, AdapterBytes: 2, RepeatKV: true, LoRADropout: true, FusedQKVAdapter: true, QuantizesHead: true,
 		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA with grouped k and v repeated to every query head in training (model.py: 'flash attention requires it in training mode'), chunked_cross_entropy (chunk 128), lora_query and lora_value on one fused qkv adapter with lora_dropout 0.05, no activation checkpointing on one device; --quantize bnb.* is Lightning's BitsandbytesPrecision without ignore_modules, so lm_head is 4-bit too"},
 	StackTorchtune: {Stack: StackTorchtune, Dist: "torchtune", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 6, PureHalf: true, Recompute: RecomputeFull,
-		LoRATargets: LoRAQKVO, AdapterBytes: 2, FusedOptimizer: true,
-		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_attn_modules q_proj,v_proj,output_proj"},
+		LoRATargets: LoRAAllLinear, AdapterBytes: 2, FusedOptimizer: true,
+		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_dropout 0; LoRA on q_proj, v_proj, output_proj and the MLP since v0.5.0 (apply_lora_to_mlp True; q_proj and v_proj only before, see torchtuneQVOnly)"},
 	StackUnsloth: {Stack: StackUnsloth, Dist: "unsloth", Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
 		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
@@ -239,6 +239,14 @@ func VersionBelow(v string, major, minor int) bool {
 // (logits_to_keep).
 func legacyGenerateLogits(p Plan) bool {
 	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 45)
+}
+
+// torchtuneQVOnly: torchtune's LoRA recipes before v0.5.0 (2024-12-20)
+// adapted q_proj and v_proj only (lora_attn_modules ['q_proj', 'v_proj'],
+// apply_lora_to_mlp False in recipes/configs/llama3_1/8B_lora_single_device.yaml
+// at v0.4.0); from v0.5.0 they add output_proj and the MLP.
+func torchtuneQVOnly(p Plan) bool {
+	return p.Stack == StackTorchtune && VersionBelow(p.StackVersion, 0, 5)
 }
 
 // vllmV0 reports a vLLM before 0.8, whose V0 engine profiles a forward of

@@ -451,6 +451,10 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 		if date < "2024-09-25" {
 			return "4.44"
 		}
+	case "torchtune":
+		if date < "2024-12-20" {
+			return "0.4"
+		}
 	}
 	return ""
 }
