@@ -352,3 +352,15 @@ func TestTorchtuneLoRATargetsByRelease(t *testing.T) {
 		}
 	}
 }
+
+// Unsloth's LoRA kernels save, per token and block: two 16-bit norm inputs,
+// q, k, v and the attention output (o_proj's input), the qkv and MLP
+// kernels' inputs and the MLP's gate and up: 2 + 512 + 128 + 128 + 2·512.
+func TestUnslothLoRAKernelsSaveLess(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	s := resolve(withDefaults(Plan{Model: tiny, Mode: LoRA, Precision: capability.BF16, Stack: StackUnsloth}))
+	if got, want := layerSaved(s, tiny.Arch, true, 256), 2.0+512+128+128+2*512; got != want {
+		t.Errorf("unsloth saves %g values per token and block, want %g", got, want)
+	}
+}

@@ -505,6 +505,17 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 			return norms + attn + mlp + h + q + h
 		}
 	}
+	if lora && s.prof.FusedLoRAKernels && a.Gated {
+		// Unsloth: each norm's 16-bit input; q, k, v (in place after
+		// RoPE) and the attention output, which o_proj reads as its input;
+		// the normalised inputs of the qkv and MLP kernels; the MLP's gate
+		// and up outputs.
+		per := 2 + attn + h + h + 2*f
+		if s.attn == AttentionEager {
+			per += heads * seq
+		}
+		return per
+	}
 	var linIn float64
 	if !lora {
 		linIn = h + q + h // normed inputs of qkv and of the MLP, o_proj's input

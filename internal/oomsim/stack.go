@@ -135,6 +135,11 @@ type Profile struct {
 	// in 4 bits and dequantised whole at every call, the largest
 	// dequantisation buffer of the model.
 	QuantizesHead bool
+	// FusedLoRAKernels: the stack's own autograd functions for LoRA blocks
+	// (Unsloth's LoRA_QKV, LoRA_W, LoRA_MLP and fast RMSNorm) save only each
+	// adapted projection's input, the MLP's gate and up outputs (the SwiGLU
+	// product is recomputed) and each norm's 16-bit input.
+	FusedLoRAKernels bool
 	// UnfusedAttentionBackward: the fused attention kernel has no backward
 	// of its own, so the gradient recomputes attention unfused, one block
 	// at a time, with its b·heads·s² scores (mlx on Apple GPUs:
@@ -201,8 +206,8 @@ var profiles = map[Stack]Profile{
 		LoRATargets: LoRAAllLinear, AdapterBytes: 2, FusedOptimizer: true,
 		Source: "torchtune recipe configs: dtype bf16, enable_activation_checkpointing True, CEWithChunkedOutputLoss (each chunk upcast to fp32 before the cross-entropy), AdamW fused, lora_dropout 0; LoRA on q_proj, v_proj, output_proj and the MLP since v0.5.0 (apply_lora_to_mlp True; q_proj and v_proj only before, see torchtuneQVOnly)"},
 	StackUnsloth: {Stack: StackUnsloth, Dist: "unsloth", Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
-		LoRATargets: LoRAAllLinear, AdapterBytes: 4,
-		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks"},
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedLoRAKernels: true,
+		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks; its LoRA kernels save X, e and g for the MLP and X for q/k/v and o (unsloth/kernels/fast_lora.py), its RMSNorm the 16-bit input"},
 	StackVLLM: {Stack: StackVLLM, Dist: "vllm", Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
 		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest"},
 	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
