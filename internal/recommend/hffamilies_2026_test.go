@@ -23,6 +23,46 @@ var families2026 = []struct {
 	// fc (2h→h), two pre-fc RMSNorms, one full-attention MoE layer and its
 	// norm, 8,388,608 + 4,096 + 1,642,076,672 + 2,048 parameters.
 	{"qwen3-next-80b-a3b.config.json", "qwen3_next", 81_324_862_720, 1_650_471_424, "llmfit Qwen/Qwen3-Next-80B-A3B-Instruct, with its MTP block"},
+	{"codefuse-codellama-34b.config.json", "llama", 33_743_970_304, 0, "llmfit meta-llama/CodeLlama-34b-Instruct-hf"},
+}
+
+// Real config.json files from public mirrors of Hugging Face repositories,
+// held to the same repository's safetensors (or PyTorch) index:
+// metadata.total_size = bytes per parameter × (count + extra).
+var indexTotals2026 = []struct {
+	file      string
+	family    string
+	totalSize int64
+	bytesPer  int64
+	extra     int64
+	source    string
+}{
+	{"granite-3.1-1b-a400m-instruct.config.json", "granitemoe", 5_338_513_408, 4, 0, "jeremieconte/granite-3.1-1b-a400m-instruct@0a854d48947b, stored in fp32"},
+	{"qwen-72b.config.json", "qwen", 144_575_840_256, 2, 0, "mapengAdam/qianwen-72B@3334bfe3d6d9"},
+	{"mpt-7b.config.json", "mpt", 13_298_573_312, 2, 0, "mikeybellissimo/LoRA-MPT@b280ee58a5a4, pytorch_model.bin.index.json"},
+	// The file holds the SigLIP vision tower (patch embedding 678,528,
+	// positions 4096x1152, 27 layers of 15,239,504, post-norm 2,304) and
+	// the projector (1152x5376 and a 1152 norm): 423,060,336 parameters
+	// devctl does not count.
+	{"medgemma-27b-it.config.json", "gemma3", 54_864_813_280, 2, 423_060_336, "Ibtasam-98/medgemma-27b-it@248890241658"},
+	// The file holds Qwen2-VL's vision encoder, 675,759,104 parameters
+	// (the Qwen2-VL paper's "675M"): a 3x2x14x14 patch Conv3d, 32 blocks
+	// of 19,677,440, the merger 44,575,744.
+	{"olmocr-qwen2-vl-7b.config.json", "qwen2_vl", 16_582_751_232, 2, 675_759_104, "BrianYAU-NTEC/olmOCR@d1c854fb7b08 (allenai olmOCR-7B, a Qwen2-VL-7B fine-tune)"},
+}
+
+func TestParseHFConfig2026MatchesIndexTotals(t *testing.T) {
+	for _, c := range indexTotals2026 {
+		t.Run(c.file, func(t *testing.T) {
+			m, err := ParseHFConfig(readModel(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := (m.Params + c.extra) * c.bytesPer; m.Family != c.family || got != c.totalSize {
+				t.Errorf("%s: (%d params + %d) x %d B = %d, want the index's total_size %d (%s)", m.Family, m.Params, c.extra, c.bytesPer, got, c.totalSize, c.source)
+			}
+		})
+	}
 }
 
 func TestParseHFConfig2026FamiliesMatchPublishedCounts(t *testing.T) {
