@@ -52,7 +52,12 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 	case "granite", "smollm3":
 		// Granite 3.x is Llama with embedding, attention, residual and
 		// logits multipliers (scalars, no parameters); SmolLM3 is Llama
-		// with RoPE left out of every fourth layer (no parameters either).
+		// with RoPE left out of every fourth layer (no parameters either)
+		// whose embeddings are tied unless the file says otherwise.
+		if family == "smollm3" && c.TieWordEmbeddings == nil {
+			tied := true
+			c.TieWordEmbeddings = &tied
+		}
 		m, err = countDecoder(c, "llama")
 	case "exaone":
 		// EXAONE 3/3.5 (remote code) is Llama under other names: num_layers,

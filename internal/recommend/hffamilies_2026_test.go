@@ -24,6 +24,36 @@ var families2026 = []struct {
 	// norm, 8,388,608 + 4,096 + 1,642,076,672 + 2,048 parameters.
 	{"qwen3-next-80b-a3b.config.json", "qwen3_next", 81_324_862_720, 1_650_471_424, "llmfit Qwen/Qwen3-Next-80B-A3B-Instruct, with its MTP block"},
 	{"codefuse-codellama-34b.config.json", "llama", 33_743_970_304, 0, "llmfit meta-llama/CodeLlama-34b-Instruct-hf"},
+	{"exaone-3.0-7.8b.config.json", "exaone", 7_818_448_896, 0, "llmfit LGAI-EXAONE/EXAONE-Deep-7.8B (the same shapes)"},
+	{"glm-4-9b-chat-hf.published.config.json", "glm", 9_399_951_360, 0, "llmfit zai-org/glm-4-9b-chat-hf"},
+	{"glm-4-9b-0414.published.config.json", "glm4", 9_400_279_040, 0, "llmfit zai-org/GLM-4-9B-0414"},
+}
+
+// Llama 4's Hub counts hold the vision encoder and projector, which are the
+// same in Scout and Maverick (maxtext's *_for_vit numbers): what is left
+// after devctl's text counts must be one and the same tower.
+func TestLlama4TextCountsLeaveTheSameVisionTower(t *testing.T) {
+	const visionTower = 871_932_416
+	for _, c := range []struct {
+		file      string
+		published int64
+		where     string
+	}{
+		{"llama-4-scout-17b-16e.published.config.json", 108_641_793_536, "llmfit jiangchengchengNLP/Llama-4-Scout-17B-16E-Instruct-abliterated-v2 (Scout's shapes)"},
+		{"llama-4-maverick-17b-128e.published.config.json", 401_583_781_376, "llmfit meta-llama/Llama-4-Maverick-17B-128E-Instruct"},
+	} {
+		m, err := ParseHFConfig(readModel(t, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Family != "llama4" || c.published-m.Params != visionTower {
+			t.Errorf("%s: %s %d params leave %d of %d (%s), want the vision tower's %d", c.file, m.Family, m.Params, c.published-m.Params, c.published, c.where, visionTower)
+		}
+		// Meta: "17B active parameters" for both.
+		if a := float64(m.ActiveParams) / 1e9; a < 17 || a >= 17.5 {
+			t.Errorf("%s: %.2fB active, want 17B", c.file, a)
+		}
+	}
 }
 
 // Real config.json files from public mirrors of Hugging Face repositories,
@@ -48,6 +78,7 @@ var indexTotals2026 = []struct {
 	// The file holds Qwen2-VL's vision encoder, 675,759,104 parameters
 	// (the Qwen2-VL paper's "675M"): a 3x2x14x14 patch Conv3d, 32 blocks
 	// of 19,677,440, the merger 44,575,744.
+	{"smollm3-3b.config.json", "smollm3", 6_150_197_248, 2, 0, "fetchwiki/HuggingFaceTB-SmolLM3-3B@2db8990c473c (its index also says total_parameters 3075098624)"},
 	{"olmocr-qwen2-vl-7b.config.json", "qwen2_vl", 16_582_751_232, 2, 675_759_104, "BrianYAU-NTEC/olmOCR@d1c854fb7b08 (allenai olmOCR-7B, a Qwen2-VL-7B fine-tune)"},
 }
 
