@@ -24,6 +24,8 @@ var families2026 = []struct {
 	// norm, 8,388,608 + 4,096 + 1,642,076,672 + 2,048 parameters.
 	{"qwen3-next-80b-a3b.config.json", "qwen3_next", 81_324_862_720, 1_650_471_424, "llmfit Qwen/Qwen3-Next-80B-A3B-Instruct, with its MTP block"},
 	{"codefuse-codellama-34b.config.json", "llama", 33_743_970_304, 0, "llmfit meta-llama/CodeLlama-34b-Instruct-hf"},
+	{"granite-3.3-8b-instruct.config.json", "granite", 8_170_864_640, 0, "llmfit ibm-granite/granite-3.3-8b-instruct"},
+	{"granite-3.1-2b.published.config.json", "granite", 2_533_531_648, 0, "ibm-granite/granite-3.1-2b-instruct's count in a model table (search id 61249037944) and granite-guardian-3.1-2b's, params=2533531648 (search id 68688959620)"},
 	{"exaone-3.0-7.8b.config.json", "exaone", 7_818_448_896, 0, "llmfit LGAI-EXAONE/EXAONE-Deep-7.8B (the same shapes)"},
 	{"glm-4-9b-chat-hf.published.config.json", "glm", 9_399_951_360, 0, "llmfit zai-org/glm-4-9b-chat-hf"},
 	{"glm-4-9b-0414.published.config.json", "glm4", 9_400_279_040, 0, "llmfit zai-org/GLM-4-9B-0414"},
