@@ -32,7 +32,23 @@ type hfConfig2026 struct {
 	ExpansionRatio *float64    `json:"expansion_ratio"`
 	MaxSeqLen      *int64      `json:"max_seq_len"`
 	AttnConfig     *mosaicAttn `json:"attn_config"`
+	VisionConfig   *qwenVision `json:"vision_config"`
 	FFNConfig      *dbrxFFN    `json:"ffn_config"`
+}
+
+// qwenVision holds the vision_config fields of Qwen2-VL and Qwen2.5-VL.
+type qwenVision struct {
+	Depth             *int64   `json:"depth"`
+	EmbedDim          *int64   `json:"embed_dim"`
+	HiddenSize        *int64   `json:"hidden_size"`
+	IntermediateSize  *int64   `json:"intermediate_size"`
+	OutHiddenSize     *int64   `json:"out_hidden_size"`
+	MLPRatio          *float64 `json:"mlp_ratio"`
+	InChans           *int64   `json:"in_chans"`
+	InChannels        *int64   `json:"in_channels"`
+	PatchSize         *int64   `json:"patch_size"`
+	SpatialMergeSize  *int64   `json:"spatial_merge_size"`
+	TemporalPatchSize *int64   `json:"temporal_patch_size"`
 }
 
 type mosaicAttn struct {
@@ -474,7 +490,10 @@ func countVisionLanguage(c hfConfig, family string) (oomsim.Model, error) {
 		tc.TieWordEmbeddings = c.TieWordEmbeddings
 	}
 	lm := "qwen2"
-	vision := "the vision encoder (a ViT of about 0.6B) and its merger are not counted"
+	vision := "the vision encoder and its merger are not counted"
+	if n, err := qwenVisionParams(c.VisionConfig, family); err == nil {
+		vision = fmt.Sprintf("the vision encoder and its merger (%d parameters by vision_config) are not counted", n)
+	}
 	if family == "mistral3" {
 		lm = "mistral"
 		vision = "the Pixtral vision encoder and the multimodal projector are not counted"
@@ -485,6 +504,60 @@ func countVisionLanguage(c hfConfig, family string) (oomsim.Model, error) {
 	}
 	m.Notes = append(m.Notes, family+": the language model only; "+vision)
 	return m, nil
+}
+
+// qwenVisionParams counts the vision encoder of Qwen2-VL (LayerNorms, an
+// MLP of mlp_ratio × embed_dim with biases, out to the language model's
+// hidden_size) or Qwen2.5-VL (RMSNorms, a gated MLP of intermediate_size
+// with biases, out to out_hidden_size): a bias-free Conv3d patch embedding,
+// depth blocks with a fused qkv and a projection (both with biases), and
+// the merger, a norm and two Linear layers with biases over
+// spatial_merge_size² patches.
+func qwenVisionParams(v *qwenVision, family string) (int64, error) {
+	if v == nil || family == "mistral3" {
+		return 0, fmt.Errorf("no vision_config")
+	}
+	var f fields
+	depth := f.need("depth", v.Depth)
+	in := f.opt("in_chans", v.InChans, 0)
+	if in == 0 {
+		in = f.opt("in_channels", v.InChannels, 3)
+	}
+	patch := f.opt("patch_size", v.PatchSize, 14)
+	merge := f.opt("spatial_merge_size", v.SpatialMergeSize, 2)
+	temporal := f.opt("temporal_patch_size", v.TemporalPatchSize, 2)
+	var ed, mlp, out, norm int64
+	gated := family == "qwen2_5_vl"
+	if gated {
+		ed = f.need("hidden_size", v.HiddenSize)
+		mlp = f.need("intermediate_size", v.IntermediateSize)
+		out = f.need("out_hidden_size", v.OutHiddenSize)
+		norm = ed // RMSNorm
+	} else {
+		ed = f.need("embed_dim", v.EmbedDim)
+		out = f.need("hidden_size", v.HiddenSize)
+		ratio := 4.0
+		if v.MLPRatio != nil {
+			ratio = *v.MLPRatio
+		}
+		if !(ratio > 0 && ratio <= 64) {
+			return 0, fmt.Errorf("mlp_ratio %v is out of range", ratio)
+		}
+		mlp = int64(ratio * float64(ed))
+		norm = 2 * ed // LayerNorm
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	block := 2*norm + ed*3*ed + 3*ed + ed*ed + ed
+	if gated {
+		block += 2*(ed*mlp+mlp) + mlp*ed + ed
+	} else {
+		block += ed*mlp + mlp + mlp*ed + ed
+	}
+	hidden := ed * merge * merge
+	merger := norm + hidden*hidden + hidden + hidden*out + out
+	return in*temporal*patch*patch*ed + depth*block + merger, nil
 }
 
 // countUMT5 counts UMT5ForConditionalGeneration (umT5, MT5's successor):

@@ -1,6 +1,8 @@
 package recommend
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +28,8 @@ var families2026 = []struct {
 	{"codefuse-codellama-34b.config.json", "llama", 33_743_970_304, 0, "llmfit meta-llama/CodeLlama-34b-Instruct-hf"},
 	{"granite-3.3-8b-instruct.config.json", "granite", 8_170_864_640, 0, "llmfit ibm-granite/granite-3.3-8b-instruct"},
 	{"granite-3.1-2b.published.config.json", "granite", 2_533_531_648, 0, "ibm-granite/granite-3.1-2b-instruct's count in a model table (search id 61249037944) and granite-guardian-3.1-2b's, params=2533531648 (search id 68688959620)"},
+	{"olmo-1b.published.config.json", "olmo", 1_176_764_416, 0, "llmfit allenai/OLMo-1B-hf"},
+	{"olmoe-1b-7b-0924.published.config.json", "olmoe", 6_919_161_856, 0, "llmfit allenai/OLMoE-1B-7B-0924-Instruct"},
 	{"exaone-3.0-7.8b.config.json", "exaone", 7_818_448_896, 0, "llmfit LGAI-EXAONE/EXAONE-Deep-7.8B (the same shapes)"},
 	{"glm-4-9b-chat-hf.published.config.json", "glm", 9_399_951_360, 0, "llmfit zai-org/glm-4-9b-chat-hf"},
 	{"glm-4-9b-0414.published.config.json", "glm4", 9_400_279_040, 0, "llmfit zai-org/GLM-4-9B-0414"},
@@ -81,7 +85,11 @@ var indexTotals2026 = []struct {
 	// (the Qwen2-VL paper's "675M"): a 3x2x14x14 patch Conv3d, 32 blocks
 	// of 19,677,440, the merger 44,575,744.
 	{"smollm3-3b.config.json", "smollm3", 6_150_197_248, 2, 0, "fetchwiki/HuggingFaceTB-SmolLM3-3B@2db8990c473c (its index also says total_parameters 3075098624)"},
-	{"olmocr-qwen2-vl-7b.config.json", "qwen2_vl", 16_582_751_232, 2, 675_759_104, "BrianYAU-NTEC/olmOCR@d1c854fb7b08 (allenai olmOCR-7B, a Qwen2-VL-7B fine-tune)"},
+	{"olmocr-qwen2-vl-7b.config.json", "qwen2_vl", 16_582_751_232, 2, 675_759_104, "BrianYAU-NTEC/olmOCR: config.json@9ecf4b2a884a, index@d1c854fb7b08 (allenai olmOCR-7B, a Qwen2-VL-7B fine-tune)"},
+	// Qwen2.5-VL's vision encoder: RMSNorms and a gated MLP (3420) with
+	// biases in its 32 blocks of 19,702,200, the patch Conv3d 1,505,280,
+	// the merger 44,574,464: 676,550,144.
+	{"uni-mumer-qwen2.5-vl-7b.config.json", "qwen2_5_vl", 16_584_333_312, 2, 676_550_144, "KhaiHASO/Uni-MuMER-Qwen2.5-VL-7B-app@231df31b18f7 (a Qwen2.5-VL-7B-Instruct fine-tune)"},
 }
 
 func TestParseHFConfig2026MatchesIndexTotals(t *testing.T) {
@@ -93,6 +101,9 @@ func TestParseHFConfig2026MatchesIndexTotals(t *testing.T) {
 			}
 			if got := (m.Params + c.extra) * c.bytesPer; m.Family != c.family || got != c.totalSize {
 				t.Errorf("%s: (%d params + %d) x %d B = %d, want the index's total_size %d (%s)", m.Family, m.Params, c.extra, c.bytesPer, got, c.totalSize, c.source)
+			}
+			if strings.HasPrefix(c.family, "qwen2") && (len(m.Notes) != 1 || !strings.Contains(m.Notes[0], fmt.Sprintf("(%d parameters by vision_config)", c.extra))) {
+				t.Errorf("notes %q, want the vision encoder's %d", m.Notes, c.extra)
 			}
 		})
 	}
