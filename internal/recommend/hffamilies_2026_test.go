@@ -30,9 +30,16 @@ var families2026 = []struct {
 	{"granite-3.1-2b.published.config.json", "granite", 2_533_531_648, 0, "ibm-granite/granite-3.1-2b-instruct's count in a model table (search id 61249037944) and granite-guardian-3.1-2b's, params=2533531648 (search id 68688959620)"},
 	{"olmo-1b.published.config.json", "olmo", 1_176_764_416, 0, "llmfit allenai/OLMo-1B-hf"},
 	{"olmoe-1b-7b-0924.published.config.json", "olmoe", 6_919_161_856, 0, "llmfit allenai/OLMoE-1B-7B-0924-Instruct"},
+	// Corpus models of families counted before, added for models.tsv.
+	{"qwen2.5-72b-instruct.config.json", "qwen2", 72_706_203_648, 0, "llmfit Qwen/Qwen2.5-72B-Instruct (and Qwen/Qwen2-72B, the same count)"},
+	{"phi-4.published.config.json", "phi3", 14_659_507_200, 0, "llmfit unsloth/phi-4 (microsoft/phi-4 converted to llama, the same shapes)"},
+	// The Hub count holds the SigLIP tower (416,866,032: see medgemma) and
+	// the projector, 1152x3840 and a 1152 norm: 421,290,864.
+	{"gemma-3-12b.config.json", "gemma3", 12_187_325_040, 421_290_864, "llmfit google/gemma-3-12b-pt"},
 	{"exaone-3.0-7.8b.config.json", "exaone", 7_818_448_896, 0, "llmfit LGAI-EXAONE/EXAONE-Deep-7.8B (the same shapes)"},
 	{"glm-4-9b-chat-hf.published.config.json", "glm", 9_399_951_360, 0, "llmfit zai-org/glm-4-9b-chat-hf"},
 	{"glm-4-9b-0414.published.config.json", "glm4", 9_400_279_040, 0, "llmfit zai-org/GLM-4-9B-0414"},
+	{"mt5-small.config.json", "mt5", 300_176_768, 0, "mt5-small 'full': 300176768 in public vocabulary-trimming code (search ids 3882053679, 4201706983)"},
 }
 
 // Llama 4's Hub counts hold the vision encoder and projector, which are the
