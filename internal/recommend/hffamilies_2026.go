@@ -549,13 +549,18 @@ func qwenVisionParams(v *qwenVision, family string) (int64, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
+	hidden := ed * merge * merge
+	for _, err := range []error{tooMany(depth, ed, 4*ed+3*mlp), tooMany(hidden, hidden+out), tooMany(in*temporal*patch*patch, ed)} {
+		if err != nil {
+			return 0, err
+		}
+	}
 	block := 2*norm + ed*3*ed + 3*ed + ed*ed + ed
 	if gated {
 		block += 2*(ed*mlp+mlp) + mlp*ed + ed
 	} else {
 		block += ed*mlp + mlp + mlp*ed + ed
 	}
-	hidden := ed * merge * merge
 	merger := norm + hidden*hidden + hidden + hidden*out + out
 	return in*temporal*patch*patch*ed + depth*block + merger, nil
 }

@@ -158,3 +158,22 @@ func TestGPTOSSActiveParams(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHFConfig2026Rejects(t *testing.T) {
+	cases := []struct{ name, data, want string }{
+		{"gpt_oss with more experts per token than experts", `{"model_type":"gpt_oss","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"intermediate_size":8,"num_local_experts":2,"num_experts_per_tok":4,"vocab_size":10}`, "more than the 2 experts"},
+		{"llama4 without a text_config", `{"model_type":"llama4"}`, "no text_config"},
+		{"mistral3 without a text_config", `{"model_type":"mistral3"}`, "no text_config"},
+		{"dbrx without ffn_config", `{"model_type":"dbrx","d_model":64,"n_heads":4,"n_layers":1,"vocab_size":10,"attn_config":{}}`, "missing attn_config or ffn_config"},
+		{"qwen3_next whose layer_types do not match its layers", `{"model_type":"qwen3_next","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"linear_num_key_heads":2,"linear_num_value_heads":2,"linear_key_head_dim":8,"linear_value_head_dim":8,"layer_types":["full_attention"],"vocab_size":10}`, "layer_types has 1 entries for 2 layers"},
+		{"mpt with a negative expansion_ratio", `{"model_type":"mpt","d_model":64,"n_heads":4,"n_layers":1,"vocab_size":10,"expansion_ratio":-1}`, "expansion_ratio"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseHFConfig([]byte(c.data))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want it to mention %q", err, c.want)
+			}
+		})
+	}
+}
