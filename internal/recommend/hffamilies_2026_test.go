@@ -39,6 +39,10 @@ var families2026 = []struct {
 	{"exaone-3.0-7.8b.config.json", "exaone", 7_818_448_896, 0, "llmfit LGAI-EXAONE/EXAONE-Deep-7.8B (the same shapes)"},
 	{"glm-4-9b-chat-hf.published.config.json", "glm", 9_399_951_360, 0, "llmfit zai-org/glm-4-9b-chat-hf"},
 	{"glm-4-9b-0414.published.config.json", "glm4", 9_400_279_040, 0, "llmfit zai-org/GLM-4-9B-0414"},
+	{"ernie-4.5-0.3b.published.config.json", "ernie4_5", 360_748_032, 0, "an ERNIE model of 18 layers of 1024 loaded and counted, 'params=360748032' (search id 69642363455)"},
+	// The language model is Mistral Small 24B's: devstral-small-2507's
+	// count, held to its repository's safetensors index.
+	{"mistral-small-3.1-24b.published.config.json", "mistral3", 23_572_403_200, 0, "fetchwiki/mistralai-Devstral-Small-2507 total_size 47,144,806,400 / 2"},
 	{"mt5-small.config.json", "mt5", 300_176_768, 0, "mt5-small 'full': 300176768 in public vocabulary-trimming code (search ids 3882053679, 4201706983)"},
 }
 
