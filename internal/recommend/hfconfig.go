@@ -15,7 +15,10 @@ import (
 var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gemma3",
 	"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "gpt_neox", "opt", "bloom",
 	"phi", "gpt_bigcode", "gpt_neo", "gptj", "stablelm", "olmo2", "internlm2", "chatglm",
-	"whisper", "gpt2", "bert", "t5", "qwen", "RefinedWebModel", "RefinedWeb"}
+	"whisper", "gpt2", "bert", "t5", "qwen", "RefinedWebModel", "RefinedWeb",
+	"granite", "glm", "glm4", "gpt_oss", "llama4", "llama4_text", "cohere", "cohere2", "starcoder2", "olmo", "olmoe", "mpt",
+	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
+	"mt5", "umt5", "qwen3_next"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -126,6 +129,8 @@ type hfConfig struct {
 	NumHeads                    *int64 `json:"num_heads"`
 	FeedForwardProj             string `json:"feed_forward_proj"`
 	RelativeAttentionNumBuckets *int64 `json:"relative_attention_num_buckets"`
+
+	hfConfig2026
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -214,6 +219,10 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	case "":
 		return oomsim.Model{}, fmt.Errorf("%w: config.json has no model_type (supported: %s)", ErrUnsupportedFamily, strings.Join(SupportedFamilies, ", "))
 	default:
+		var ok bool
+		if m, ok, err = countFamily2026(c, family); ok {
+			break
+		}
 		return oomsim.Model{}, fmt.Errorf("%w %q (supported: %s; use --model-params for others)", ErrUnsupportedFamily, c.ModelType, strings.Join(SupportedFamilies, ", "))
 	}
 	if err != nil {
@@ -235,16 +244,19 @@ func need(name string, v *int64) (int64, error) {
 	}
 	limit := int64(maxDim)
 	switch name {
-	case "num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers", "encoder_layers", "decoder_layers", "first_k_dense_replace":
+	case "num_hidden_layers", "n_layer", "n_layers", "depth", "num_layers", "num_decoder_layers", "encoder_layers", "decoder_layers", "first_k_dense_replace":
 		limit = maxLayers
 	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets",
-		"num_kv_heads", "n_head_kv", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins":
+		"num_kv_heads", "n_head_kv", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins",
+		"n_heads", "kv_n_heads", "moe_top_k", "in_chans", "in_channels", "patch_size", "spatial_merge_size", "temporal_patch_size", "interleave_moe_layer_step", "full_attention_interval",
+		"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim":
 		limit = maxHeads
 	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size",
 		"n_embed", "ffn_dim", "word_embed_proj_dim", "moe_intermediate_size", "shared_expert_intermediate_size", "q_lora_rank", "kv_lora_rank",
-		"encoder_ffn_dim", "decoder_ffn_dim", "ffn_hidden_size", "padded_vocab_size", "inner_hidden_size":
+		"encoder_ffn_dim", "decoder_ffn_dim", "ffn_hidden_size", "padded_vocab_size", "inner_hidden_size",
+		"intermediate_size_mlp", "shared_intermediate_size", "embed_dim", "out_hidden_size":
 		limit = maxWidth
-	case "num_local_experts", "num_experts", "n_routed_experts":
+	case "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts":
 		limit = 1 << 12
 		limit = maxWidth
 	}

@@ -122,7 +122,12 @@ func FuzzParseHFConfig(f *testing.F) {
 		"pythia-1.4b.published.config.json", "opt-1.3b.published.config.json", "whisper-large-v3.published.config.json",
 		"phi-2.config.json", "starcoder-15b.published.config.json", "gpt-neo-1.3b.published.config.json", "gpt-j-6b.published.config.json",
 		"stablelm-2-1.6b.published.config.json", "olmo-2-7b.published.config.json", "internlm2.5-7b.published.config.json", "glm-4-9b.published.config.json",
-		"qwen-7b-chat.config.json", "chatglm-6b.config.json", "falcon-7b.config.json", "falcon-40b.config.json"} {
+		"qwen-7b-chat.config.json", "chatglm-6b.config.json", "falcon-7b.config.json", "falcon-40b.config.json",
+		"gpt-oss-20b.config.json", "qwen3-next-80b-a3b.config.json", "starcoder2-7b.config.json", "aya-23-8b.config.json",
+		"granite-3.3-8b-instruct.config.json", "granite-3.1-1b-a400m-instruct.config.json", "mpt-7b.config.json",
+		"olmocr-qwen2-vl-7b.config.json", "uni-mumer-qwen2.5-vl-7b.config.json", "smollm3-3b.config.json", "exaone-3.0-7.8b.config.json",
+		"glm-4-9b-chat-hf.published.config.json", "glm-4-9b-0414.published.config.json", "llama-4-maverick-17b-128e.published.config.json",
+		"olmo-1b.published.config.json", "olmoe-1b-7b-0924.published.config.json", "mt5-small.config.json", "gemma-3-12b.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)
