@@ -364,3 +364,31 @@ func TestUnslothLoRAKernelsSaveLess(t *testing.T) {
 		t.Errorf("unsloth saves %g values per token and block, want %g", got, want)
 	}
 }
+
+// generate() over a cache returned as new tuples (transformers before
+// 4.36, remote-code Qwen-1/ChatGLM) holds the previous step's cache beside
+// the new one; DynamicCache replaces each layer's tensor in place.
+func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
+	arch := &Arch{Layers: 16, KVLayers: 16, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
+	peak := func(family, version string) Breakdown {
+		b, err := Estimate(Plan{Model: Model{Name: "m", Family: family, Params: 1_000_000, Arch: arch}, Mode: Inference,
+			Precision: capability.BF16, Stack: StackHF, StackVersion: version, BatchSize: 8, SeqLen: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sum := func(b Breakdown) int64 {
+		return b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.LogitsBytes + b.BuffersBytes
+	}
+	now := peak("llama", "4.46.0")
+	if now.PeakAllocatedBytes != sum(now) {
+		t.Errorf("DynamicCache: peak %d, want the sum of the parts %d", now.PeakAllocatedBytes, sum(now))
+	}
+	for _, old := range []Breakdown{peak("llama", "4.35.2"), peak("qwen", "4.46.0"), peak("chatglm", "")} {
+		want := max(sum(old), old.WeightsBytes+2*old.KVCacheBytes+old.BuffersBytes)
+		if old.PeakAllocatedBytes != want || want == sum(old) {
+			t.Errorf("tuple cache: peak %d, want weights + two caches %d (parts %d)", old.PeakAllocatedBytes, want, sum(old))
+		}
+	}
+}

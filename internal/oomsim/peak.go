@@ -171,6 +171,15 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
 		}
 		b.PeakAllocatedBytes = add(b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+		if tupleKVCache(p) {
+			// Decoding: the previous step's cache and the new one, built
+			// layer by layer, are alive together at the end of a step.
+			decode := add(b.WeightsBytes, b.KVCacheBytes, b.KVCacheBytes, b.BuffersBytes)
+			if decode > b.PeakAllocatedBytes {
+				b.PeakAllocatedBytes = decode
+				b.Notes = append(b.Notes, "the KV cache is rebuilt as new tuples every step: generate() holds the previous step's cache beside the new one")
+			}
+		}
 	case Training:
 		if p.Precision == capability.Int8 || p.Precision == capability.Int4 {
 			return b, fmt.Errorf("%w: full training needs fp32, fp16 or bf16 weights; use --mode lora or qlora for 8-bit/4-bit", ErrNotApplicable)

@@ -246,6 +246,22 @@ func legacyGenerateLogits(p Plan) bool {
 	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 45)
 }
 
+// tupleKVCache: generate() holds two KV caches at once near the end of
+// every decoding step when the model returns its cache as new tuples
+// (torch.cat of the old layer cache and the new token into a new tensor):
+// the previous step's cache stays referenced by generate's model_kwargs
+// until the forward returns. transformers' own models did so before 4.36
+// (DynamicCache, which replaces each layer's tensor as it goes, arrived in
+// 4.36); the remote-code families below still do (modeling_qwen.py,
+// modeling_chatglm.py, modeling_internlm2.py, Falcon's RefinedWeb code).
+func tupleKVCache(p Plan) bool {
+	switch strings.ToLower(p.Model.Family) {
+	case "qwen", "chatglm", "internlm2", "refinedwebmodel", "refinedweb":
+		return p.Stack != StackVLLM && p.Stack != StackLlamaCpp && p.Stack != StackMLX
+	}
+	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 36)
+}
+
 // torchtuneQVOnly: torchtune's LoRA recipes before v0.5.0 (2024-12-20)
 // adapted q_proj and v_proj only (lora_attn_modules ['q_proj', 'v_proj'],
 // apply_lora_to_mlp False in recipes/configs/llama3_1/8B_lora_single_device.yaml

@@ -448,7 +448,10 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 			return "0.7"
 		}
 	case "transformers":
-		if date < "2024-09-25" {
+		switch {
+		case date < "2023-12-11":
+			return "4.35"
+		case date < "2024-09-25":
 			return "4.44"
 		}
 	case "torchtune":
