@@ -392,3 +392,23 @@ func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 		}
 	}
 }
+
+// Unsloth before 2024.11 kept the 16-bit logits for its cross-entropy
+// kernel; Cut Cross Entropy since never materialises them.
+func TestUnslothLogitsByRelease(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	logits := func(v string) int64 {
+		b, err := Estimate(Plan{Model: tiny, Mode: QLoRA, Stack: StackUnsloth, StackVersion: v, BatchSize: 2, SeqLen: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.LogitsBytes
+	}
+	if got, want := logits("2024.10.0"), int64(2*1000*2*256); got != want {
+		t.Errorf("unsloth 2024.10: logits %d bytes, want the 16-bit logits %d", got, want)
+	}
+	if got := logits("2025.3.14"); got >= 2*1000*2*256 {
+		t.Errorf("unsloth 2025.3: logits %d bytes, want Cut Cross Entropy's few hidden rows", got)
+	}
+}

@@ -676,6 +676,9 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 	}
 	switch s.loss {
 	case LossFused:
+		if unslothMaterialisedLogits(s.p) {
+			return 2 * V * tokens // the 16-bit logits, their gradient written in place
+		}
 		return 2 * float64(a.Hidden) * tokens * s.cb
 	case LossChunked:
 		if s.p.Compiled {

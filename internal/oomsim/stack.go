@@ -262,6 +262,15 @@ func tupleKVCache(p Plan) bool {
 	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 36)
 }
 
+// unslothMaterialisedLogits: Unsloth before 2024.11 computed the loss with
+// its fast_cross_entropy_loss kernel over the 16-bit logits the LM head had
+// materialised (the kernel writes their gradient in place); Cut Cross
+// Entropy, which never materialises them, arrived in 2024.11
+// (unsloth/models/llama.py, commit fa8e59eb1b, 2024-11-17).
+func unslothMaterialisedLogits(p Plan) bool {
+	return p.Stack == StackUnsloth && VersionBelow(p.StackVersion, 2024, 11)
+}
+
 // torchtuneQVOnly: torchtune's LoRA recipes before v0.5.0 (2024-12-20)
 // adapted q_proj and v_proj only (lora_attn_modules ['q_proj', 'v_proj'],
 // apply_lora_to_mlp False in recipes/configs/llama3_1/8B_lora_single_device.yaml

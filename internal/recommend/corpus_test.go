@@ -584,6 +584,11 @@ func runMeasured(t testing.TB) corpusResult {
 			bound[0]++
 			if e >= -0.15 {
 				bound[1]++
+			} else if !c.holdout {
+				m := out.Memory
+				misses = append(misses, miss{e, fmt.Sprintf("%+6.0f%% %-48s %-13s %7.2f GiB measured, %7.2f predicted at the limit [w %.1f g %.1f o %.1f a %.1f l %.1f kv %.1f buf %.1f] %s %s %s",
+					100*e, c.id, c.counter, c.measuredGiB, got, gib(m.WeightsBytes), gib(m.GradientsBytes), gib(m.OptimizerBytes),
+					gib(m.ActivationsBytes), gib(m.LogitsBytes), gib(m.KVCacheBytes), gib(m.BuffersBytes), c.in.Mode, out.Plan.Stack, out.Plan.Precision)})
 			}
 			continue
 		}
