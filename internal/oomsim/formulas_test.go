@@ -412,3 +412,21 @@ func TestUnslothLogitsByRelease(t *testing.T) {
 		t.Errorf("unsloth 2025.3: logits %d bytes, want Cut Cross Entropy's few hidden rows", got)
 	}
 }
+
+// ZeRO through a transformers-based stack is DeepSpeed: 16-bit parameters
+// and gradients on the device, the fp32 master and Adam states sharded
+// (2 + 2/n + 12/n bytes per parameter at stage 2), not autocast's fp32
+// weights with their 16-bit copy.
+func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	for _, stack := range []Stack{StackHF, StackAuto, StackDeepSpeed} {
+		b, err := Estimate(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: stack, Devices: 4, Sharding: ShardZeRO2, SeqLen: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.WeightsBytes != 2e9 || b.GradientsBytes != 2e9/4 || b.OptimizerBytes != 12e9/4 {
+			t.Errorf("%s ZeRO-2 on 4: weights %d, gradients %d, optimizer %d; want 2e9, 5e8, 3e9", stack, b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+		}
+	}
+}

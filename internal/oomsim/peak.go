@@ -342,8 +342,13 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	p := s.p
 	d := float64(p.devices())
 	stateB := 4.0 // bytes per Adam state value
+	// ZeRO through a transformers-based stack is DeepSpeed (the Trainer's
+	// --deepspeed; ColossalAI's low-level ZeRO keeps the same states): the
+	// 16-bit parameters and gradients on the device, the fp32 master copy
+	// and the Adam states in the optimizer's partitions.
+	zero := (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Dist == "transformers" && d > 1
 	switch {
-	case s.prof.Stack == StackDeepSpeed:
+	case s.prof.Stack == StackDeepSpeed, zero && !s.pure && p.Precision != capability.FP32:
 		w, g = 2*P, 2*P
 		o = P * (4 + adamStateBytes(p.Optimizer, 4))
 	case s.pure:
