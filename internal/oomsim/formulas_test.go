@@ -430,3 +430,24 @@ func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
 		}
 	}
 }
+
+// flash-attention takes grouped k and v as they are; PyTorch's SDPA gets
+// them expanded where the stack calls repeat_kv (transformers' sdpa path).
+func TestFlashAttentionKeepsGroupedKV(t *testing.T) {
+	gqa := &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 4, KVHeads: 1, HeadDim: 32, FFN: 512, Vocab: 1000, Gated: true}
+	saved := func(a Attention) float64 {
+		return layerSaved(resolve(withDefaults(Plan{Model: Model{Params: 1e6, Arch: gqa}, Mode: Training, Precision: capability.BF16, Stack: StackHF, Attention: a})), gqa, false, 256)
+	}
+	// q 128, kv 32: SDPA through repeat_kv saves k and v at 128 each.
+	if got := saved(AttentionSDPA) - saved(AttentionFlash); got != 2*(128-32) {
+		t.Errorf("sdpa saves %g more values per token than flash, want %d", got, 2*(128-32))
+	}
+	for in, want := range map[string]Attention{"flash_attention_2": AttentionFlash, "FA2": AttentionFlash, "xformers": AttentionSDPA, "sdpa": AttentionSDPA, "eager": AttentionEager} {
+		if got, ok := ParseAttention(in); !ok || got != want {
+			t.Errorf("ParseAttention(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if _, ok := ParseAttention("paged"); ok {
+		t.Error("ParseAttention accepted an unknown kernel")
+	}
+}

@@ -492,7 +492,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		q = h
 	}
 	kv := float64(a.KVHeads * a.HeadDim)
-	if kv == 0 || s.attn != AttentionSDPA || s.prof.RepeatKV {
+	if kv == 0 || s.attn == AttentionEager || (s.attn != AttentionFlash && s.prof.RepeatKV) {
 		// transformers' sdpa and eager paths expand k and v with repeat_kv.
 		kv = q
 	}

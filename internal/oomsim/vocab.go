@@ -67,7 +67,10 @@ type Attention string
 const (
 	AttentionAuto  Attention = "auto"
 	AttentionEager Attention = "eager"
-	AttentionSDPA  Attention = "sdpa" // also flash attention: no s×s scores in memory
+	AttentionSDPA  Attention = "sdpa" // fused: no s×s scores in memory; the stack decides whether grouped k/v are expanded first
+	// AttentionFlash is flash-attention's kernel (transformers'
+	// flash_attention_2/3): fused, and it takes grouped k and v as they are.
+	AttentionFlash Attention = "flash"
 )
 
 // Sharding is how model states are split over data-parallel devices.
@@ -109,11 +112,31 @@ var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
 	Optimizers  = []Optimizer{AdamW, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
 	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
-	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA}
+	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA, AttentionFlash}
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
 	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
 )
+
+// attentionAliases are the names frameworks give the kernels
+// (attn_implementation values, flag spellings).
+var attentionAliases = map[string]Attention{
+	"flash2": AttentionFlash, "flash3": AttentionFlash, "fa2": AttentionFlash, "fa3": AttentionFlash,
+	"flash_attention_2": AttentionFlash, "flash_attention_3": AttentionFlash, "flash-attn": AttentionFlash,
+	"flash_attn": AttentionFlash, "flash-attention": AttentionFlash,
+	"mem_efficient": AttentionSDPA, "efficient": AttentionSDPA, "xformers": AttentionSDPA, "flex": AttentionSDPA,
+	"flex_attention": AttentionSDPA, "fused": AttentionSDPA,
+}
+
+// ParseAttention reads an attention implementation or one of the names
+// frameworks give it (flash_attention_2, fa2, xformers, flex, ...).
+func ParseAttention(s string) (Attention, bool) {
+	if a, ok := Parse(s, Attentions); ok {
+		return a, true
+	}
+	a, ok := attentionAliases[strings.ToLower(strings.TrimSpace(s))]
+	return a, ok
+}
 
 // Parse reads one of the accepted values, ignoring case and surrounding
 // space; ok is false for anything else.

@@ -345,12 +345,11 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	case "none":
 		in.Recompute = oomsim.RecomputeNone
 	}
-	switch a := r["attention"]; a {
-	case "eager":
-		in.Attention = oomsim.AttentionEager
-	case "":
-	default:
+	if a := r["attention"]; a != "" {
 		in.Attention = oomsim.AttentionSDPA
+		if pa, ok := oomsim.ParseAttention(a); ok {
+			in.Attention = pa
+		}
 	}
 	k := r["kernels"]
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
