@@ -38,6 +38,24 @@ var spellings = map[string]Precision{
 	"fp8": FP8, "float8": FP8,
 	"8bit": Int8, "int8": Int8,
 	"4bit": Int4, "int4": Int4, "nf4": Int4, "fp4": Int4,
+	// Lightning's precision names: the dtype, and whether the weights stay
+	// 16-bit (-true) or keep an fp32 master copy (-mixed); TrainingRegime
+	// reads the second half.
+	"bf16-true": BF16, "bf16-mixed": BF16, "16-true": FP16, "16-mixed": FP16, "32-true": FP32,
+}
+
+// TrainingRegime is the regime a Lightning precision name states: "pure"
+// for bf16-true and 16-true (16-bit weights and optimizer state), "amp" for
+// bf16-mixed and 16-mixed (fp32 weights under autocast), "" for the other
+// spellings.
+func TrainingRegime(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "bf16-true", "16-true":
+		return "pure"
+	case "bf16-mixed", "16-mixed":
+		return "amp"
+	}
+	return ""
 }
 
 // torchNames are the dtype spellings lowerings keep when the user wrote one.

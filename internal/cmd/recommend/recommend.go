@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/devctl/devctl/internal/capability"
+
 	"github.com/spf13/cobra"
 
 	"github.com/devctl/devctl/internal/cmdutil"
@@ -81,10 +83,13 @@ type Options struct {
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
-	format output.Format         // set by Complete
-	run    recommend.RunSettings // set by Validate
-	strat  oomsim.Strategy       // --strategy, set by Validate ("" for auto)
-	devMem int64                 // --device-memory, set by Validate
+	// precisionRegime is what a Lightning --precision name (bf16-true,
+	// bf16-mixed) says about the weights: read by RunE from the global flag.
+	precisionRegime string
+	format          output.Format         // set by Complete
+	run             recommend.RunSettings // set by Validate
+	strat           oomsim.Strategy       // --strategy, set by Validate ("" for auto)
+	devMem          int64                 // --device-memory, set by Validate
 }
 
 // NewCmdRecommend builds `devctl recommend`. runF, when not nil, replaces
@@ -123,6 +128,9 @@ not run the probe.`,
   devctl recommend --model t5-3b --mode training --convention deepspeed --devices 8 --offload cpu`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if p := cmd.Flag("precision"); p != nil && p.Changed {
+				opts.precisionRegime = capability.TrainingRegime(p.Value.String())
+			}
 			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
 	}
@@ -215,6 +223,9 @@ func (o *Options) Validate() error {
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
 	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
 	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
+	if auto(o.Mixed) == "" && o.precisionRegime != "" {
+		r.Mixed = oomsim.MixedPrecision(o.precisionRegime) // --precision bf16-true / bf16-mixed
+	}
 	r.LoRATargets, ok = oomsim.Parse(auto(o.LoRATargets), []oomsim.LoRATargets{oomsim.LoRAQV, oomsim.LoRAQKVO, oomsim.LoRAAllLinear})
 	choice("--lora-targets", o.LoRATargets, "auto, qv, qkvo, all-linear", ok || auto(o.LoRATargets) == "")
 	quant := strings.ToLower(auto(o.Quant))
