@@ -116,8 +116,11 @@ func Watch(parent context.Context) (ctx context.Context, stop func()) {
 			select {
 			case sig := <-ch:
 				signal.Stop(ch) // a second signal acts as without devctl
-				procgroup.KillAll()
+				// Cancel before killing: a command that sees its program
+				// die must already find the context interrupted, or it
+				// reports the cut-short run as finished (exit 0).
 				cancel(&Interrupted{Signal: sig})
+				procgroup.KillAll()
 				select {
 				case <-done:
 				case <-time.After(Grace):
