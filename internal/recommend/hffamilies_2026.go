@@ -120,6 +120,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countUMT5(c)
 	case "qwen3_next":
 		m, err = countQwen3Next(c)
+	case "internlm":
+		m, err = countInternLM(c)
 	default:
 		return m, false, nil
 	}
