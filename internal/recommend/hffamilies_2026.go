@@ -122,6 +122,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countQwen3Next(c)
 	case "internlm":
 		m, err = countInternLM(c)
+	case "baichuan":
+		m, err = countBaichuan(c)
 	default:
 		return m, false, nil
 	}

@@ -33,3 +33,20 @@ func TestParseHFConfigInternLM(t *testing.T) {
 		t.Errorf("biases add %d, want 60 layers x 4 x 5120", d)
 	}
 }
+
+// Baichuan-7B's numbers (the defaults of BaiChuanConfig in
+// baichuan-inc/Baichuan-7B, models/configuration_baichuan.py) held to
+// calflops' "baichuan-7B 7000559616" (MrYxJ/calculate-flops.pytorch@29ca58443fc1
+// README.md).
+func TestParseHFConfigBaichuan(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "baichuan-7b.published.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Family != "baichuan" || m.Params != 7_000_559_616 {
+		t.Errorf("%s: %d params, want calflops' 7000559616", m.Family, m.Params)
+	}
+	if a := m.Arch; a.Layers != 32 || a.KVHeads != 32 || a.HeadDim != 128 || a.Vocab != 64000 {
+		t.Errorf("shape %+v", *a)
+	}
+}
