@@ -120,6 +120,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countUMT5(c)
 	case "qwen3_next":
 		m, err = countQwen3Next(c)
+	case "internlm":
+		m, err = countInternLM(c)
+	case "baichuan":
+		m, err = countBaichuan(c)
 	default:
 		return m, false, nil
 	}
