@@ -253,10 +253,11 @@ func legacyGenerateLogits(p Plan) bool {
 // until the forward returns. transformers' own models did so before 4.36
 // (DynamicCache, which replaces each layer's tensor as it goes, arrived in
 // 4.36); the remote-code families below still do (modeling_qwen.py,
-// modeling_chatglm.py, modeling_internlm2.py, Falcon's RefinedWeb code).
+// modeling_chatglm.py, modeling_internlm(2).py, modeling_baichuan.py,
+// Falcon's RefinedWeb code).
 func tupleKVCache(p Plan) bool {
 	switch strings.ToLower(p.Model.Family) {
-	case "qwen", "chatglm", "internlm2", "refinedwebmodel", "refinedweb":
+	case "qwen", "chatglm", "internlm", "internlm2", "baichuan", "refinedwebmodel", "refinedweb":
 		return p.Stack != StackVLLM && p.Stack != StackLlamaCpp && p.Stack != StackMLX
 	}
 	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 36)

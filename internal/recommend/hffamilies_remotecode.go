@@ -2,10 +2,6 @@ package recommend
 
 import "github.com/devctl/devctl/internal/oomsim"
 
-func init() {
-	SupportedFamilies = append(SupportedFamilies, "internlm", "baichuan")
-}
-
 // countInternLM counts the first InternLM generation (model_type
 // "internlm", remote code InternLMForCausalLM: InternLM-7B, InternLM-20B).
 // It is Llama with biases on q_proj, k_proj, v_proj and o_proj when the
