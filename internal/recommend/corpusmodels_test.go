@@ -20,6 +20,22 @@ var corpusCounts = []struct {
 	where     string
 }{
 	{"llama-3.1-8b.config.json", 8_030_261_248, 0, "llmfit meta-llama/Llama-3.1-8B"},
+	// Added with the fourth corpus round (testdata/models/README.md).
+	{"baichuan-7b.published.config.json", 7_000_559_616, 0, "calflops baichuan-inc/Baichuan-7B"},
+	{"bloom-7b1.published.config.json", 7_069_016_064, 0, "calflops bigscience/bloom-7b1"},
+	{"gemma-3-270m.published.config.json", 268_098_176, 0, "llmfit google/gemma-3-270m"},
+	{"gemma-3-4b.published.config.json", 4_300_079_472, 419_816_304, "llmfit google/gemma-3-4b-it, with the vision tower devctl does not count"},
+	{"gpt-neox-20b.published.config.json", 20_554_567_680, 0, "the EleutherAI/gpt-neox-20b model card"},
+	{"internlm-20b.config.json", 20_088_714_240, 0, "its safetensors index, 40,177,428,480 B / 2"},
+	{"llama-guard-3-1b.published.config.json", 1_498_482_688, 0, "llmfit meta-llama/Llama-Guard-3-1B"},
+	{"mistral-7b-v0.3.config.json", 7_248_023_552, 0, "llmfit mistralai/Mistral-7B-Instruct-v0.3"},
+	{"qwen2.5-14b.config.json", 14_770_033_664, 0, "llmfit Qwen/Qwen2.5-14B"},
+	{"qwen2-vl-2b-instruct.published.config.json", 2_208_985_600, 665_271_296, "Qwen2-VL-2B-Instruct's count, with the vision tower devctl does not count"},
+	{"qwen2-vl-72b-instruct.published.config.json", 73_405_560_320, 699_356_672, "llmfit Qwen/Qwen2-VL-72B-Instruct, with the vision tower devctl does not count"},
+	{"stablelm-base-alpha-3b.published.config.json", 3_638_525_952, 1_204_224, "the StableLM README, which sums four tensor-parallel ranks: three extra copies of the replicated norms and row-parallel biases"},
+	{"t5-3b.published.config.json", 2_851_598_336, 0, "google-t5/t5-3b's count"},
+	{"t5-large.published.config.json", 737_668_096, 0, "google-t5/t5-large's count"},
+	{"whisper-large-v2.published.config.json", 1_543_304_960, 0, "openai/whisper-large-v2's count"},
 	{"meta-llama-3-8b-instruct.config.json", 8_030_261_248, 0, "llmfit meta-llama/Meta-Llama-3-8B-Instruct"},
 	{"llama-3.2-1b.config.json", 1_235_814_400, 0, "llmfit meta-llama/Llama-3.2-1B"},
 	{"llama-3.1-70b.config.json", 70_553_706_496, 0, "llmfit meta-llama/Llama-3.1-70B"},
