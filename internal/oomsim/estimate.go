@@ -222,7 +222,7 @@ func withDefaults(p Plan) Plan {
 	if p.Mode == Inference {
 		// Serving has no optimizer, adapters or backward pass: a plan
 		// must not carry their defaults into the output.
-		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.Mixed, p.LoRATargets, p.LoRALayers = "", 0, "", "", "", "", 0
+		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.Mixed, p.LoRATargets, p.LoRALayers, p.Objective = "", 0, "", "", "", "", 0, ""
 		p.OptimizerInBackward = false
 		if p.Prealloc <= 0 {
 			p.Prealloc = prof.Preallocates

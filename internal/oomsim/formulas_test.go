@@ -451,3 +451,36 @@ func TestFlashAttentionKeepsGroupedKV(t *testing.T) {
 		t.Error("ParseAttention accepted an unknown kernel")
 	}
 }
+
+// Preference objectives: paired ones (DPO, ORPO, SimPO) run the chosen and
+// the rejected completion, twice the sequences; DPO and KTO keep a frozen
+// reference copy in full training (fp32 under autocast, as TRL's
+// create_reference_model copies the model), none under LoRA (the base with
+// the adapters disabled is the reference).
+func TestPreferenceObjectives(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	est := func(mode Mode, o Objective) Breakdown {
+		b, err := Estimate(Plan{Model: m, Mode: mode, Precision: capability.BF16, Stack: StackHF, Objective: o, BatchSize: 2, SeqLen: 128})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sft := est(Training, ObjectiveSFT)
+	if dpo := est(Training, ObjectiveDPO); dpo.WeightsBytes-sft.WeightsBytes != 4*1_000_000 || dpo.LogitsBytes != 2*sft.LogitsBytes {
+		t.Errorf("dpo: weights +%d (want the fp32 reference, 4e6), logits %d (want twice %d)", dpo.WeightsBytes-sft.WeightsBytes, dpo.LogitsBytes, sft.LogitsBytes)
+	}
+	if kto := est(Training, ObjectiveKTO); kto.LogitsBytes != sft.LogitsBytes || kto.WeightsBytes == sft.WeightsBytes {
+		t.Errorf("kto: logits %d (want %d: unpaired), weights %d (want a reference beside %d)", kto.LogitsBytes, sft.LogitsBytes, kto.WeightsBytes, sft.WeightsBytes)
+	}
+	if orpo := est(Training, ObjectiveORPO); orpo.WeightsBytes != sft.WeightsBytes || orpo.ActivationsBytes <= sft.ActivationsBytes {
+		t.Errorf("orpo: weights %d (want %d: no reference), activations %d (want more than %d)", orpo.WeightsBytes, sft.WeightsBytes, orpo.ActivationsBytes, sft.ActivationsBytes)
+	}
+	if l, ld := est(LoRA, ObjectiveSFT), est(LoRA, ObjectiveDPO); ld.WeightsBytes != l.WeightsBytes || ld.LogitsBytes != 2*l.LogitsBytes {
+		t.Errorf("lora dpo: weights %d (want %d: no copy), logits %d (want twice %d)", ld.WeightsBytes, l.WeightsBytes, ld.LogitsBytes, l.LogitsBytes)
+	}
+	if err := (Plan{Model: m, Objective: "ppo"}).Validate(); err == nil {
+		t.Error("an unknown objective passed Validate")
+	}
+}

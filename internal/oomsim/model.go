@@ -138,6 +138,9 @@ type Plan struct {
 	// adapts the last 16 by default); 0 means every block. Blocks before
 	// the first adapted one keep no activations for the backward.
 	LoRALayers int `json:"lora_layers,omitempty"`
+	// Objective is the training objective (sft, dpo, kto, orpo, simpo);
+	// empty is sft, next-token prediction on the batch as given.
+	Objective Objective `json:"objective,omitempty"`
 	// Compiled: the model runs under torch.compile, which fuses norms and
 	// element-wise ops so fewer intermediates are saved.
 	Compiled bool `json:"compiled,omitempty"`
@@ -262,6 +265,7 @@ func (p Plan) Validate() error {
 		check("optimizer", p.Optimizer, Optimizers), check("recompute", p.Recompute, Recomputes),
 		check("attention", p.Attention, Attentions), check("convention", p.Convention, Conventions),
 		check("offload", p.Offload, Offloads), check("sharding", p.Sharding, Shardings),
+		check("objective", p.Objective, Objectives),
 	} {
 		if err != nil {
 			return err

@@ -143,6 +143,9 @@ func realistic(p Plan) (Breakdown, error) {
 	var b Breakdown
 	m, a := p.Model, p.Model.Arch
 	mb, seq := float64(p.micro()), float64(p.SeqLen)
+	if p.Mode.Trains() && p.Objective.Paired() {
+		mb *= 2 // the chosen and the rejected completion of each example
+	}
 	tokens := mb * seq
 	P := float64(m.Params)
 
@@ -185,6 +188,10 @@ func realistic(p Plan) (Breakdown, error) {
 			return b, fmt.Errorf("%w: full training needs fp32, fp16 or bf16 weights; use --mode lora or qlora for 8-bit/4-bit", ErrNotApplicable)
 		}
 		w, g, o, host, temp := fullModelStates(s, P)
+		if ref := referenceModel(s, P); ref > 0 {
+			w += ref
+			b.Notes = append(b.Notes, fmt.Sprintf("%s keeps a frozen reference model beside the one trained: %s of the weights", p.Objective, fmtGiB(sat(ref))))
+		}
 		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
 		act, logits := trainingActivations(s, a, tokens, false)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
@@ -430,6 +437,31 @@ func trainingPeak(s settings, b Breakdown, temp float64) int64 {
 		return add(states, b.GradientsBytes, fwd)
 	}
 	return add(states, max(fwd, step))
+}
+
+// referenceModel is the frozen copy DPO and KTO score against in full
+// training (LoRA's reference is its own base with the adapters disabled):
+// TRL's create_reference_model deep-copies the model as loaded, fp32 under
+// autocast and 16-bit in pure 16-bit training; under DeepSpeed the
+// reference is a 16-bit inference engine, sharded only at ZeRO-3.
+func referenceModel(s settings, P float64) float64 {
+	p := s.p
+	if !p.Objective.Reference() || p.Mode != Training {
+		return 0
+	}
+	d := float64(p.devices())
+	switch {
+	case s.prof.Stack == StackDeepSpeed || ((p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Dist == "transformers" && d > 1):
+		if p.Sharding == ShardZeRO3 {
+			return 2 * P / d
+		}
+		return 2 * P
+	case p.Sharding == ShardZeRO3 || p.Sharding == ShardTP:
+		return computeBytes(p.Precision) * P / d
+	case s.pure || p.Precision == capability.FP32:
+		return computeBytes(p.Precision) * P
+	}
+	return 4 * P // autocast over fp32 weights: the copy is fp32 too
 }
 
 // loraParams is the adapter size: rank r on each adapted Linear of every

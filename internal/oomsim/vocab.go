@@ -107,6 +107,32 @@ const (
 	DeepSpeed  Convention = "deepspeed"
 )
 
+// Objective is what training optimises; preference objectives change
+// memory: paired ones run the chosen and the rejected completion of every
+// example in one forward (TRL's concatenated_forward), and DPO and KTO hold
+// a frozen reference model beside the one trained (TRL's
+// create_reference_model copies it unless the model is a PEFT model, whose
+// reference is the base with its adapters disabled).
+type Objective string
+
+// Objectives.
+const (
+	ObjectiveSFT   Objective = "sft"
+	ObjectiveDPO   Objective = "dpo"
+	ObjectiveKTO   Objective = "kto"
+	ObjectiveORPO  Objective = "orpo"
+	ObjectiveSimPO Objective = "simpo"
+)
+
+// Paired reports an objective that scores a chosen and a rejected
+// completion per example: twice the sequences per step.
+func (o Objective) Paired() bool {
+	return o == ObjectiveDPO || o == ObjectiveORPO || o == ObjectiveSimPO
+}
+
+// Reference reports an objective that needs a frozen reference model.
+func (o Objective) Reference() bool { return o == ObjectiveDPO || o == ObjectiveKTO }
+
 // Accepted values, in the order help texts show them.
 var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
@@ -116,6 +142,7 @@ var (
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
 	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
+	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO}
 )
 
 // attentionAliases are the names frameworks give the kernels

@@ -351,6 +351,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.Attention = pa
 		}
 	}
+	in.Objective = oomsim.Objective(r["objective"])
 	k := r["kernels"]
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
 	in.Compiled = strings.Contains(k, "compile")

@@ -119,6 +119,8 @@ type RunSettings struct {
 	WeightBits   float64
 	Compiled     bool
 	Prealloc     float64
+	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
+	Objective oomsim.Objective
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -228,6 +230,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
 		StackVersion:     r.StackVersion,
+		Objective:        r.Objective,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},

@@ -78,6 +78,7 @@ type Options struct {
 	LoRALayers  int
 	Quant       string
 	Compile     bool
+	Objective   string
 	GPUMemUtil  float64
 	Max         string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
@@ -146,6 +147,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
+	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
@@ -221,6 +223,8 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
 	}
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
+	r.Objective, ok = oomsim.Parse(o.Objective, oomsim.Objectives)
+	choice("--objective", o.Objective, oomsim.List(oomsim.Objectives), ok)
 	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
 	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
 	if auto(o.Mixed) == "" && o.precisionRegime != "" {
