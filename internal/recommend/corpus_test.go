@@ -351,6 +351,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.Attention = pa
 		}
 	}
+	if r["objective"] == "rl" {
+		// PPO/GRPO generate as they train (rollouts, reference, critic):
+		// devctl refuses to plan them (--objective takes sft and the
+		// preference objectives only), so they are not scored.
+		return c, "RL objective (PPO, GRPO): devctl does not plan it"
+	}
 	in.Objective = oomsim.Objective(r["objective"])
 	k := r["kernels"]
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
