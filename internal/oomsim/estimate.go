@@ -228,6 +228,7 @@ func withDefaults(p Plan) Plan {
 			p.Prealloc = prof.Preallocates
 		}
 	} else {
+		p.PromptLen = 0 // training has no prompt to prefill
 		if p.Optimizer == "" {
 			p.Optimizer = AdamW
 		}

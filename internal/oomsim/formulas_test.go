@@ -484,3 +484,27 @@ func TestPreferenceObjectives(t *testing.T) {
 		t.Error("an unknown objective passed Validate")
 	}
 }
+
+// --prompt-len: the prefill works on the prompt, the KV cache holds the
+// whole sequence, and transformers before 4.45 keeps the prompt's logits.
+func TestPromptLenSizesThePrefill(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	est := func(prompt int) Breakdown {
+		b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackHF, StackVersion: "4.40", SeqLen: 1024, PromptLen: prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	all, short := est(0), est(256)
+	if short.KVCacheBytes != all.KVCacheBytes {
+		t.Errorf("KV cache %d with a 256-token prompt, want the whole sequence's %d", short.KVCacheBytes, all.KVCacheBytes)
+	}
+	if short.LogitsBytes*4 != all.LogitsBytes || short.ActivationsBytes >= all.ActivationsBytes {
+		t.Errorf("prompt 256 of 1024: logits %d (want a quarter of %d), prefill %d (want less than %d)", short.LogitsBytes, all.LogitsBytes, short.ActivationsBytes, all.ActivationsBytes)
+	}
+	if err := (Plan{Model: m, SeqLen: 10, PromptLen: 11}).Validate(); err == nil {
+		t.Error("a prompt longer than the sequence passed Validate")
+	}
+}

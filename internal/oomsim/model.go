@@ -138,6 +138,10 @@ type Plan struct {
 	// adapts the last 16 by default); 0 means every block. Blocks before
 	// the first adapted one keep no activations for the backward.
 	LoRALayers int `json:"lora_layers,omitempty"`
+	// PromptLen is how many of an inference's SeqLen tokens are the prompt
+	// (the rest are generated): the prefill works on the prompt, the KV
+	// cache holds them all. 0 means the whole sequence is the prompt.
+	PromptLen int `json:"prompt_len,omitempty"`
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo);
 	// empty is sft, next-token prediction on the batch as given.
 	Objective Objective `json:"objective,omitempty"`
@@ -273,6 +277,9 @@ func (p Plan) Validate() error {
 	}
 	if p.BatchSize < 0 || p.BatchSize > 1<<20 || p.MicroBatch < 0 || p.SeqLen < 0 || p.SeqLen > 1<<24 || p.Devices < 0 || p.Devices > 1<<16 {
 		return errors.New("batch size, sequence length or device count out of range")
+	}
+	if p.PromptLen < 0 || (p.SeqLen > 0 && p.PromptLen > p.SeqLen) {
+		return fmt.Errorf("prompt length %d is outside 0..%d (the sequence length)", p.PromptLen, p.SeqLen)
 	}
 	return nil
 }

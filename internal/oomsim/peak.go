@@ -158,15 +158,19 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, "weights offloaded to the host; one block at a time on the device (accelerate device_map offload)")
 		}
 		b.KVCacheBytes = sat(float64(kvCache(a, p, mb, seq)) / s.n)
-		prefill := seq
+		prompt := seq
+		if p.PromptLen > 0 && float64(p.PromptLen) < seq {
+			prompt = float64(p.PromptLen) // the rest is generated a token at a time
+		}
+		prefill := prompt
 		if c := s.prof.PrefillChunk; c > 0 {
-			prefill = min(seq, float64(c))
+			prefill = min(prompt, float64(c))
 		}
 		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill) / s.n)
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
 		if a != nil && legacyGenerateLogits(p) {
 			// Every prompt position's logits, 16-bit then their fp32 copy.
-			b.LogitsBytes = sat(mb * seq * float64(a.Vocab) * (s.cb + 4))
+			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + 4))
 		}
 		b.BuffersBytes = dequantBuffer(s, a)
 		if a == nil {

@@ -52,6 +52,7 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 		switch what {
 		case MaxSeq:
 			q.SeqLen = n
+			q.PromptLen = min(q.PromptLen, n) // the longest context keeps the prompt given
 		default: // batch and concurrency
 			q.BatchSize, q.MicroBatch = n, n
 		}

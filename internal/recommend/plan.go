@@ -121,6 +121,8 @@ type RunSettings struct {
 	Prealloc     float64
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
 	Objective oomsim.Objective
+	// PromptLen is the prompt's share of SeqLen when serving (0: all).
+	PromptLen int
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -231,6 +233,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,
+		PromptLen:        r.PromptLen,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},

@@ -79,6 +79,7 @@ type Options struct {
 	Quant       string
 	Compile     bool
 	Objective   string
+	PromptLen   int
 	GPUMemUtil  float64
 	Max         string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
@@ -147,6 +148,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
+	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
@@ -263,6 +265,17 @@ func (o *Options) Validate() error {
 	if o.SeqLen < 0 || o.SeqLen > 1<<24 {
 		return cmdutil.Usagef("invalid --seq-len %d: want 1 to %d", o.SeqLen, 1<<24)
 	}
+	switch {
+	case o.PromptLen < 0:
+		return cmdutil.Usagef("invalid --prompt-len %d: want 1 to --seq-len", o.PromptLen)
+	case o.PromptLen > 0 && r.Mode != oomsim.Inference:
+		return cmdutil.Usagef("--prompt-len is for --mode inference (training has no prompt to prefill)")
+	case o.PromptLen > 0 && o.SeqLen == 0:
+		return cmdutil.Usagef("--prompt-len needs --seq-len, the whole context (prompt and generated tokens)")
+	case o.PromptLen > o.SeqLen:
+		return cmdutil.Usagef("invalid --prompt-len %d: longer than --seq-len %d (the prompt is part of the sequence)", o.PromptLen, o.SeqLen)
+	}
+	r.PromptLen = o.PromptLen
 	if o.Devices < 1 || o.Devices > 1<<16 {
 		return cmdutil.Usagef("invalid --devices %d: want 1 to %d", o.Devices, 1<<16)
 	}
