@@ -508,3 +508,25 @@ func TestPromptLenSizesThePrefill(t *testing.T) {
 		t.Error("a prompt longer than the sequence passed Validate")
 	}
 }
+
+// LoRA under ZeRO-3/FSDP shards the frozen base and the adapters with their
+// gradients and states; ZeRO-2 shards only gradients and states, the frozen
+// base stays whole on every device.
+func TestShardedLoRA(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	est := func(sh Sharding, d int) Breakdown {
+		b, err := Estimate(Plan{Model: m, Mode: LoRA, Precision: capability.BF16, Stack: StackHF, Sharding: sh, Devices: d, SeqLen: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one, z2, z3 := est(ShardNone, 1), est(ShardZeRO2, 4), est(ShardZeRO3, 4)
+	if z2.WeightsBytes != one.WeightsBytes || z2.GradientsBytes*4 != one.GradientsBytes || z2.OptimizerBytes*4 != one.OptimizerBytes {
+		t.Errorf("ZeRO-2: weights %d (want %d), gradients %d, states %d (want a quarter of %d, %d)", z2.WeightsBytes, one.WeightsBytes, z2.GradientsBytes, z2.OptimizerBytes, one.GradientsBytes, one.OptimizerBytes)
+	}
+	if z3.WeightsBytes*4 != one.WeightsBytes || z3.OptimizerBytes*4 != one.OptimizerBytes {
+		t.Errorf("ZeRO-3: weights %d, states %d; want a quarter of %d, %d", z3.WeightsBytes, z3.OptimizerBytes, one.WeightsBytes, one.OptimizerBytes)
+	}
+}

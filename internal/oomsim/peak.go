@@ -202,7 +202,13 @@ func realistic(p Plan) (Breakdown, error) {
 		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
 		b.PeakAllocatedBytes = trainingPeak(s, b, temp)
 	default: // LoRA, QLoRA
-		base := float64(storedWeights(m, p)) / s.dp
+		// ZeRO-3/FSDP shard every parameter, the frozen base and the
+		// adapters; ZeRO-2 shards only gradients and optimizer states.
+		wShard, stateShard := 1.0, s.dp
+		if p.Sharding == ShardZeRO3 {
+			wShard = s.dp
+		}
+		base := float64(storedWeights(m, p)) / wShard
 		if p.Offload == OffloadCPU && p.OffloadParams {
 			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
 			// host and one block at a time is brought to the device.
@@ -212,9 +218,9 @@ func realistic(p Plan) (Breakdown, error) {
 		t := float64(loraParams(m, s.targets, p.LoRARank))
 		// Adapters: weights, gradients and two Adam states, in the
 		// stack's adapter dtype (PEFT keeps them in fp32).
-		b.WeightsBytes = sat(base + t*s.adapterB)
-		b.GradientsBytes = sat(t * s.adapterB)
-		b.OptimizerBytes = sat(t * adamStateBytes(p.Optimizer, s.adapterB))
+		b.WeightsBytes = sat(base + t*s.adapterB/wShard)
+		b.GradientsBytes = sat(t * s.adapterB / stateShard)
+		b.OptimizerBytes = sat(t * adamStateBytes(p.Optimizer, s.adapterB) / stateShard)
 		if p.Offload == OffloadCPU {
 			b.HostBytes, b.OptimizerBytes = add(b.HostBytes, b.OptimizerBytes), 0
 		}
