@@ -530,3 +530,22 @@ func TestShardedLoRA(t *testing.T) {
 		t.Errorf("ZeRO-3: weights %d, states %d; want a quarter of %d, %d", z3.WeightsBytes, z3.OptimizerBytes, one.WeightsBytes, one.OptimizerBytes)
 	}
 }
+
+// A checkpointed run frees the loss's buffers in the loss's backward,
+// before it recomputes the first block: its peak holds the checkpoints and
+// the larger of the loss buffers and the recompute, not both.
+func TestCheckpointedPeakHoldsLossOrRecompute(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 4, KVLayers: 4, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	for _, mode := range []Mode{LoRA, QLoRA} { // full training overlaps the step too (trainingPeak)
+		b, err := Estimate(Plan{Model: m, Mode: mode, Precision: capability.BF16, Stack: StackHF, Recompute: RecomputeFull, BatchSize: 4, SeqLen: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := resolve(withDefaults(Plan{Model: m, Mode: mode, Precision: capability.BF16, Stack: StackHF, Recompute: RecomputeFull, BatchSize: 4, SeqLen: 256}))
+		_, logits, recompute := trainingActivations(s, m.Arch, 4*256, mode != Training)
+		if recompute == 0 || b.OverlapBytes != -sat(min(logits, recompute)) {
+			t.Errorf("%s: overlap %d, want minus the smaller of loss %g and recompute %g", mode, b.OverlapBytes, logits, recompute)
+		}
+	}
+}

@@ -197,10 +197,10 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, fmt.Sprintf("%s keeps a frozen reference model beside the one trained: %s of the weights", p.Objective, fmtGiB(sat(ref))))
 		}
 		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
-		act, logits := trainingActivations(s, a, tokens, false)
+		act, logits, recompute := trainingActivations(s, a, tokens, false)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
 		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
-		b.PeakAllocatedBytes = trainingPeak(s, b, temp)
+		b.PeakAllocatedBytes = trainingPeak(s, b, temp, lossThenRecompute(logits, recompute))
 	default: // LoRA, QLoRA
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
 		// adapters; ZeRO-2 shards only gradients and optimizer states.
@@ -227,10 +227,11 @@ func realistic(p Plan) (Breakdown, error) {
 		if p.Optimizer.Paged() {
 			b.OptimizerBytes = 0
 		}
-		act, logits := trainingActivations(s, a, tokens, true)
+		act, logits, recompute := trainingActivations(s, a, tokens, true)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
 		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
-		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes) -
+			lossThenRecompute(logits, recompute)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
 	if a == nil && s.trains {
@@ -438,10 +439,10 @@ func adamStateBytes(opt Optimizer, stateBytes float64) float64 {
 // (activations and the loss's buffers) or during the optimizer step
 // (gradients and its temporary), whichever is larger. With gradient
 // accumulation the gradients outlive the micro-batches and add up.
-func trainingPeak(s settings, b Breakdown, temp float64) int64 {
+func trainingPeak(s settings, b Breakdown, temp float64, notTogether int64) int64 {
 	gather := gatherBuffers(s, s.p.Model)
 	states := add(b.WeightsBytes, b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes))
-	fwd := add(b.ActivationsBytes, b.LogitsBytes)
+	fwd := add(b.ActivationsBytes, b.LogitsBytes) - notTogether
 	step := add(b.GradientsBytes, sat(temp))
 	if s.p.GradAccum() > 1 {
 		return add(states, b.GradientsBytes, fwd)
@@ -652,9 +653,9 @@ func opSACSaved(a *Arch, h, q, kv, f float64) float64 {
 // their gradients. Selective recomputation (Megatron, torchtitan's per-op
 // policy) drops what fused attention already drops, so it saves nothing
 // more there. Unsloth offloads the checkpoints to the host.
-func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, logits float64) {
+func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, logits, recompute float64) {
 	if a == nil || a.Hidden == 0 || a.Layers == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	p := s.p
 	seq := float64(p.SeqLen)
@@ -681,9 +682,9 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	}
 	switch {
 	case rc == RecomputeOffload:
-		act = 2 * per // the checkpoints live on the host
+		act, recompute = 2*per, 2*per // the checkpoints live on the host
 	case rc == RecomputeFull:
-		act = L*ckpt + 2*per
+		act, recompute = L*ckpt+2*per, 2*per
 	default: // none, or selective (layerSaved keeps less)
 		act = L * per
 	}
@@ -703,7 +704,16 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
 	logits = lossBuffers(s, a, tokens) / s.n
-	return act, logits
+	return act, logits, recompute * s.cb
+}
+
+// lossThenRecompute is what a checkpointed run never holds at once: the
+// loss's buffers are freed by the loss's backward, before the backward
+// recomputes the first block (the Trainer drops the model's outputs in
+// compute_loss, torchtune deletes its logits before backward), so the
+// forward's peak is the checkpoints plus the larger of the two, not both.
+func lossThenRecompute(logits, recompute float64) int64 {
+	return sat(min(logits, recompute))
 }
 
 // lossBuffers is the loss's memory at its peak, during the loss's backward
