@@ -540,6 +540,12 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		kv = q
 	}
 	norms := 2 * 2.0 // two RMSNorms, fp32 inputs
+	if !lora {
+		// A trainable norm weight also keeps the normalised 16-bit
+		// tensor it scales (LlamaRMSNorm's weight * hidden_states,
+		// torchtune's x_normed * scale) for its own gradient.
+		norms += 2
+	}
 	if s.p.Compiled {
 		norms = 2 // inductor fuses the norm: its 16-bit input and the rstd
 	}
