@@ -242,8 +242,36 @@ func VersionBelow(v string, major, minor int) bool {
 // every prompt position in generate() and upcast them to fp32 (the
 // models' forward did logits.float()); 4.45 keeps only the last position
 // (logits_to_keep).
+//
+// The release says when generate() began asking for the last position only;
+// a model's forward had to accept logits_to_keep for it, and some added
+// later did not at first (Qwen2-VL's README benchmark, transformers 4.45
+// and up, still grows by every prompt position's fp32 logits), so the
+// family's own release is no floor here.
 func legacyGenerateLogits(p Plan) bool {
 	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 45)
+}
+
+// transformersAdded is the transformers release that added a model family
+// (its release notes): a model of the family cannot run on an older one,
+// so a stated or inferred older release says nothing about it. Families
+// added after 4.36 came with Cache classes (tupleKVCache).
+var transformersAdded = map[string]string{
+	"mixtral": "4.36", "qwen2": "4.37", "gemma": "4.38", "stablelm": "4.38", "starcoder2": "4.39", "cohere": "4.39",
+	"phi3": "4.40", "qwen2_moe": "4.40", "olmo": "4.40", "dbrx": "4.40", "gemma2": "4.42",
+	"qwen2_vl": "4.45", "granite": "4.45", "granitemoe": "4.45", "olmo2": "4.47", "qwen2_5_vl": "4.49",
+	"gemma3": "4.50", "gemma3_text": "4.50", "mistral3": "4.50", "qwen3": "4.51", "qwen3_moe": "4.51",
+	"llama4": "4.51", "llama4_text": "4.51", "smollm3": "4.53", "gpt_oss": "4.55",
+}
+
+// transformersBelow reports whether the plan's transformers release is
+// below major.minor, taking the release that added the model's family as
+// its floor.
+func transformersBelow(p Plan, major, minor int) bool {
+	if floor, ok := transformersAdded[strings.ToLower(p.Model.Family)]; ok && !VersionBelow(floor, major, minor) {
+		return false
+	}
+	return VersionBelow(p.StackVersion, major, minor)
 }
 
 // tupleKVCache: generate() holds two KV caches at once near the end of
@@ -260,7 +288,7 @@ func tupleKVCache(p Plan) bool {
 	case "qwen", "chatglm", "internlm", "internlm2", "baichuan", "refinedwebmodel", "refinedweb":
 		return p.Stack != StackVLLM && p.Stack != StackLlamaCpp && p.Stack != StackMLX
 	}
-	return ProfileOf(p.Stack).Dist == "transformers" && VersionBelow(p.StackVersion, 4, 36)
+	return ProfileOf(p.Stack).Dist == "transformers" && transformersBelow(p, 4, 36)
 }
 
 // unslothMaterialisedLogits: Unsloth before 2024.11 computed the loss with

@@ -358,6 +358,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		return c, "RL objective (PPO, GRPO): devctl does not plan it"
 	}
 	in.Objective = oomsim.Objective(r["objective"])
+	if in.Mode == oomsim.Inference {
+		in.PromptLen = min(atoi0(r["prompt"]), in.SeqLen)
+	}
 	k := r["kernels"]
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
 	in.Compiled = strings.Contains(k, "compile")
