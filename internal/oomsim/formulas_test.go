@@ -551,3 +551,17 @@ func TestCheckpointedPeakHoldsLossOrRecompute(t *testing.T) {
 		}
 	}
 }
+
+// A model family added after DynamicCache (4.36) never ran with tuple
+// caches, whatever release a plan states; one added before did.
+func TestTupleCacheTakesTheFamilysRelease(t *testing.T) {
+	for _, tt := range []struct {
+		family string
+		want   bool
+	}{{"qwen2", false}, {"gemma3", false}, {"llama", true}, {"qwen", true}} {
+		p := Plan{Model: Model{Family: tt.family}, Stack: StackHF, StackVersion: "4.35.0"}
+		if got := tupleKVCache(p); got != tt.want {
+			t.Errorf("%s at transformers 4.35: tuple cache %v, want %v", tt.family, got, tt.want)
+		}
+	}
+}
