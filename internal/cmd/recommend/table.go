@@ -61,7 +61,7 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 		part("buffers", m.BuffersBytes),
 	}
 	if m.OverlapBytes < 0 {
-		rows = append(rows, []string{"not alive at once", "-" + units.Bytes(-m.OverlapBytes).Number(units.GiB, 2), "-" + recComma(-m.OverlapBytes), "activations freed as gradients grow"})
+		rows = append(rows, []string{"not alive at once", "-" + units.Bytes(-m.OverlapBytes).Number(units.GiB, 2), "-" + recComma(-m.OverlapBytes), "freed before the next part peaks (activations before gradients, the loss before the recompute)"})
 	}
 	rows = append(rows, part("allocator", m.AllocatorBytes), part("runtime", m.OverheadBytes))
 	switch {
