@@ -232,6 +232,7 @@ func withDefaults(p Plan) Plan {
 		if p.Optimizer == "" {
 			p.Optimizer = AdamW
 		}
+		pinnedRecompute, pinnedLoss := p.Recompute != "", p.Loss != ""
 		if p.Recompute == "" {
 			p.Recompute = prof.Recompute
 			// 8-bit LoRA goes through the same prepare_model_for_kbit_training.
@@ -243,6 +244,7 @@ func withDefaults(p Plan) Plan {
 		if p.Loss == "" {
 			p.Loss = prof.Loss
 		}
+		p = trlRelease(p, pinnedRecompute, pinnedLoss)
 		switch {
 		case p.Mode != Training:
 			p.Mixed = ""

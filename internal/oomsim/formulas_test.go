@@ -565,3 +565,21 @@ func TestTupleCacheTakesTheFamilysRelease(t *testing.T) {
 		}
 	}
 }
+
+// TRL's defaults by release: gradient checkpointing from v0.22, the
+// chunked_nll loss (no materialised logits) from v1.7.
+func TestTRLReleases(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		rc      Recompute
+		loss    Loss
+	}{{"0.21.0", RecomputeNone, LossFull}, {"0.22.0", RecomputeFull, LossFull}, {"1.6.0", RecomputeFull, LossFull}, {"1.7.0", RecomputeFull, LossFused}, {"", RecomputeFull, LossFused}} {
+		p := withDefaults(Plan{Mode: LoRA, Precision: capability.BF16, Stack: StackTRL, StackVersion: tt.version})
+		if p.Recompute != tt.rc || p.Loss != tt.loss {
+			t.Errorf("trl %q: recompute %s, loss %s; want %s, %s", tt.version, p.Recompute, p.Loss, tt.rc, tt.loss)
+		}
+	}
+	if p := withDefaults(Plan{Mode: LoRA, Precision: capability.BF16, Stack: StackTRL, StackVersion: "1.7.0", Loss: LossFull, Recompute: RecomputeNone}); p.Loss != LossFull || p.Recompute != RecomputeNone {
+		t.Errorf("trl: the plan's own loss and recompute were overridden: %s, %s", p.Loss, p.Recompute)
+	}
+}

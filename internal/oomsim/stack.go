@@ -19,7 +19,8 @@ type Stack string
 // training and generation) and says so.
 const (
 	StackAuto         Stack = "auto"
-	StackHF           Stack = "hf"            // transformers: Trainer, generate(); also accelerate, TRL, PEFT, axolotl, LLaMA-Factory
+	StackHF           Stack = "hf"            // transformers: Trainer, generate(); also accelerate and PEFT
+	StackTRL          Stack = "trl"           // TRL's trainers (SFTTrainer, DPOTrainer) over transformers and PEFT
 	StackAxolotl      Stack = "axolotl"       // transformers under axolotl's configs
 	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
 	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
@@ -34,12 +35,12 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackLlamaCpp, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
 var stackAliases = map[string]Stack{
-	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "trl": StackHF, "peft": StackHF,
+	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "peft": StackHF,
 	"llamafactory": StackLlamaFactory, "llama_factory": StackLlamaFactory, "hf-trainer": StackHF, "hf-generate": StackHF,
 	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "torchtitan": StackFSDP, "fsdp2": StackFSDP,
 	"sglang": StackVLLM, "tgi": StackVLLM, "text-generation-inference": StackVLLM,
@@ -187,6 +188,9 @@ var profiles = map[Stack]Profile{
 	StackHF: {Stack: StackHF, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
 		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True), which also casts the 16-bit parameters left, embeddings and lm_head, to fp32); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype); the recipes people run set lora_dropout (TRL's ModelConfig default 0.05, the QLoRA and alpaca-lora scripts 0.05)"},
+	StackTRL: {Stack: StackTRL, Dist: "trl", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull,
+		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
+		Source: "TRL's SFTConfig turns gradient_checkpointing on by default (since v0.22; see trlRelease) and loads the model in float32 under bf16 autocast (model_init_kwargs dtype float32); its ModelConfig sets lora_dropout 0.05 and leaves the targets to PEFT (q_proj, v_proj of Llama-like models); from v1.7 the loss is chunked_nll, which never materialises the logits (each chunk recomputed in the backward); attention and the rest as transformers"},
 	StackAxolotl: {Stack: StackAxolotl, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, KbitUpcast: true,
 		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05, and 8/4-bit adapters go through prepare_model_for_kbit_training; the model, loss and adapters are transformers' and PEFT's"},
@@ -298,6 +302,24 @@ func tupleKVCache(p Plan) bool {
 // (unsloth/models/llama.py, commit fa8e59eb1b, 2024-11-17).
 func unslothMaterialisedLogits(p Plan) bool {
 	return p.Stack == StackUnsloth && VersionBelow(p.StackVersion, 2024, 11)
+}
+
+// trlRelease applies TRL's release-dependent defaults: SFTConfig's
+// gradient_checkpointing True arrived in v0.22 (2025-08-29; before, the
+// Trainer's False), and the chunked_nll loss, which never materialises the
+// logits, became the default in v1.7 (2026-06-25; before, nll over full
+// logits). An unknown release is the current one.
+func trlRelease(p Plan, pinnedRecompute, pinnedLoss bool) Plan {
+	if p.Stack != StackTRL {
+		return p
+	}
+	if !pinnedRecompute && p.Mode != QLoRA && VersionBelow(p.StackVersion, 0, 22) {
+		p.Recompute = RecomputeNone
+	}
+	if !pinnedLoss && !VersionBelow(p.StackVersion, 1, 7) {
+		p.Loss = LossFused
+	}
+	return p
 }
 
 // torchtuneQVOnly: torchtune's LoRA recipes before v0.5.0 (2024-12-20)

@@ -467,6 +467,13 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 		if date < "2024-12-20" {
 			return "0.4"
 		}
+	case "trl":
+		switch {
+		case date < "2025-08-29":
+			return "0.21"
+		case date < "2026-06-25":
+			return "1.6"
+		}
 	}
 	return ""
 }

@@ -147,7 +147,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
-	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, TRL, PEFT), axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
+	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm (also sglang, tgi), llama.cpp (also ollama), mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
@@ -220,7 +220,7 @@ func (o *Options) Validate() error {
 	o.strat, ok = oomsim.Parse(o.Strategy, append([]oomsim.Strategy{"auto"}, config.Strategies...))
 	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
-	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, trl, peft, torchtitan, sglang, tgi, ollama)", ok)
+	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, peft, torchtitan, sglang, tgi, ollama)", ok)
 	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE().MatchString(v) {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
 	}
