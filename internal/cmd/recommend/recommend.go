@@ -276,6 +276,9 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --prompt-len %d: longer than --seq-len %d (the prompt is part of the sequence)", o.PromptLen, o.SeqLen)
 	}
 	r.PromptLen = o.PromptLen
+	if r.Objective != "" && r.Objective != oomsim.ObjectiveSFT && r.Mode == oomsim.Inference {
+		return cmdutil.Usagef("--objective %s is for training (--mode training, lora or qlora)", r.Objective)
+	}
 	if o.Devices < 1 || o.Devices > 1<<16 {
 		return cmdutil.Usagef("invalid --devices %d: want 1 to %d", o.Devices, 1<<16)
 	}
