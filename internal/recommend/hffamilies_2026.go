@@ -124,6 +124,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countQwen3Next(c)
 	case "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text":
 		m, err = countQwen35(c, family)
+	case "glm4_moe":
+		m, err = countGLM4MoE(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
