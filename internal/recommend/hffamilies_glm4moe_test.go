@@ -27,6 +27,23 @@ func TestParseHFConfigGLM4MoE(t *testing.T) {
 	if m.Experts != 128 || m.ExpertsPerToken != 8 || m.Arch.HeadDim != 128 || m.Arch.KVHeads != 8 {
 		t.Errorf("experts %d/%d, arch %+v", m.ExpertsPerToken, m.Experts, m.Arch)
 	}
+	// GLM-4.5: q/k norms, 160 experts of 1536, the first 3 layers dense;
+	// its MTP layer (an MoE decoder layer, eh_proj, three norms and two
+	// vocabulary matrices) makes up llmfit's 358,337,791,296 (GLM-4.7 has
+	// the same count); zai-org: "32 billion active parameters".
+	big, err := ParseHFConfig(readModel(t, "glm-4.5.published.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h5 = 5120
+	attn := int64(h5*96*128*2 + 2*h5*8*128 + 96*128 + 2*8*128 + 2*128)
+	bigMTP := attn + 2*h5 + 160*3*h5*1536 + h5*160 + 160 + 3*h5*1536 + 2*h5*h5 + 3*h5 + 2*V*h5
+	if big.Params != 352_797_829_024 || big.Params+bigMTP != 358_337_791_296 {
+		t.Errorf("GLM-4.5: %d params + MTP %d = %d, want 352,797,829,024 and llmfit's 358,337,791,296", big.Params, bigMTP, big.Params+bigMTP)
+	}
+	if a := float64(big.ActiveParams-2*V*h5) / 1e9; a < 32 || a >= 33 {
+		t.Errorf("GLM-4.5: %.2fB active less the embedding and head, want zai-org's 32B", a)
+	}
 	// use_qk_norm adds a head_dim norm on q and on k in every layer.
 	if _, err := ParseHFConfig([]byte(`{"model_type":"glm4_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"head_dim":16,"intermediate_size":32,"moe_intermediate_size":8,"n_routed_experts":4,"num_experts_per_tok":5,"vocab_size":10}`)); err == nil {
 		t.Error("5 experts per token of 4 accepted")
