@@ -49,6 +49,8 @@ type qwenVision struct {
 	PatchSize         *int64   `json:"patch_size"`
 	SpatialMergeSize  *int64   `json:"spatial_merge_size"`
 	TemporalPatchSize *int64   `json:"temporal_patch_size"`
+	// Qwen3.5's learned position table
+	NumPositionEmbeddings *int64 `json:"num_position_embeddings"`
 }
 
 type mosaicAttn struct {
@@ -120,6 +122,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countUMT5(c)
 	case "qwen3_next":
 		m, err = countQwen3Next(c)
+	case "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text":
+		m, err = countQwen35(c, family)
+	case "glm4_moe":
+		m, err = countGLM4MoE(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
@@ -594,15 +600,27 @@ func countUMT5(c hfConfig) (oomsim.Model, error) {
 // a shared expert and its sigmoid gate. The multi-token-prediction block
 // the checkpoint also stores is not loaded by transformers and not counted.
 func countQwen3Next(c hfConfig) (oomsim.Model, error) {
+	return countHybrid(c, "qwen3_next", true)
+}
+
+// countHybrid counts Qwen3-Next's hybrid decoder (see countQwen3Next) under
+// the name the notes give it; with moe false every layer has a dense gated
+// MLP of intermediate_size instead (Qwen3.5's dense models).
+func countHybrid(c hfConfig, name string, moe bool) (oomsim.Model, error) {
 	var f fields
 	d := standardShape(c, &f)
 	if err := d.checkHeads(c, &f); err != nil {
 		return oomsim.Model{}, err
 	}
-	E := f.need("num_experts", c.NumExperts)
-	expertFFN := f.need("moe_intermediate_size", c.MoEIntermediateSize)
-	shared := f.opt("shared_expert_intermediate_size", c.SharedExpertIntermediateSize, 0)
-	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
+	var E, expertFFN, shared, topK, ffn int64
+	if moe {
+		E = f.need("num_experts", c.NumExperts)
+		expertFFN = f.need("moe_intermediate_size", c.MoEIntermediateSize)
+		shared = f.opt("shared_expert_intermediate_size", c.SharedExpertIntermediateSize, 0)
+		topK = f.need("num_experts_per_tok", c.NumExpertsPerTok)
+	} else {
+		ffn = f.need("intermediate_size", c.IntermediateSize)
+	}
 	interval := f.opt("full_attention_interval", c.FullAttentionInterval, 4)
 	kHeads := f.need("linear_num_key_heads", c.LinearNumKeyHeads)
 	vHeads := f.need("linear_num_value_heads", c.LinearNumValueHeads)
@@ -612,10 +630,10 @@ func countQwen3Next(c hfConfig) (oomsim.Model, error) {
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
-	if topK > E {
+	if moe && topK > E {
 		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
 	}
-	if err := tooMany(d.L, E+1, 3*d.h, max(expertFFN, shared, kHeads*kDim+vHeads*vDim)); err != nil {
+	if err := tooMany(d.L, E+1, 3*d.h, max(expertFFN, shared, ffn, kHeads*kDim+vHeads*vDim)); err != nil {
 		return oomsim.Model{}, err
 	}
 	if c.LayerTypes != nil && int64(len(c.LayerTypes)) != d.L {
@@ -634,10 +652,14 @@ func countQwen3Next(c hfConfig) (oomsim.Model, error) {
 	keyDim, valueDim := kHeads*kDim, vHeads*vDim
 	linLinear := h*(2*keyDim+2*valueDim) + h*2*vHeads + valueDim*h
 	linAttn := linLinear + (2*keyDim+valueDim)*kernel + 2*vHeads + vDim
-	one := 3 * h * expertFFN
-	moe := E*one + h*E + 3*h*shared + h
-	moeActive := topK*one + h*E + 3*h*shared + h
-	moeLinear := E*one + 3*h*shared
+	mlp, mlpActive, mlpLinear, activeFFN := 3*h*ffn, 3*h*ffn, 3*h*ffn, ffn
+	if moe {
+		one := 3 * h * expertFFN
+		mlp = E*one + h*E + 3*h*shared + h
+		mlpActive = topK*one + h*E + 3*h*shared + h
+		mlpLinear = E*one + 3*h*shared
+		activeFFN = topK*expertFFN + shared
+	}
 	var body, active, linear, nFull int64
 	for i := range d.L {
 		attn, attnLin := linAttn, linLinear
@@ -645,9 +667,9 @@ func countQwen3Next(c hfConfig) (oomsim.Model, error) {
 			attn, attnLin = fullAttn, fullLinear
 			nFull++
 		}
-		body += attn + 2*h + moe
-		active += attn + 2*h + moeActive
-		linear += attnLin + moeLinear
+		body += attn + 2*h + mlp
+		active += attn + 2*h + mlpActive
+		linear += attnLin + mlpLinear
 	}
 	var m oomsim.Model
 	emb := d.vocab * h
@@ -658,11 +680,14 @@ func countQwen3Next(c hfConfig) (oomsim.Model, error) {
 		m.Params += emb
 		m.ActiveParams += emb
 	}
+	if !moe {
+		m.ActiveParams = 0
+	}
 	m.UnquantizedParams = m.Params - linear
 	m.BufferBytes = d.hd / 2 * 4
 	m.Experts, m.ExpertsPerToken = int(E), int(topK)
-	m.Notes = append(m.Notes, fmt.Sprintf("qwen3_next: %d of %d layers have full attention and a KV cache; the rest are linear attention with a fixed-size state (not estimated); the multi-token-prediction block is not counted", nFull, d.L))
+	m.Notes = append(m.Notes, fmt.Sprintf("%s: %d of %d layers have full attention and a KV cache; the rest are linear attention with a fixed-size state (not estimated); the multi-token-prediction block is not counted", name, nFull, d.L))
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(nFull), Hidden: int(h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(topK*expertFFN + shared), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true}
+		HeadDim: int(d.hd), FFN: int(activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true}
 	return m, nil
 }

@@ -1,0 +1,58 @@
+package recommend
+
+import (
+	"fmt"
+
+	"github.com/devctl/devctl/internal/oomsim"
+)
+
+// countGLM4MoE counts Glm4MoeForCausalLM (GLM-4.5, GLM-4.5-Air): grouped-query
+// attention with an explicit head_dim, biases on q, k and v
+// (attention_bias) and none on o_proj, per-head q/k RMSNorms when
+// use_qk_norm is set; the first first_k_dense_replace blocks a dense gated
+// MLP of intermediate_size, the rest n_routed_experts experts of
+// moe_intermediate_size with a router, its per-expert score-correction
+// bias and n_shared_experts shared experts; RMSNorms and an untied head.
+// The multi-token-prediction layer the checkpoints store
+// (num_nextn_predict_layers) is not loaded by transformers and not counted.
+func countGLM4MoE(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d := standardShape(c, &f)
+	if err := d.checkHeads(c, &f); err != nil {
+		return oomsim.Model{}, err
+	}
+	ffn := f.need("intermediate_size", c.IntermediateSize)
+	expertFFN := f.need("moe_intermediate_size", c.MoEIntermediateSize)
+	E := f.need("n_routed_experts", c.NRoutedExperts)
+	nShared := f.opt("n_shared_experts", c.NSharedExperts, 0)
+	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
+	firstDense := f.opt("first_k_dense_replace", c.FirstKDenseReplace, 0)
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	if topK > E {
+		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
+	}
+	if err := tooMany(d.L, E+nShared, 3*d.h, max(expertFFN, ffn)); err != nil {
+		return oomsim.Model{}, err
+	}
+	h := d.h
+	d.norms = 2
+	d.qkvBias = flag(c.AttentionBias, false)
+	d.qkNorm = flag(c.UseQKNorm, false)
+	d.tied = flag(c.TieWordEmbeddings, false)
+	d.experts, d.topK = E, topK
+	d.activeFFN = (topK + nShared) * expertFFN
+	d.mlp = func(i int64) (int64, int64, int64) {
+		if i < firstDense {
+			p := 3 * h * ffn
+			return p, p, p
+		}
+		one := 3 * h * expertFFN
+		router := h*E + E // gate weight and e_score_correction_bias
+		return E*one + router + nShared*one, topK*one + router + nShared*one, (E + nShared) * one
+	}
+	m := d.count()
+	m.Notes = append(m.Notes, "glm4_moe: the multi-token-prediction layer the checkpoint stores is not counted")
+	return m, nil
+}
