@@ -531,6 +531,9 @@ func TestShardedLoRA(t *testing.T) {
 	if z3.WeightsBytes*4 != one.WeightsBytes || z3.OptimizerBytes*4 != one.OptimizerBytes {
 		t.Errorf("ZeRO-3: weights %d, states %d; want a quarter of %d, %d", z3.WeightsBytes, z3.OptimizerBytes, one.WeightsBytes, one.OptimizerBytes)
 	}
+	if tp := est(ShardTP, 4); tp.WeightsBytes*4 != one.WeightsBytes {
+		t.Errorf("tensor parallel: weights %d, want a quarter of %d", tp.WeightsBytes, one.WeightsBytes)
+	}
 }
 
 // A checkpointed run frees the loss's buffers in the loss's backward,

@@ -203,10 +203,11 @@ func realistic(p Plan) (Breakdown, error) {
 		b.PeakAllocatedBytes = trainingPeak(s, b, temp, lossThenRecompute(logits, recompute))
 	default: // LoRA, QLoRA
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
-		// adapters; ZeRO-2 shards only gradients and optimizer states.
+		// adapters (tensor parallelism splits them); ZeRO-2 shards only
+		// gradients and optimizer states.
 		wShard, stateShard := 1.0, s.dp
-		if p.Sharding == ShardZeRO3 {
-			wShard = s.dp
+		if p.Sharding == ShardZeRO3 || p.Sharding == ShardTP {
+			wShard = s.dp // tensor parallelism splits every matrix too
 		}
 		base := float64(storedWeights(m, p)) / wShard
 		if p.Offload == OffloadCPU && p.OffloadParams {
