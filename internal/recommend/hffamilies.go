@@ -532,6 +532,17 @@ func plain(h, ffn int64, bias bool) func(int64) (int64, int64, int64) {
 	}
 }
 
+// shapedDecoder is where most counters start: standardShape, the heads
+// checked against head_dim, and the MLP width. Callers read their own
+// fields into f and check f.err.
+func shapedDecoder(c hfConfig, f *fields) (decoder, int64, error) {
+	d := standardShape(c, f)
+	if err := d.checkHeads(c, f); err != nil {
+		return d, 0, err
+	}
+	return d, f.need("intermediate_size", c.IntermediateSize), nil
+}
+
 // standardShape reads the Llama-style dimensions most decoders share.
 func standardShape(c hfConfig, f *fields) decoder {
 	d := decoder{}
@@ -571,11 +582,10 @@ func (d *decoder) checkHeads(c hfConfig, f *fields) error {
 // and an untied head with a bias.
 func countPhi(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
@@ -674,11 +684,10 @@ func countGPTJ(c hfConfig) (oomsim.Model, error) {
 // attention projections, true by default).
 func countNormVariant(c hfConfig, family string) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}

@@ -141,11 +141,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 // default.
 func countErnie(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
@@ -197,11 +196,10 @@ func countGLM(c hfConfig, family string) (oomsim.Model, error) {
 // checkpoints store the experts as MXFP4 blocks and scales.
 func countGPTOSS(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	E := f.need("num_local_experts", c.NumLocalExperts)
 	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
 	if f.err != nil {
@@ -236,11 +234,10 @@ func countGPTOSS(c hfConfig) (oomsim.Model, error) {
 // untied.
 func countLlama4(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	denseFFN := f.opt("intermediate_size_mlp", c.IntermediateSizeMLP, ffn)
 	E := f.need("num_local_experts", c.NumLocalExperts)
 	topK := f.opt("num_experts_per_tok", c.NumExpertsPerTok, 1)
@@ -284,11 +281,10 @@ func countLlama4(c hfConfig) (oomsim.Model, error) {
 // (use_qk_norm), no biases, a head tied to the embedding by default.
 func countCohere(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
@@ -308,11 +304,10 @@ func countCohere(c hfConfig) (oomsim.Model, error) {
 // biases, LayerNorms with biases, rotary positions, a tied head.
 func countStarCoder2(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
@@ -329,11 +324,10 @@ func countStarCoder2(c hfConfig) (oomsim.Model, error) {
 // attention and the gated MLP, without biases.
 func countOLMo(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
@@ -354,11 +348,10 @@ func countOLMo(c hfConfig) (oomsim.Model, error) {
 // Routers have no bias.
 func countMoE2026(c hfConfig, family string) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	var E int64
 	if family == "olmoe" {
 		E = f.need("num_experts", c.NumExperts)

@@ -17,11 +17,10 @@ import (
 // (num_nextn_predict_layers) is not loaded by transformers and not counted.
 func countGLM4MoE(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
-	ffn := f.need("intermediate_size", c.IntermediateSize)
 	expertFFN := f.need("moe_intermediate_size", c.MoEIntermediateSize)
 	E := f.need("n_routed_experts", c.NRoutedExperts)
 	nShared := f.opt("n_shared_experts", c.NSharedExperts, 0)
