@@ -288,6 +288,24 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		}
 	case w == "gptq8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantGPTQ
+	case w == "gptq3", w == "gptq2", w == "uint4", w == "uint2", w == "fp6", w == "nvfp4", strings.HasSuffix(w, "bpw"):
+		// Formats --quant does not name, planned as a user would with
+		// --weight-bits: GPTQ N bits plus a 16-bit scale and an N-bit zero
+		// per group of 128; torchao's int4/int2 weight-only with a bf16
+		// scale and zero per 128; fp6 (one scale per channel); NVFP4's fp8
+		// scale per 16; a stated bits-per-weight.
+		bits := map[string]float64{"gptq3": 3 + 16.0/128 + 3.0/128, "gptq2": 2 + 16.0/128 + 2.0/128,
+			"uint4": 4 + 32.0/128, "uint2": 2 + 32.0/128, "fp6": 6, "nvfp4": 4 + 8.0/16}[w]
+		if b, ok := strings.CutSuffix(strings.TrimPrefix(w, "int"), "bpw"); ok {
+			bits, _ = strconv.ParseFloat(b, 64)
+		}
+		if bits <= 0 {
+			return c, "weights format " + w
+		}
+		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, bits
+		if bits > 4.5 {
+			in.Precision = capability.Int8
+		}
 	case w == "fp8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantFP8
 	case strings.HasPrefix(w, "gguf-q8"):
