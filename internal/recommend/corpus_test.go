@@ -281,8 +281,15 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantBnB
 	case w == "int8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantBnB
-	case w == "gptq4", w == "awq4", w == "mxfp4", strings.HasPrefix(w, "exl"):
+	case w == "gptq4", w == "awq4", w == "mxfp4", strings.HasPrefix(w, "exl"), strings.HasPrefix(w, "gptq4-g"):
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGPTQ
+		if g, ok := strings.CutPrefix(w, "gptq4-g"); ok {
+			// A stated group size: 4 bits plus a 16-bit scale and a 4-bit
+			// zero per group (128 is the format's default).
+			if n, err := strconv.ParseFloat(g, 64); err == nil && n > 0 {
+				in.WeightBits = 4 + 20/n
+			}
+		}
 		if m := bpw.FindStringSubmatch(w); m != nil {
 			in.WeightBits, _ = strconv.ParseFloat(m[1], 64) // EXL2/EXL3 state bits per weight
 		}
