@@ -586,3 +586,20 @@ func TestTRLReleases(t *testing.T) {
 		t.Errorf("trl: the plan's own loss and recompute were overridden: %s, %s", p.Loss, p.Recompute)
 	}
 }
+
+// llama.cpp without flash attention reserves a chunk's f32 scores and
+// softmax against the whole context.
+func TestLlamaCppEagerScoresSpanTheContext(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	est := func(a Attention) int64 {
+		b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackLlamaCpp, Attention: a, SeqLen: 8192})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ActivationsBytes
+	}
+	if got, want := est(AttentionEager)-est(AttentionSDPA), int64(2*512*8192*2*4); got != want {
+		t.Errorf("eager llama.cpp adds %d bytes, want heads × n_ubatch × n_ctx × f32 × 2 = %d", got, want)
+	}
+}

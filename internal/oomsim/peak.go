@@ -166,7 +166,7 @@ func realistic(p Plan) (Breakdown, error) {
 		if c := s.prof.PrefillChunk; c > 0 {
 			prefill = min(prompt, float64(c))
 		}
-		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill) / s.n)
+		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
 		if a != nil && legacyGenerateLogits(p) {
 			// Every prompt position's logits, 16-bit then their fp32 copy.
@@ -777,8 +777,10 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 // (transformers 4.51, FlashAttention-2, testdata/memory) grows with the
 // prompt by the KV cache and about one MLP intermediate (tokens × ffn), and
 // that is what devctl counts. Eager attention adds its b·heads·s² score
-// matrix (and the softmax's fp32 copy).
-func prefillWorkingSet(s settings, a *Arch, batch, seq float64) float64 {
+// matrix (and the softmax's fp32 copy); a graph-planning stack without
+// flash attention (llama.cpp -fa off) reserves a chunk's f32 scores and
+// softmax against the whole context, kvLen.
+func prefillWorkingSet(s settings, a *Arch, batch, seq, kvLen float64) float64 {
 	if a == nil || a.Hidden == 0 {
 		return 0
 	}
@@ -808,7 +810,14 @@ func prefillWorkingSet(s settings, a *Arch, batch, seq float64) float64 {
 		if heads == 0 {
 			heads = h / 64
 		}
-		ws += batch * heads * seq * seq * (s.cb + 4)
+		if s.prof.GraphCompute {
+			// ggml reserves the graph for a chunk against the whole
+			// context: the f32 scores and their softmax, n_ubatch × n_ctx
+			// per head (llama.cpp without flash attention).
+			ws += batch * heads * seq * kvLen * 2 * 4
+		} else {
+			ws += batch * heads * seq * seq * (s.cb + 4)
+		}
 	}
 	return ws
 }
@@ -912,7 +921,7 @@ func servingEngine(s settings) (Breakdown, error) {
 	if vllmV0(p) && p.SeqLen <= 32768 {
 		profiled = float64(max(p.SeqLen, 2048))
 	}
-	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled) + inferenceLogits(s, a, 256))
+	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, 256))
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	need := kvCache(a, p, float64(p.micro()), float64(p.SeqLen))
 	b.KVCacheBytes = sat(float64(need) / s.n)
