@@ -422,7 +422,7 @@ func TestUnslothLogitsByRelease(t *testing.T) {
 func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
 	m := Model{Name: "m", Params: 1_000_000_000,
 		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
-	for _, stack := range []Stack{StackHF, StackAuto, StackDeepSpeed} {
+	for _, stack := range []Stack{StackHF, StackAuto, StackDeepSpeed, StackTRL} {
 		b, err := Estimate(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: stack, Devices: 4, Sharding: ShardZeRO2, SeqLen: 64})
 		if err != nil {
 			t.Fatal(err)

@@ -361,13 +361,8 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	p := s.p
 	d := float64(p.devices())
 	stateB := 4.0 // bytes per Adam state value
-	// ZeRO through a transformers-based stack is DeepSpeed (the Trainer's
-	// --deepspeed; ColossalAI's low-level ZeRO keeps the same states): the
-	// 16-bit parameters and gradients on the device, the fp32 master copy
-	// and the Adam states in the optimizer's partitions.
-	zero := (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Dist == "transformers" && d > 1
 	switch {
-	case s.prof.Stack == StackDeepSpeed, zero && !s.pure && p.Precision != capability.FP32:
+	case s.prof.Stack == StackDeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
 		w, g = 2*P, 2*P
 		o = P * (4 + adamStateBytes(p.Optimizer, 4))
 	case s.pure:
@@ -451,6 +446,16 @@ func trainingPeak(s settings, b Breakdown, temp float64, notTogether int64) int6
 	return add(states, max(fwd, step))
 }
 
+// deepSpeedZeRO reports ZeRO through a transformers-based stack, which is
+// DeepSpeed (the Trainer's --deepspeed; ColossalAI's low-level ZeRO keeps
+// the same states): the 16-bit parameters and gradients on the device, the
+// fp32 master copy and the Adam states in the optimizer's partitions.
+func deepSpeedZeRO(s settings) bool {
+	p := s.p
+	trainer := s.prof.Dist == "transformers" || s.prof.Stack == StackTRL
+	return (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && trainer && p.devices() > 1
+}
+
 // referenceModel is the frozen copy DPO and KTO score against in full
 // training (LoRA's reference is its own base with the adapters disabled):
 // TRL's create_reference_model deep-copies the model as loaded, fp32 under
@@ -463,7 +468,7 @@ func referenceModel(s settings, P float64) float64 {
 	}
 	d := float64(p.devices())
 	switch {
-	case s.prof.Stack == StackDeepSpeed || ((p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Dist == "transformers" && d > 1):
+	case s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s):
 		if p.Sharding == ShardZeRO3 {
 			return 2 * P / d
 		}
