@@ -282,8 +282,9 @@ func storedWeights(m Model, p Plan) int64 {
 	case capability.FP16, capability.BF16, "":
 		return sat(2 * float64(m.Params))
 	}
+	prof := ProfileOf(p.Stack)
 	keep := unquantized(m, m.Params)
-	if ProfileOf(p.Stack).QuantizesHead && p.Precision == capability.Int4 {
+	if prof.QuantizesHead && p.Precision == capability.Int4 {
 		keep = max(keep-m.HeadParams, 0)
 	}
 	q := float64(m.Params - keep)
@@ -292,7 +293,7 @@ func storedWeights(m Model, p Plan) int64 {
 		bits = p.WeightBits
 	}
 	keepBytes := 2.0
-	if (p.Mode == LoRA || p.Mode == QLoRA) && ProfileOf(p.Stack).KbitUpcast && (p.Quant == "" || p.Quant == QuantBnB) &&
+	if (p.Mode == LoRA || p.Mode == QLoRA) && prof.KbitUpcast && (p.Quant == "" || p.Quant == QuantBnB) &&
 		p.Sharding != ShardZeRO3 {
 		// prepare_model_for_kbit_training: the rest in fp32. Sharded
 		// QLoRA (FSDP, ZeRO-3) loads the base on the host and TRL's
@@ -452,8 +453,7 @@ func trainingPeak(s settings, b Breakdown, temp float64, notTogether int64) int6
 // fp32 master copy and the Adam states in the optimizer's partitions.
 func deepSpeedZeRO(s settings) bool {
 	p := s.p
-	trainer := s.prof.Dist == "transformers" || s.prof.Stack == StackTRL
-	return (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && trainer && p.devices() > 1
+	return (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Trainer && p.devices() > 1
 }
 
 // referenceModel is the frozen copy DPO and KTO score against in full

@@ -171,6 +171,9 @@ type Profile struct {
 	// head before the kernel (transformers' sdpa and eager paths call
 	// repeat_kv), so the backward keeps the expanded copies.
 	RepeatKV bool
+	// Trainer: the stack trains through transformers' Trainer, whose
+	// ZeRO (--deepspeed) is DeepSpeed's: see deepSpeedZeRO.
+	Trainer bool
 	// Dist is the Python distribution whose release is the stack's
 	// (StackVersion): transformers for the stacks that run its models.
 	Dist string
@@ -185,19 +188,19 @@ type Profile struct {
 // profiles are the stacks' defaults. Each was read in the stack's own code
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
-	StackHF: {Stack: StackHF, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
+	StackHF: {Stack: StackHF, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
 		Source: "transformers >= 4.36 uses SDPA by default (attn_implementation); Trainer bf16=True is torch.autocast over fp32 weights; ForCausalLMLoss upcasts logits to fp32; gradient_checkpointing off by default, but on for QLoRA (peft.prepare_model_for_kbit_training(use_gradient_checkpointing=True), which also casts the 16-bit parameters left, embeddings and lm_head, to fp32); PEFT adapts q_proj,v_proj of Llama-like models by default and keeps adapters in fp32 (autocast_adapter_dtype); the recipes people run set lora_dropout (TRL's ModelConfig default 0.05, the QLoRA and alpaca-lora scripts 0.05)"},
-	StackTRL: {Stack: StackTRL, Dist: "trl", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull,
+	StackTRL: {Stack: StackTRL, Trainer: true, Dist: "trl", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
 		Source: "TRL's SFTConfig turns gradient_checkpointing on by default (since v0.22; see trlRelease) and loads the model in float32 under bf16 autocast (model_init_kwargs dtype float32); its ModelConfig sets lora_dropout 0.05 and leaves the targets to PEFT (q_proj, v_proj of Llama-like models); from v1.7 the loss is chunked_nll, which never materialises the logits (each chunk recomputed in the backward); attention and the rest as transformers"},
-	StackAxolotl: {Stack: StackAxolotl, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+	StackAxolotl: {Stack: StackAxolotl, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, KbitUpcast: true,
 		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05, and 8/4-bit adapters go through prepare_model_for_kbit_training; the model, loss and adapters are transformers' and PEFT's"},
-	StackLlamaFactory: {Stack: StackLlamaFactory, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
+	StackLlamaFactory: {Stack: StackLlamaFactory, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
-	StackDeepSpeed: {Stack: StackDeepSpeed, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
