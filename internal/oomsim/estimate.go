@@ -218,14 +218,17 @@ func withDefaults(p Plan) Plan {
 	prof := ProfileOf(p.Stack)
 	if p.Attention == "" || p.Attention == AttentionAuto {
 		p.Attention = prof.Attention
+		if transformersEager(p) || ollamaEager(p) {
+			p.Attention = AttentionEager
+		}
 	}
 	if p.Mode == Inference {
 		// Serving has no optimizer, adapters or backward pass: a plan
 		// must not carry their defaults into the output.
 		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.Mixed, p.LoRATargets, p.LoRALayers, p.Objective = "", 0, "", "", "", "", 0, ""
 		p.OptimizerInBackward = false
-		if p.Prealloc <= 0 {
-			p.Prealloc = prof.Preallocates
+		if p.Prealloc <= 0 && prof.Preallocates > 0 {
+			_, p.Prealloc, _ = servingDefaults(p)
 		}
 	} else {
 		p.PromptLen = 0 // training has no prompt to prefill

@@ -1,6 +1,7 @@
 package oomsim
 
 import (
+	"math"
 	"testing"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -374,7 +375,8 @@ func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 	arch := &Arch{Layers: 16, KVLayers: 16, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
 	peak := func(family, version string) Breakdown {
 		b, err := Estimate(Plan{Model: Model{Name: "m", Family: family, Params: 1_000_000, Arch: arch}, Mode: Inference,
-			Precision: capability.BF16, Stack: StackHF, StackVersion: version, BatchSize: 8, SeqLen: 4096})
+			Precision: capability.BF16, Stack: StackHF, StackVersion: version, BatchSize: 8, SeqLen: 4096,
+			Attention: AttentionSDPA}) // fused, as transformers 4.35 had it with BetterTransformer: the cache is what is tested
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -601,5 +603,153 @@ func TestLlamaCppEagerScoresSpanTheContext(t *testing.T) {
 	}
 	if got, want := est(AttentionEager)-est(AttentionSDPA), int64(2*512*8192*2*4); got != want {
 		t.Errorf("eager llama.cpp adds %d bytes, want heads × n_ubatch × n_ctx × f32 × 2 = %d", got, want)
+	}
+}
+
+// Each serving engine's rule gives the KV cache a different share
+// (servingDefaults, docs/recommend.md "Serving engines"): for a 2 GiB model
+// on a 24 GiB device, vLLM holds 0.9 of the device, SGLang its fraction of
+// the device plus activations and graphs, lmdeploy the weights plus 0.8 of
+// what they leave, TensorRT-LLM 0.9 of what weights and activations leave.
+func TestServingEngineRules(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	dev := 24 * GiB
+	held := func(st Stack, version string) (Breakdown, float64, float64, float64) {
+		t.Helper()
+		p := Plan{Model: tiny, Mode: Inference, Precision: capability.BF16, Stack: st, StackVersion: version, SeqLen: 4096, DeviceBytes: dev, Backend: "cuda"}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, float64(b.WeightsBytes), float64(b.ActivationsBytes), float64(b.BuffersBytes)
+	}
+	near := func(name string, got int64, want float64) {
+		t.Helper()
+		if math.Abs(float64(got)-want) > float64(MiB) {
+			t.Errorf("%s: held %.2f GiB, want %.2f GiB", name, float64(got)/float64(GiB), want/float64(GiB))
+		}
+	}
+	b, _, _, _ := held(StackTGI, "")
+	near("tgi v3", b.PeakAllocatedBytes, 0.9*float64(dev))
+	b, w, a, g := held(StackTGI, "2.3.0")
+	near("tgi v2", b.PeakAllocatedBytes, w+a+g+0.95*(float64(dev)-w-a))
+	b, w, a, g = held(StackSGLang, "")
+	share, _ := sglangDefaults(Plan{DeviceBytes: dev})
+	near("sglang", b.PeakAllocatedBytes, share*float64(dev)+a+g)
+	b, w, a, g = held(StackLMDeploy, "")
+	near("lmdeploy", b.PeakAllocatedBytes, w+0.8*(float64(dev)-w)+a+g)
+	b, w, a, g = held(StackLMDeploy, "0.2.1")
+	near("lmdeploy 0.2.1", b.PeakAllocatedBytes, w+0.5*float64(dev)+a+g)
+	b, w, a, g = held(StackTRTLLM, "")
+	near("tensorrt-llm", b.PeakAllocatedBytes, w+a+g+0.9*(float64(dev)-w-a))
+	if b.KVCacheBytes <= 0 {
+		t.Errorf("tensorrt-llm: no KV cache")
+	}
+}
+
+// SGLang's default mem_fraction_static (server_args.py): (memory −
+// reserved)/memory from 0.4.7.post1, the tensor-parallel table before.
+func TestSGLangDefaultFraction(t *testing.T) {
+	for _, c := range []struct {
+		gib     int64
+		version string
+		devices int
+		want    float64
+		chunk   int
+	}{
+		{80, "", 1, 0.836, 8192},     // 512 + 1.5×8192 + 2×256 + 128 MiB = 13,440 of 81,920
+		{24, "", 1, 0.847, 2048},     // 512 + 3,072 + 48 + 128 = 3,760 of 24,576
+		{80, "0.4.0", 8, 0.81, 8192}, // the 0.4.0 table, tp 8
+		{16, "0.4.1", 1, 0.88, 2048}, // under 25 GB the prefill chunk is 2,048 from 0.4.0
+	} {
+		p := Plan{DeviceBytes: c.gib * GiB, StackVersion: c.version, Devices: c.devices}
+		if c.devices > 1 {
+			p.Sharding = ShardTP
+		}
+		share, chunk := sglangDefaults(p)
+		if math.Abs(share-c.want) > 0.0005 || chunk != c.chunk {
+			t.Errorf("%d GiB, %q, tp %d: %.3f and chunk %d, want %.3f and %d", c.gib, c.version, c.devices, share, chunk, c.want, c.chunk)
+		}
+	}
+}
+
+// transformers runs a family with SDPA from the release that gave its
+// modeling file _supports_sdpa; before, and for families that never got it,
+// eager attention and its b × heads × s² scores.
+func TestTransformersAttentionByRelease(t *testing.T) {
+	for _, c := range []struct {
+		stack   Stack
+		family  string
+		version string
+		eager   bool
+	}{
+		{StackHF, "llama", "4.35.2", true},
+		{StackHF, "llama", "4.36.0", false},
+		{StackHF, "bert", "4.40.2", true},
+		{StackHF, "bert", "4.41.0", false},
+		{StackHF, "gemma2", "4.46.1", true}, // eager by default for soft-capping, v4.45-v4.47
+		{StackHF, "gemma2", "4.48.0", false},
+		{StackHF, "bloom", "", true},
+		{StackHF, "falcon", "4.33.0", false},
+		{StackHF, "chatglm", "4.30.0", false}, // its remote code calls SDPA
+		{StackAuto, "opt", "4.45.2", true},
+		{StackDeepSpeed, "gpt2", "4.41.2", true},
+		{StackTRL, "bert", "0.21", false},      // TRL's release says nothing of transformers'
+		{StackAxolotl, "llama", "4.35", false}, // its configs ask for flash attention
+		{StackTorchtune, "bert", "0.4", false},
+	} {
+		p := WithDefaults(Plan{Model: Model{Family: c.family, Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: c.stack, StackVersion: c.version})
+		if got := p.Attention == AttentionEager; got != c.eager {
+			t.Errorf("%s %s %q: attention %s, want eager=%v", c.stack, c.family, c.version, p.Attention, c.eager)
+		}
+	}
+}
+
+// Ollama's defaults by release: flash attention off before v0.12.4, on
+// for its allow-list until v0.13.4, auto after; num_ctx 2048, then 4096,
+// then by the GPUs' memory from v0.15.5.
+func TestOllamaDefaults(t *testing.T) {
+	for _, c := range []struct {
+		family, version string
+		eager           bool
+	}{
+		{"llama", "0.12.3", true}, {"qwen3", "0.12.4", false}, {"llama", "0.12.4", true},
+		{"gemma3", "0.12.5", true}, {"gemma3", "0.12.6", false}, {"llama", "0.13.4", false}, {"llama", "", false},
+	} {
+		p := Plan{Model: Model{Family: c.family}, Stack: StackOllama, StackVersion: c.version}
+		if got := ollamaEager(p); got != c.eager {
+			t.Errorf("ollama %s %s: eager %v, want %v", c.version, c.family, got, c.eager)
+		}
+	}
+	if ollamaEager(Plan{Stack: StackLlamaCpp, StackVersion: "0.1"}) {
+		t.Error("llama.cpp itself takes the attention it is given")
+	}
+	for _, c := range []struct {
+		version     string
+		gib         int64
+		maxPos, ctx int
+	}{
+		{"0.6.6", 24, 0, 2048}, {"0.10.0", 24, 0, 4096}, {"", 16, 0, 4096}, {"", 24, 0, 32768},
+		{"", 48, 0, 262144}, {"", 48, 131072, 131072},
+	} {
+		p := Plan{Stack: StackOllama, StackVersion: c.version, DeviceBytes: c.gib * GiB, Devices: 1}
+		if got := OllamaContext(p, c.maxPos); got != c.ctx {
+			t.Errorf("ollama %q on %d GiB (max %d): num_ctx %d, want %d", c.version, c.gib, c.maxPos, got, c.ctx)
+		}
+	}
+}
+
+func TestReleaseBelow(t *testing.T) {
+	for _, c := range []struct {
+		v, want string
+		below   bool
+	}{
+		{"0.2.1", "0.2.2", true}, {"0.2.2", "0.2.2", false}, {"v0.4.7.post1", "0.4.7", false}, {"0.4.6.post5", "0.4.7", true},
+		{"3.3.4", "3.0.0", false}, {"2.4", "3.0.0", true}, {"", "1.0", false}, {"main", "1.0", false}, {"4.41.0.dev0", "4.41", false},
+	} {
+		if got := releaseBelow(c.v, c.want); got != c.below {
+			t.Errorf("releaseBelow(%q, %q) = %v, want %v", c.v, c.want, got, c.below)
+		}
 	}
 }

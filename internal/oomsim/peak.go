@@ -906,52 +906,88 @@ func gatherBuffers(s settings, m Model) int64 {
 	return sat(2 * 2 * block)
 }
 
-// servingEngine is a preallocating engine (vLLM, SGLang, TGI): it takes its
-// share of the device at start-up, whatever the model, and fills what the
-// weights, the profiled activation peak and the CUDA graphs leave with the
-// KV cache. The plan fits when that KV cache holds the requested tokens.
+// servingEngine is a preallocating engine (vLLM, SGLang, TGI, lmdeploy,
+// TensorRT-LLM): it takes its share at start-up, whatever the batch, and
+// gives the KV cache what its rule leaves (PreallocRule). The plan fits
+// when that KV cache holds the requested tokens and everything held fits
+// the device.
 func servingEngine(s settings) (Breakdown, error) {
 	p := s.p
 	var b Breakdown
 	m, a := p.Model, p.Model.Arch
-	frac := p.Prealloc
-	if frac <= 0 {
-		frac = s.prof.Preallocates
+	rule, frac, tokens := servingDefaults(p)
+	if p.Prealloc > 0 {
+		frac = p.Prealloc
 	}
-	budget := float64(p.DeviceBytes) * frac
+	device := float64(p.DeviceBytes)
 	b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
-	// vLLM profiles a forward of max_num_batched_tokens (the profile's
-	// PrefillChunk) with the sampler's logits for max_num_seqs (256).
-	profiled := float64(s.prof.PrefillChunk)
-	if vllmV0(p) && p.SeqLen <= 32768 {
-		profiled = float64(max(p.SeqLen, 2048))
-	}
+	// The engine profiles a forward of its prefill budget (vLLM's
+	// max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's
+	// max_batch_prefill_tokens) with the sampler's logits for
+	// max_num_seqs (256).
+	profiled := float64(tokens)
 	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, 256))
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
-	need := kvCache(a, p, float64(p.micro()), float64(p.SeqLen))
-	b.KVCacheBytes = sat(float64(need) / s.n)
-	used := add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes)
-	pool := int64(budget) - used
-	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates %.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave: %s", p.Stack, frac*100, fmtGiB(pool)))
+	need := sat(float64(kvCache(a, p, float64(p.micro()), float64(p.SeqLen))) / s.n)
+	w, act, buf := float64(b.WeightsBytes), float64(b.ActivationsBytes), float64(b.BuffersBytes)
+	// pool is what the KV cache gets; held what the engine then holds;
+	// required the device whose share would hold the requested tokens.
+	var pool, held, required float64
+	var what string
+	switch rule {
+	case ShareForStatic:
+		pool = frac*device - w
+		held = frac*device + act + buf
+		required = max((w+float64(need))/frac, w+float64(need)+act+buf)
+		what = fmt.Sprintf("%.0f%% of the memory free at start-up for the weights and the KV pool; activations and CUDA graphs on top", frac*100)
+	case ShareOfFree:
+		// Engines that profile first (TensorRT-LLM, TGI) leave the
+		// activations out of what is free; lmdeploy measures after the
+		// weights alone and takes its prefill buffers from the rest.
+		profiledFirst := p.Stack != StackLMDeploy
+		free := device - w
+		if profiledFirst {
+			free -= act
+		}
+		pool = frac * free
+		held = w + pool + act + buf
+		required = w + float64(need)/frac + act + buf
+		if profiledFirst {
+			required = w + act + float64(need)/frac + buf
+		}
+		what = fmt.Sprintf("the KV cache takes %.0f%% of what the weights leave free", frac*100)
+	case KVShareOfDevice:
+		pool = frac * device
+		held = w + pool + act + buf
+		required = max(float64(need)/frac, w+float64(need)+act+buf)
+		what = fmt.Sprintf("the KV cache takes %.0f%% of the device", frac*100)
+	default: // ShareOfDevice
+		pool = frac*device - w - act - buf
+		held = frac * device
+		required = (w + act + buf + float64(need)) / frac
+		what = fmt.Sprintf("%.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave", frac*100)
+	}
+	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates at start-up: %s (%s)", p.Stack, what, fmtGiB(max(sat(pool), 0))))
 	if rt, ok := runtimes[p.Backend]; ok {
 		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
 	}
-	if pool >= b.KVCacheBytes {
-		// It starts, and the KV cache takes all that is left.
-		b.KVCacheBytes = pool
-		b.PeakAllocatedBytes = sat(budget)
+	if pool >= float64(need) {
+		// It starts, and the KV cache takes all its rule gives it.
+		b.KVCacheBytes = sat(pool)
+		b.PeakAllocatedBytes = sat(held)
 		b.ReservedBytes = b.PeakAllocatedBytes
 		b.TotalBytes = add(b.ReservedBytes, b.OverheadBytes)
 		return b, nil
 	}
-	// The KV cache for the requested tokens does not fit what its share
+	// The KV cache for the requested tokens does not fit what the rule
 	// leaves: the engine refuses to start ("larger than the maximum number
 	// of tokens that can be stored in KV cache"). What the device must hold
 	// is then the device whose share would hold it.
-	b.PeakAllocatedBytes = add(used, b.KVCacheBytes)
+	b.KVCacheBytes = need
+	b.PeakAllocatedBytes = add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes, b.KVCacheBytes)
 	b.ReservedBytes = b.PeakAllocatedBytes
-	b.TotalBytes = add(sat(float64(b.PeakAllocatedBytes)/frac), b.OverheadBytes)
-	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s left", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), fmtGiB(max(pool, 0))))
+	b.TotalBytes = add(sat(max(required, float64(b.PeakAllocatedBytes))), b.OverheadBytes)
+	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s left", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), fmtGiB(max(sat(pool), 0))))
 	return b, nil
 }
 

@@ -1,7 +1,10 @@
 package oomsim
 
 import (
+	"math"
 	"strings"
+
+	"golang.org/x/mod/semver"
 
 	"github.com/devctl/devctl/internal/capability"
 )
@@ -28,23 +31,30 @@ const (
 	StackLitGPT       Stack = "litgpt"
 	StackTorchtune    Stack = "torchtune"
 	StackUnsloth      Stack = "unsloth"
-	StackVLLM         Stack = "vllm" // also SGLang and TGI: serving engines that preallocate the device
+	StackVLLM         Stack = "vllm"         // serving engines that take a share of the device at start-up
+	StackSGLang       Stack = "sglang"       // ...of the memory free at start, for weights and the KV pool
+	StackTGI          Stack = "tgi"          // ...of what its warm-up forward leaves (text-generation-inference)
+	StackLMDeploy     Stack = "lmdeploy"     // ...of what the weights leave (TurboMind, PyTorch engine)
+	StackTRTLLM       Stack = "tensorrt-llm" // ...of what the engine and its buffers leave
 	StackLlamaCpp     Stack = "llama.cpp"
+	StackOllama       Stack = "ollama" // llama.cpp under Ollama, whose defaults change by release
 	StackMLX          Stack = "mlx"
 	StackPyTorch      Stack = "pytorch" // a plain PyTorch loop: eager attention, full fp32 loss, fp32 weights under autocast
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
 var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
-	StackVLLM, StackLlamaCpp, StackMLX, StackPyTorch}
+	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
 var stackAliases = map[string]Stack{
 	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "peft": StackHF,
 	"llamafactory": StackLlamaFactory, "llama_factory": StackLlamaFactory, "hf-trainer": StackHF, "hf-generate": StackHF,
 	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "torchtitan": StackFSDP, "fsdp2": StackFSDP,
-	"sglang": StackVLLM, "tgi": StackVLLM, "text-generation-inference": StackVLLM,
-	"ollama": StackLlamaCpp, "llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
+	"text-generation-inference": StackTGI, "text-generation-server": StackTGI,
+	"turbomind": StackLMDeploy, "lmdeploy-turbomind": StackLMDeploy, "lmdeploy-pytorch": StackLMDeploy,
+	"trtllm": StackTRTLLM, "trt-llm": StackTRTLLM, "tensorrt_llm": StackTRTLLM,
+	"llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
 	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
 	"lit-llama": StackLitGPT, "lit-gpt": StackLitGPT, "lit_gpt": StackLitGPT,
 	"mlx-lm": StackMLX, "mlx_lm": StackMLX,
@@ -177,13 +187,41 @@ type Profile struct {
 	// Dist is the Python distribution whose release is the stack's
 	// (StackVersion): transformers for the stacks that run its models.
 	Dist string
-	// Preallocates is the share of device memory a serving engine takes
-	// at start-up whatever the model (vLLM's gpu_memory_utilization,
-	// default 0.9); 0 for stacks that allocate as they go.
+	// Preallocates is the share a serving engine takes at start-up,
+	// whatever the batch (vLLM's gpu_memory_utilization, default 0.9);
+	// 0 for stacks that allocate as they go. PreallocOf says of what.
 	Preallocates float64
+	PreallocOf   PreallocRule
 	// Source names where these defaults were read.
 	Source string
 }
+
+// PreallocRule is what a serving engine's start-up share is a share of,
+// and so what its KV cache gets (servingEngine). With D the device's
+// usable memory, f the share, W the weights, A the activations of the
+// engine's profiling forward and G its CUDA graphs and other buffers:
+type PreallocRule string
+
+// The rules, read in each engine's code (docs/recommend.md, "Serving
+// engines").
+const (
+	// ShareOfDevice: f·D holds everything; the KV cache gets
+	// f·D − W − A − G (vLLM: total × gpu_memory_utilization − peak; TGI v3:
+	// free after warm-up − (1 − cuda_memory_fraction × wiggle room) × total).
+	ShareOfDevice PreallocRule = "device"
+	// ShareForStatic: f·D holds the weights and the KV pool, which gets
+	// f·D − W; activations and graphs come on top (SGLang's
+	// mem_fraction_static).
+	ShareForStatic PreallocRule = "static"
+	// ShareOfFree: the KV cache gets f × what is free once the weights
+	// (and, for engines that profile first, the activations) are in place
+	// (lmdeploy's cache_max_entry_count from v0.2.2, TensorRT-LLM's
+	// free_gpu_memory_fraction, TGI before v3).
+	ShareOfFree PreallocRule = "free"
+	// KVShareOfDevice: the KV cache alone gets f·D (lmdeploy v0.1.0-v0.2.1,
+	// cache_max_entry_count 0.5 of the total).
+	KVShareOfDevice PreallocRule = "kv-of-device"
+)
 
 // profiles are the stacks' defaults. Each was read in the stack's own code
 // or documented configs at a known version (docs/recommend.md, "Stacks").
@@ -215,10 +253,20 @@ var profiles = map[Stack]Profile{
 	StackUnsloth: {Stack: StackUnsloth, Dist: "unsloth", Attention: AttentionSDPA, Loss: LossFused, Recompute: RecomputeOffload,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedLoRAKernels: true,
 		Source: "Unsloth: fused cross-entropy (no full logits), use_gradient_checkpointing=\"unsloth\" (checkpoints offloaded to the host), LoRA on q,k,v,o,gate,up,down in its notebooks; its LoRA kernels save X, e and g for the MLP and X for q/k/v and o (unsloth/kernels/fast_lora.py), its RMSNorm the 16-bit input"},
-	StackVLLM: {Stack: StackVLLM, Dist: "vllm", Attention: AttentionSDPA, Preallocates: 0.9, PrefillChunk: 8192,
-		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest"},
+	StackVLLM: {Stack: StackVLLM, Dist: "vllm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfDevice, PrefillChunk: 8192,
+		Source: "vLLM takes gpu_memory_utilization (default 0.9) of the device at start-up: weights, the activation peak it profiles with max_num_batched_tokens (8,192 in the V1 engine), CUDA graphs, and the KV cache in the rest (vllm/v1/worker/gpu_worker.py: requested_memory - non_kv_cache_memory)"},
+	StackSGLang: {Stack: StackSGLang, Dist: "sglang", Attention: AttentionSDPA, Preallocates: 0.88, PreallocOf: ShareForStatic, PrefillChunk: 8192,
+		Source: "SGLang's mem_fraction_static of the memory free at start-up holds the weights and the KV pool (model_runner.py: rest_memory = available - total × (1 - mem_fraction_static)); activations of a chunked_prefill_size forward and the CUDA graphs come on top; the default fraction is (GPU memory - reserved)/GPU memory from 0.4.7.post1, a table by tensor-parallel size before (sglangFraction)"},
+	StackTGI: {Stack: StackTGI, Dist: "text-generation-server", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfDevice, PrefillChunk: 4096,
+		Source: "TGI warms up with a forward of max_batch_prefill_tokens (4,096 by default) and gives the KV cache what is then free minus (1 - cuda_memory_fraction × TGI_WIGGLE_ROOM) of the device: 1.0 × 0.90 from v3.3 (flash_causal_lm.py warmup, globals.py)"},
+	StackLMDeploy: {Stack: StackLMDeploy, Dist: "lmdeploy", Attention: AttentionSDPA, Preallocates: 0.8, PreallocOf: ShareOfFree, PrefillChunk: 8192,
+		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
+	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
+		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
 	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
-		Source: "llama.cpp/ollama allocate the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt"},
+		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it)"},
+	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
+		Source: "Ollama runs llama.cpp: GGUF weights, an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true, UnfusedAttentionBackward: true,
 		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
@@ -293,7 +341,10 @@ func transformersBelow(p Plan, major, minor int) bool {
 func tupleKVCache(p Plan) bool {
 	switch strings.ToLower(p.Model.Family) {
 	case "qwen", "chatglm", "internlm", "internlm2", "baichuan", "refinedwebmodel", "refinedweb":
-		return p.Stack != StackVLLM && p.Stack != StackLlamaCpp && p.Stack != StackMLX
+		// Engines with their own cache (serving engines, llama.cpp, mlx)
+		// run these models with it.
+		prof := ProfileOf(p.Stack)
+		return prof.Preallocates == 0 && !prof.GraphCompute
 	}
 	return ProfileOf(p.Stack).Dist == "transformers" && transformersBelow(p, 4, 36)
 }
@@ -338,4 +389,208 @@ func torchtuneQVOnly(p Plan) bool {
 // up to 32k contexts) instead of V1's max_num_batched_tokens.
 func vllmV0(p Plan) bool {
 	return p.Stack == StackVLLM && VersionBelow(p.StackVersion, 0, 8)
+}
+
+// releaseBelow reports whether a release ("0.2.1", "v0.4.7.post1",
+// "3.3.4") is below want ("0.2.2"), comparing up to three numbers; an empty
+// or unreadable release (the current one) is not.
+func releaseBelow(v, want string) bool {
+	c := canonicalRelease(v)
+	return c != "" && semver.Compare(c, canonicalRelease(want)) < 0
+}
+
+func canonicalRelease(v string) string {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	var nums []string
+	for _, part := range strings.SplitN(v, ".", 4) {
+		digits := part[:len(part)-len(strings.TrimLeft(part, "0123456789"))]
+		if digits == "" {
+			break
+		}
+		nums = append(nums, strings.TrimLeft(digits, "0"))
+		if nums[len(nums)-1] == "" {
+			nums[len(nums)-1] = "0"
+		}
+		if len(nums) == 3 || digits != part {
+			break
+		}
+	}
+	if len(nums) == 0 {
+		return ""
+	}
+	return "v" + strings.Join(nums, ".")
+}
+
+// servingDefaults is a serving engine's rule, default share and the tokens
+// its start-up forward profiles, for the plan's release and device
+// (docs/recommend.md, "Serving engines").
+func servingDefaults(p Plan) (rule PreallocRule, share float64, tokens int) {
+	prof := ProfileOf(p.Stack)
+	rule, share, tokens = prof.PreallocOf, prof.Preallocates, prof.PrefillChunk
+	switch p.Stack {
+	case StackVLLM:
+		if vllmV0(p) && p.SeqLen <= 32768 {
+			tokens = max(p.SeqLen, 2048)
+		}
+	case StackSGLang:
+		share, tokens = sglangDefaults(p)
+	case StackTGI:
+		// Before v3 the KV cache took 0.95 of what the warm-up left free
+		// (flash_causal_lm.py warmup at v1.4.1-v2.3.0).
+		if releaseBelow(p.StackVersion, "3.0.0") {
+			rule, share = ShareOfFree, 0.95
+		}
+	case StackLMDeploy:
+		// v0.1.0-v0.2.1: cache_max_entry_count 0.5 of the total memory
+		// (BlockManager::GetBlockCount: total * ratio); from v0.2.2, 0.8
+		// of the memory free after the weights (commit 0f324a4, #973).
+		if releaseBelow(p.StackVersion, "0.2.2") {
+			rule, share = KVShareOfDevice, 0.5
+		}
+	}
+	return rule, share, tokens
+}
+
+// sglangDefaults is SGLang's default mem_fraction_static and
+// chunked_prefill_size for the device (server_args.py). From 0.4.7.post1
+// the fraction is (memory − reserved)/memory, reserved (MiB) = 512 +
+// 1.5 × the prefill chunk + 2 × the CUDA-graph batch + 128 per
+// tensor-parallel rank, at least 10 GiB on devices over 60 GiB (the 0.5.3
+// form); before, a table by tensor-parallel size (0.4.0: 0.88 on one GPU,
+// 0.87 on 2, 0.85 on 4, 0.81 on 8, 0.79 on 16).
+func sglangDefaults(p Plan) (share float64, chunk int) {
+	gib := float64(p.DeviceBytes) / float64(GiB)
+	graphBS := 256.0
+	switch {
+	case gib < 35:
+		chunk, graphBS = 2048, 24
+	case gib < 60:
+		chunk, graphBS = 4096, 32
+	case gib < 160:
+		chunk = 8192
+	default:
+		chunk, graphBS = 16384, 512
+	}
+	tp := 1
+	if p.Sharding == ShardTP || p.Sharding == ShardZeRO3 {
+		tp = p.devices()
+	}
+	if releaseBelow(p.StackVersion, "0.4.7") {
+		if gib < 25 && !releaseBelow(p.StackVersion, "0.4.0") {
+			chunk = 2048
+		} else {
+			chunk = 8192
+		}
+		switch {
+		case tp >= 16:
+			return 0.79, chunk
+		case tp >= 8:
+			return 0.81, chunk
+		case tp >= 4:
+			return 0.85, chunk
+		case tp >= 2:
+			return 0.87, chunk
+		}
+		return 0.88, chunk
+	}
+	if gib <= 0 {
+		return 0.88, chunk
+	}
+	reserved := 512 + 1.5*float64(chunk) + 2*graphBS + 128*float64(tp) // MiB
+	if gib > 60 {
+		reserved = max(reserved, 10*1024)
+	}
+	return math.Round(1000*(gib*1024-reserved)/(gib*1024)) / 1000, chunk
+}
+
+// transformersSDPA is the first transformers release whose modeling file
+// for a family sets _supports_sdpa, so that attn_implementation defaults to
+// "sdpa" (from v4.36 with torch >= 2.1.1, modeling_utils.py
+// _check_and_enable_sdpa). Read at every release tag from v4.33 to v5.15
+// (docs/recommend.md, "Attention"). Families not listed run SDPA from
+// v4.36 (llama and the architectures built like it); "never" families run
+// eager as of v5.15.
+var transformersSDPA = map[string]string{
+	"llama": "4.36", "falcon": "4.31", "gpt_bigcode": "4.36", "bart": "4.36", "whisper": "4.36",
+	"mistral": "4.37", "mixtral": "4.37", "qwen2": "4.37", "llava": "4.37",
+	"gemma": "4.38", "phi": "4.39", "starcoder2": "4.39", "stablelm": "4.39", "cohere": "4.39",
+	"qwen2_moe": "4.40", "olmo": "4.40", "dbrx": "4.40", "jamba": "4.40",
+	"bert": "4.41", "vit": "4.41", "gpt2": "4.42", "gpt_neox": "4.42", "gemma2": "4.42", "clip": "4.43",
+	"phi3": "4.45", "roberta": "4.45", "xlm-roberta": "4.45", "albert": "4.45", "mbart": "4.45", "qwen2_vl": "4.45", "mllama": "4.45",
+	"opt": "4.46", "distilbert": "4.46", "gemma3": "4.50", "electra": "5.0", "t5": "5.15", "mt5": "5.15",
+	"mpt": "never", "gpt_neo": "never", "gptj": "never", "bloom": "never", "codegen": "never", "deberta-v2": "never",
+}
+
+// remoteCodeFused are remote-code families whose own modeling file calls
+// torch's scaled_dot_product_attention (ChatGLM2/3 on torch 2, Falcon's
+// RefinedWeb code) whatever the transformers release.
+var remoteCodeFused = map[string]bool{"chatglm": true, "refinedwebmodel": true, "refinedweb": true}
+
+// transformersEager reports whether transformers runs the plan's model with
+// eager attention by default: before v4.36 every model did (bar the fused
+// remote-code ones and Falcon), after it the families whose SDPA path came
+// later or never did, and Gemma2 from v4.45 to v4.47, which defaulted to
+// eager for its logit soft-capping (commit 975b988).
+func transformersEager(p Plan) bool {
+	// The stacks whose release is transformers' (TRL's release says
+	// nothing of it; axolotl's configs ask for flash attention).
+	if ProfileOf(p.Stack).Dist != "transformers" || p.Stack == StackAxolotl {
+		return false
+	}
+	family := strings.ToLower(p.Model.Family)
+	if remoteCodeFused[family] {
+		return false
+	}
+	since, known := transformersSDPA[family]
+	switch {
+	case since == "never":
+		return true
+	case family == "gemma2" && !VersionBelow(p.StackVersion, 4, 45) && VersionBelow(p.StackVersion, 4, 48):
+		return true
+	case !known:
+		since = "4.36"
+	}
+	return releaseBelow(p.StackVersion, since)
+}
+
+// ollamaFlash are the architectures Ollama turned flash attention on for by
+// default before it let llama.cpp decide for every model (v0.13.4), with
+// the release that added each (fs/ggml/ggml.go FlashAttention at each tag).
+var ollamaFlash = map[string]string{
+	"gpt_oss": "0.12.4", "qwen3": "0.12.4", "qwen3_moe": "0.12.4", "gemma3": "0.12.6", "gemma3_text": "0.12.6",
+	"qwen3_vl": "0.12.8", "qwen3_vl_moe": "0.12.8", "mistral3": "0.13.2",
+}
+
+// ollamaEager reports whether Ollama runs the plan's model without flash
+// attention by default: every model before v0.12.4 (OLLAMA_FLASH_ATTENTION
+// unset), the architectures off its allow-list until v0.13.4, when
+// llama.cpp's auto mode became the default (commit bd6c1d6).
+func ollamaEager(p Plan) bool {
+	if p.Stack != StackOllama || !releaseBelow(p.StackVersion, "0.13.4") {
+		return false
+	}
+	since, ok := ollamaFlash[strings.ToLower(p.Model.Family)]
+	return !ok || releaseBelow(p.StackVersion, since)
+}
+
+// OllamaContext is Ollama's default num_ctx, which its KV cache is sized
+// for: 2048 before v0.6.7, 4096 until v0.15.5, then by the GPUs' total
+// memory (4096 below 23 GiB, 32768 from 23 GiB, 262144 from 47 GiB;
+// server/routes.go), never more than the model's positions (maxPos, 0 when
+// unknown).
+func OllamaContext(p Plan, maxPos int) int {
+	ctx := 4096
+	switch gib := float64(p.DeviceBytes) / float64(GiB) * float64(p.devices()); {
+	case releaseBelow(p.StackVersion, "0.6.7"):
+		ctx = 2048
+	case releaseBelow(p.StackVersion, "0.15.5"):
+	case gib >= 47:
+		ctx = 262144
+	case gib >= 23:
+		ctx = 32768
+	}
+	if maxPos > 0 && ctx > maxPos {
+		ctx = maxPos
+	}
+	return ctx
 }

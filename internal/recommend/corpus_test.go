@@ -113,9 +113,11 @@ func newCorpusWorld(t testing.TB) *corpusWorld {
 	return w
 }
 
-// gpuUtil finds a serving row's gpu_memory_utilization in its note (the
-// engine's logged arguments).
-var gpuUtil = regexp.MustCompile(`gpu[_-]memory[_-]utilization['"]?(?:\s*[:=]\s*|\s+\(?)([01]?\.[0-9]+)`)
+// gpuUtil finds a serving row's memory share in its note (the engine's
+// logged arguments): vLLM's gpu_memory_utilization, SGLang's
+// mem_fraction_static, lmdeploy's cache_max_entry_count (a share only
+// below 1), TensorRT-LLM's free_gpu_memory_fraction.
+var gpuUtil = regexp.MustCompile(`(?:gpu[_-]memory[_-]utilization|mem[_-]fraction[_-]static|cache[_-]max[_-]entry[_-]count|free[_-]gpu[_-]memory[_-]fraction)['"]?(?:\s*[:=]\s*|\s+\(?)(0?\.[0-9]+)`)
 
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
@@ -434,7 +436,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	default:
 		in.Offload = oomsim.OffloadNone
 	}
-	if in.Stack == oomsim.StackVLLM && mode == oomsim.Inference {
+	if oomsim.ProfileOf(in.Stack).Preallocates > 0 && mode == oomsim.Inference {
 		// A serving row's batch is the engine's max_num_seqs, a cap on
 		// what it schedules; it starts when one max_model_len sequence
 		// fits its KV cache. Its memory share is the row's own setting.
@@ -482,12 +484,13 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 			return "0.7"
 		}
 	case "transformers":
-		switch {
-		case date < "2023-12-11":
-			return "4.35"
-		case date < "2024-09-25":
-			return "4.44"
-		}
+		return releaseOnDate(transformersReleases, date)
+	case "ollama":
+		return releaseOnDate(ollamaReleases, date)
+	case "lmdeploy":
+		return releaseOnDate(lmdeployReleases, date)
+	case "text-generation-server":
+		return releaseOnDate(tgiReleases, date)
 	case "torchtune":
 		if date < "2024-12-20" {
 			return "0.4"
@@ -498,6 +501,28 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 			return "0.21"
 		case date < "2026-06-25":
 			return "1.6"
+		}
+	}
+	return ""
+}
+
+// The releases whose terms differ (tag dates, read with git log on the
+// projects' tags): before each date, the release named with it was current.
+var (
+	transformersReleases = [][2]string{{"2023-12-11", "4.35"}, {"2024-01-21", "4.36"}, {"2024-02-21", "4.37"}, {"2024-03-20", "4.38"},
+		{"2024-04-18", "4.39"}, {"2024-05-17", "4.40"}, {"2024-06-27", "4.41"}, {"2024-07-23", "4.42"}, {"2024-08-06", "4.43"},
+		{"2024-09-25", "4.44"}, {"2024-10-24", "4.45"}, {"2024-12-05", "4.46"}, {"2025-01-10", "4.47"}, {"2025-03-21", "4.49"}}
+	ollamaReleases   = [][2]string{{"2025-04-30", "0.6.6"}, {"2025-10-09", "0.12.3"}, {"2025-12-15", "0.13.3"}, {"2026-02-05", "0.15.4"}}
+	lmdeployReleases = [][2]string{{"2024-01-31", "0.2.1"}}
+	tgiReleases      = [][2]string{{"2024-12-09", "2.4"}}
+)
+
+// releaseOnDate is the release current on a date, "" after the last
+// listed change.
+func releaseOnDate(releases [][2]string, date string) string {
+	for _, r := range releases {
+		if date < r[0] {
+			return r[1]
 		}
 	}
 	return ""

@@ -360,6 +360,9 @@ func Recommend(in Input) (*Result, error) {
 		// at 2,048 tokens can still fail to start.
 		plan.SeqLen = maxPos
 		why("seq_len", fmt.Sprint(plan.SeqLen), fmt.Sprintf("%s reserves the KV cache for max_model_len, the model's maximum positions, unless told otherwise (--seq-len)", plan.Stack))
+	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Stack == oomsim.StackOllama:
+		plan.SeqLen = oomsim.OllamaContext(plan, maxPos)
+		why("seq_len", fmt.Sprint(plan.SeqLen), "Ollama's default num_ctx for its release and the GPUs' memory (--seq-len for another)")
 	case in.SeqLen <= 0 && maxPos > 0 && maxPos < plan.SeqLen:
 		plan.SeqLen = maxPos
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")

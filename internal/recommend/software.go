@@ -16,8 +16,10 @@ var stackPackages = []struct {
 	modes []oomsim.Mode
 }{
 	{"vllm", oomsim.StackVLLM, []oomsim.Mode{oomsim.Inference}},
-	{"sglang", oomsim.StackVLLM, []oomsim.Mode{oomsim.Inference}},
-	{"text-generation-server", oomsim.StackVLLM, []oomsim.Mode{oomsim.Inference}},
+	{"sglang", oomsim.StackSGLang, []oomsim.Mode{oomsim.Inference}},
+	{"text-generation-server", oomsim.StackTGI, []oomsim.Mode{oomsim.Inference}},
+	{"lmdeploy", oomsim.StackLMDeploy, []oomsim.Mode{oomsim.Inference}},
+	{"tensorrt-llm", oomsim.StackTRTLLM, []oomsim.Mode{oomsim.Inference}},
 	{"torchtune", oomsim.StackTorchtune, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"litgpt", oomsim.StackLitGPT, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"unsloth", oomsim.StackUnsloth, []oomsim.Mode{oomsim.LoRA, oomsim.QLoRA}},
