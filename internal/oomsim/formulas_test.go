@@ -398,22 +398,25 @@ func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 }
 
 // Unsloth before 2024.11 kept the 16-bit logits for its cross-entropy
-// kernel; Cut Cross Entropy since never materialises them.
+// kernel; since, its fused loss computes fp32 logits and their gradient a
+// chunk at a time within 1 GB (target_gb).
 func TestUnslothLogitsByRelease(t *testing.T) {
-	tiny := Model{Name: "tiny", Params: 1_000_000,
-		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	big := Model{Name: "big-vocab", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 256_000, Gated: true}}
 	logits := func(v string) int64 {
-		b, err := Estimate(Plan{Model: tiny, Mode: QLoRA, Stack: StackUnsloth, StackVersion: v, BatchSize: 2, SeqLen: 256})
+		b, err := Estimate(Plan{Model: big, Mode: QLoRA, Stack: StackUnsloth, StackVersion: v, BatchSize: 2, SeqLen: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b.LogitsBytes
 	}
-	if got, want := logits("2024.10.0"), int64(2*1000*2*256); got != want {
+	tokens := int64(2 * 4096)
+	if got, want := logits("2024.10.0"), 2*int64(big.Arch.Vocab)*tokens; got != want {
 		t.Errorf("unsloth 2024.10: logits %d bytes, want the 16-bit logits %d", got, want)
 	}
-	if got := logits("2025.3.14"); got >= 2*1000*2*256 {
-		t.Errorf("unsloth 2025.3: logits %d bytes, want Cut Cross Entropy's few hidden rows", got)
+	rows := 2 * int64(big.Arch.Hidden) * tokens * 2
+	if got, want := logits("2025.3.14"), int64(1e9)+rows; got != want {
+		t.Errorf("unsloth 2025.3: logits %d bytes, want the 1 GB chunk budget and the hidden rows' gradient %d", got, want)
 	}
 }
 

@@ -737,8 +737,12 @@ func lossThenRecompute(logits, recompute float64) int64 {
 //     (litgpt: 4 B per logit) or fp32 (torchtune upcasts each chunk: 6 B);
 //     compiled, the chunk's upcast and cross-entropy fuse into one kernel
 //     that keeps only the 16-bit logits (2 B);
-//   - fused: never materialised: a few rows of hidden states.
+//   - fused: never materialised: a few rows of hidden states; Unsloth's
+//     unsloth_fused_ce_loss (unsloth_zoo loss_utils) computes fp32 logits
+//     and their gradient a chunk at a time within target_gb, 1 GB in the
+//     forwards its compiler writes (unsloth_compiled_module_*.py).
 func lossBuffers(s settings, a *Arch, tokens float64) float64 {
+	const unslothLossBudget = 1e9 // target_gb = 1
 	V := float64(a.Vocab)
 	if V == 0 {
 		return 0
@@ -748,7 +752,11 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		if unslothMaterialisedLogits(s.p) {
 			return 2 * V * tokens // the 16-bit logits, their gradient written in place
 		}
-		return 2 * float64(a.Hidden) * tokens * s.cb
+		rows := 2 * float64(a.Hidden) * tokens * s.cb
+		if s.p.Stack == StackUnsloth {
+			rows += min(8*V*tokens, unslothLossBudget)
+		}
+		return rows
 	case LossChunked:
 		if s.p.Compiled {
 			return 2 * V * tokens
