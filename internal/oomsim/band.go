@@ -40,7 +40,9 @@ func EstimateBand(p Plan, b Breakdown, pinned Pinned) Band {
 			alts = append(alts, alternative{what, nb.TotalBytes})
 		}
 	}
-	if !pinned.Attention {
+	// Serving engines run their own fused kernels (FlashAttention,
+	// FlashInfer, TurboMind's): no eager alternative.
+	if !pinned.Attention && ProfileOf(p.Stack).Preallocates == 0 {
 		q := p
 		if p.Attention == AttentionEager {
 			q.Attention = AttentionSDPA
