@@ -423,6 +423,8 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.ZeROStage = 3
 	case sh == "zero2", sh == "zero1":
 		in.ZeROStage = 2
+	case sh == "ddp", sh == "none":
+		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
 	if in.Devices == 1 {
 		in.ZeROStage, in.TensorParallel = 0, false

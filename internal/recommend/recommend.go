@@ -177,8 +177,11 @@ type Input struct {
 	Convention    oomsim.Convention
 	Offload       oomsim.Offload
 	OffloadParams bool
-	ZeROStage     int
-	Devices       int
+	// ZeROStage is 2 or 3; 0 takes the stack's default over several
+	// devices (FULL_SHARD for fsdp, ZeRO-2 for deepspeed, none for the
+	// rest); -1 is plain data parallel whatever the stack.
+	ZeROStage int
+	Devices   int
 	// Strategy is empty (choose by model size) or a config strategy with
 	// its Fraction and StrategySource.
 	Strategy       oomsim.Strategy
@@ -350,7 +353,7 @@ func Recommend(in Input) (*Result, error) {
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
-		OffloadParams: in.OffloadParams, ZeROStage: in.ZeROStage, Devices: in.Devices, Backend: t.Backend,
+		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
 		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
 	switch maxPos := archMaxPositions(in.Model); {
@@ -380,6 +383,19 @@ func Recommend(in Input) (*Result, error) {
 		case in.ZeROStage > 0:
 			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
+		case in.ZeROStage < 0:
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model", plan.Devices))
+		case plan.Stack == oomsim.StackFSDP:
+			// FSDP's default sharding_strategy is FULL_SHARD (FSDP2's
+			// fully_shard): parameters, gradients and states sharded.
+			plan.Sharding = oomsim.ShardZeRO3
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with FSDP's default FULL_SHARD: memory is per device (--zero-stage 2 for SHARD_GRAD_OP)", plan.Devices))
+		case plan.Stack == oomsim.StackDeepSpeed:
+			// A DeepSpeed run names a ZeRO stage; 2 is the stage of the
+			// configs people start from (DeepSpeed-Chat's scripts,
+			// transformers' ds_config_zero2.json).
+			plan.Sharding = oomsim.ShardZeRO2
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with DeepSpeed, taken as ZeRO-2: memory is per device (--zero-stage 3 to shard the weights too)", plan.Devices))
 		default:
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model (give --zero-stage 2 or 3 to shard it)", plan.Devices))
 		}

@@ -295,3 +295,29 @@ func TestTargetFromProbeSizesTheCPUFromTheHost(t *testing.T) {
 		})
 	}
 }
+
+// Over several devices an unset ZeRO stage takes the stack's: FSDP shards
+// everything (FULL_SHARD), DeepSpeed is taken as ZeRO-2, the rest
+// replicate; -1 replicates whatever the stack.
+func TestShardingFollowsTheStack(t *testing.T) {
+	for _, c := range []struct {
+		stack oomsim.Stack
+		stage int
+		want  oomsim.Sharding
+	}{
+		{oomsim.StackFSDP, 0, oomsim.ShardZeRO3},
+		{oomsim.StackDeepSpeed, 0, oomsim.ShardZeRO2},
+		{oomsim.StackHF, 0, oomsim.ShardNone},
+		{oomsim.StackFSDP, -1, oomsim.ShardNone},
+		{oomsim.StackHF, 3, oomsim.ShardZeRO3},
+	} {
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "bf16", Strategy: "auto",
+			Target: catalogueTarget(t, "a100-80gb"), Devices: 4, Stack: c.stack, ZeROStage: c.stage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Plan.Sharding != c.want {
+			t.Errorf("%s, stage %d: sharding %s, want %s", c.stack, c.stage, r.Plan.Sharding, c.want)
+		}
+	}
+}
