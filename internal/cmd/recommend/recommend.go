@@ -220,7 +220,7 @@ func (o *Options) Validate() error {
 	o.strat, ok = oomsim.Parse(o.Strategy, append([]oomsim.Strategy{"auto"}, config.Strategies...))
 	choice("--strategy", o.Strategy, "auto, "+oomsim.List(config.Strategies), ok)
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
-	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, peft, torchtitan, sglang, tgi, ollama)", ok)
+	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, peft, torchtitan, text-generation-inference, turbomind, trtllm, koboldcpp)", ok)
 	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE().MatchString(v) {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
 	}
