@@ -756,3 +756,33 @@ func TestReleaseBelow(t *testing.T) {
 		}
 	}
 }
+
+// Eager attention keeps, per score, transformers' fp32 softmax output and
+// its cast for the product with v; attention dropout in training keeps
+// its one-byte mask and its output instead of the cast; a plain PyTorch
+// loop's softmax stays in the compute dtype.
+func TestEagerScoreBytes(t *testing.T) {
+	llm := &Arch{Layers: 2, Hidden: 128, Heads: 2, HeadDim: 64, FFN: 512, Vocab: 1000}
+	bert := *llm
+	bert.AttnDropout = 0.1
+	for _, c := range []struct {
+		name  string
+		arch  *Arch
+		stack Stack
+		prec  capability.Precision
+		mode  Mode
+		want  float64
+	}{
+		{"bf16 LLM under transformers", llm, StackHF, capability.BF16, Training, 4 + 2},
+		{"fp32 LLM under transformers", llm, StackHF, capability.FP32, Training, 4},
+		{"fp32 BERT with dropout", &bert, StackHF, capability.FP32, Training, 4 + 1 + 4},
+		{"bf16 BERT with dropout", &bert, StackHF, capability.BF16, Training, 4 + 1 + 2},
+		{"bf16 plain PyTorch with dropout", &bert, StackPyTorch, capability.BF16, Training, 2 + 1 + 2},
+		{"bf16 plain PyTorch, no dropout", llm, StackPyTorch, capability.BF16, Training, 2},
+	} {
+		s := resolve(withDefaults(Plan{Model: Model{Params: 1e6, Arch: c.arch}, Mode: c.mode, Precision: c.prec, Stack: c.stack, Attention: AttentionEager}))
+		if got := eagerScoreBytes(s, c.arch); got != c.want {
+			t.Errorf("%s: %g bytes per score, want %g", c.name, got, c.want)
+		}
+	}
+}

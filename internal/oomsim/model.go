@@ -33,6 +33,11 @@ type Arch struct {
 	// Gated is a three-matrix MLP (SwiGLU/GeGLU: gate, up, down) rather
 	// than two (fc1, fc2): it keeps twice the MLP activations.
 	Gated bool `json:"gated,omitempty"`
+	// AttnDropout is the dropout on the attention probabilities in
+	// training (BERT's attention_probs_dropout_prob, GPT-2's attn_pdrop,
+	// T5's dropout_rate; 0 for today's LLMs): eager attention then keeps
+	// its mask and output beside the probabilities.
+	AttnDropout float64 `json:"attn_dropout,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }

@@ -523,8 +523,11 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 //     query heads by repeat_kv unless the kernel takes grouped heads, as
 //     flash-attention does) and its output; the o_proj input is a
 //     contiguous copy of that output;
-//   - eager attention also keeps the softmax probabilities: heads × s
-//     values per token;
+//   - eager attention also keeps, per score (heads × s per token), what
+//     eagerScoreBytes counts: the softmax's output (fp32 in transformers'
+//     eager path, which calls softmax(dtype=float32)), its cast to the
+//     compute dtype for the product with v, and with attention dropout the
+//     dropout's mask and output instead of the cast;
 //   - a gated MLP saves gate, silu(gate), up and their product (4·ffn), a
 //     two-matrix MLP fc1's output and the activation (2·ffn).
 //
@@ -581,7 +584,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		// and up outputs.
 		per := 2 + attn + h + h + 2*f
 		if s.attn == AttentionEager {
-			per += heads * seq
+			per += heads * seq * eagerScoreBytes(s, a) / s.cb
 		}
 		return per
 	}
@@ -603,9 +606,32 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 	}
 	per := norms + attn + mlp + linIn
 	if s.attn == AttentionEager {
-		per += heads * seq
+		per += heads * seq * eagerScoreBytes(s, a) / s.cb
 	}
 	return per
+}
+
+// eagerScoreBytes is what eager attention keeps per score for the backward
+// (torch autograd): softmax saves its output, in fp32 where the stack's
+// code asks softmax for float32 (transformers' eager_attention_forward and
+// the older per-model paths under autocast), else in the compute dtype (a
+// plain PyTorch loop); the product with v saves its input, a cast copy
+// when that differs from the softmax's dtype; attention dropout in
+// training saves a one-byte mask and its output, which the product then
+// keeps instead of the cast (the cast is freed). Dropout with p = 0 returns
+// its input (ATen's dropout shortcut): today's LLMs keep no mask.
+func eagerScoreBytes(s settings, a *Arch) float64 {
+	softmax := 4.0
+	if s.prof.Stack == StackPyTorch {
+		softmax = s.cb
+	}
+	if s.trains && a.AttnDropout > 0 {
+		return softmax + 1 + s.cb
+	}
+	if softmax > s.cb {
+		return softmax + s.cb
+	}
+	return softmax
 }
 
 // adapterInputs is what the adapters of one block keep of their inputs for

@@ -35,6 +35,10 @@ type CatalogModel struct {
 	Vocab              int    `yaml:"vocab"`
 	MaxPositions       int    `yaml:"max_positions"`
 	Tied               bool   `yaml:"tied"`
+	// AttnDropout is the dropout on attention probabilities in training
+	// (the config's attention_probs_dropout_prob / attn_pdrop /
+	// dropout_rate); 0 for the LLM families.
+	AttnDropout float64 `yaml:"attn_dropout"`
 }
 
 // Model converts a catalogue entry for the estimator.
@@ -44,7 +48,7 @@ func (c CatalogModel) Model() oomsim.Model {
 	if c.Hidden > 0 {
 		m.Arch = &oomsim.Arch{Layers: c.Layers, KVLayers: c.KVLayers, Hidden: c.Hidden, Heads: c.Heads,
 			KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, MaxPositions: c.MaxPositions,
-			Gated: gatedFamilies[c.Family]}
+			Gated: gatedFamilies[c.Family], AttnDropout: c.AttnDropout}
 	}
 	return m
 }

@@ -39,6 +39,12 @@ type hfConfig struct {
 	VocabSize             *int64 `json:"vocab_size"`
 	MaxPositionEmbeddings *int64 `json:"max_position_embeddings"`
 	TieWordEmbeddings     *bool  `json:"tie_word_embeddings"`
+	// Dropout on the attention probabilities, by the names families give it
+	// (T5's dropout_rate applies to them too).
+	AttentionProbsDropout *float64 `json:"attention_probs_dropout_prob"`
+	AttnPdrop             *float64 `json:"attn_pdrop"`
+	AttentionDropout      *float64 `json:"attention_dropout"`
+	DropoutRate           *float64 `json:"dropout_rate"`
 	AttentionBias         *bool  `json:"attention_bias"`
 	MLPBias               *bool  `json:"mlp_bias"`
 
@@ -234,7 +240,40 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	m.Family = family
 	m.Name = c.NameOrPath
 	m.LargestLayerParams = oomsim.LargestLayer(m)
+	if m.Arch != nil {
+		m.Arch.AttnDropout = attnDropout(c, family)
+	}
 	return m, nil
+}
+
+// attnDropout is the config's dropout on the attention probabilities: the
+// first of the names families use that is set, in [0, 1); a config that
+// leaves it out gets its family's config-class default, as transformers
+// does (GPT2Config attn_pdrop, BertConfig attention_probs_dropout_prob and
+// T5Config dropout_rate are 0.1; the LLM families' are 0).
+func attnDropout(c hfConfig, family string) float64 {
+	for _, v := range []*float64{c.AttentionProbsDropout, c.AttnPdrop, c.AttentionDropout} {
+		if v != nil {
+			return clampDropout(*v)
+		}
+	}
+	switch family {
+	case "t5", "mt5":
+		if c.DropoutRate != nil {
+			return clampDropout(*c.DropoutRate)
+		}
+		return 0.1
+	case "gpt2", "bert":
+		return 0.1
+	}
+	return 0
+}
+
+func clampDropout(p float64) float64 {
+	if p > 0 && p < 1 {
+		return p
+	}
+	return 0
 }
 
 // need reads a required dimension and checks its range.

@@ -227,3 +227,32 @@ func TestDeviceCatalogueLoads(t *testing.T) {
 		}
 	}
 }
+
+// The dropout on attention probabilities comes from the config's own name
+// for it, or its family's config-class default when the config leaves it
+// out (GPT2Config attn_pdrop, T5Config dropout_rate: 0.1).
+func TestParseHFConfigAttentionDropout(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want float64
+	}{
+		{"bert-base-uncased.config.json", 0.1},  // attention_probs_dropout_prob
+		{"gpt2.config.json", 0.1},               // attn_pdrop
+		{"t5-small.config.json", 0.1},           // dropout_rate
+		{"phi-2.config.json", 0},                // attention_dropout 0.0
+		{"llama-3.1-8b.config.json", 0},         // attention_dropout 0.0
+		{"t5-large.published.config.json", 0.1}, // not in the file: T5Config's default
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseHFConfig(data)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if m.Arch == nil || m.Arch.AttnDropout != c.want {
+			t.Errorf("%s: attention dropout %v, want %v", c.file, m.Arch.AttnDropout, c.want)
+		}
+	}
+}
