@@ -786,3 +786,25 @@ func TestEagerScoreBytes(t *testing.T) {
 		}
 	}
 }
+
+// FSDP keeps its root unit (embeddings and head) gathered from the forward
+// to the backward beside two blocks in flight; DeepSpeed ZeRO-3 releases
+// every parameter after use.
+func TestFSDPRootUnitStaysGathered(t *testing.T) {
+	arch := &Arch{Layers: 4, KVLayers: 4, Hidden: 256, Heads: 4, KVHeads: 4, HeadDim: 64, FFN: 1024, Vocab: 10000, Gated: true}
+	m := Model{Name: "m", Params: 20_000_000, HeadParams: 2_560_000, Arch: arch}
+	outside := float64(arch.Vocab*arch.Hidden) + float64(m.HeadParams)
+	block := (float64(m.Params) - outside) / 4
+	for _, c := range []struct {
+		stack Stack
+		want  int64
+	}{
+		{StackFSDP, sat(4*block + 2*outside*(1-1.0/4))},
+		{StackDeepSpeed, sat(4 * block)},
+	} {
+		s := resolve(withDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: c.stack, Sharding: ShardZeRO3, Devices: 4}))
+		if got := gatherBuffers(s, m); got != c.want {
+			t.Errorf("%s: gathered %d bytes, want %d", c.stack, got, c.want)
+		}
+	}
+}

@@ -907,8 +907,6 @@ func dequantBuffer(s settings, a *Arch) int64 {
 	return sat(2 * float64(a.Hidden) * float64(widest))
 }
 
-// gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at
-// a time in 16 bits and prefetches the next: two blocks' worth.
 // ddpBuckets is DistributedDataParallel's communication buckets: replicated
 // training (several devices, nothing sharded) through torch DDP, which the
 // Trainer, accelerate and Lightning construct with gradient_as_bucket_view
@@ -928,6 +926,13 @@ func ddpBuckets(s settings, grads int64) int64 {
 	return grads
 }
 
+// gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at
+// a time in 16 bits and prefetches the next: two blocks' worth. FSDP also
+// keeps its root unit, which holds what no block wraps (the embeddings and
+// the output head), gathered from the forward to the backward: FSDP1's
+// root and FSDP2's fully_shard root do not reshard after forward "since
+// its parameters would be immediately all-gathered for backward" (torch
+// fully_shard docs). DeepSpeed ZeRO-3 releases every parameter after use.
 func gatherBuffers(s settings, m Model) int64 {
 	if s.p.Sharding != ShardZeRO3 || s.p.devices() <= 1 || !s.trains {
 		return 0
@@ -936,8 +941,17 @@ func gatherBuffers(s settings, m Model) int64 {
 	if a == nil || a.Layers == 0 {
 		return sat(2 * 2 * float64(LargestLayer(m)))
 	}
-	block := float64(m.Params-int64(a.Vocab)*int64(a.Hidden)) / float64(a.Layers)
-	return sat(2 * 2 * block)
+	outside := float64(a.Vocab) * float64(a.Hidden)
+	if m.HeadParams > 0 {
+		outside += float64(m.HeadParams)
+	}
+	block := (float64(m.Params) - outside) / float64(a.Layers)
+	gathered := 2 * 2 * block
+	switch s.prof.Stack {
+	case StackFSDP, StackTorchtune:
+		gathered += 2 * outside * (1 - 1/s.dp)
+	}
+	return sat(gathered)
 }
 
 // servingEngine is a preallocating engine (vLLM, SGLang, TGI, lmdeploy,
