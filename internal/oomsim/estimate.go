@@ -253,7 +253,7 @@ func withDefaults(p Plan) Plan {
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:
 			// Decided once the precision is: fp32 training has no regime.
-		case p.Mixed == "" && prof.PureHalf:
+		case p.Mixed == "" && (prof.PureHalf || loadsCheckpointDtype(p)):
 			p.Mixed = MixedPure
 		case p.Mixed == "":
 			p.Mixed = MixedAMP

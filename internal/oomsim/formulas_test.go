@@ -808,3 +808,24 @@ func TestFSDPRootUnitStaysGathered(t *testing.T) {
 		}
 	}
 }
+
+// transformers v5 loads checkpoints in their own dtype, so the Trainer
+// trains 16-bit weights without an fp32 master copy; before v5, and when
+// the release is not stated, the plan keeps autocast over fp32 weights.
+func TestTransformersV5TrainsPure16Bit(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		shard   Sharding
+		want    MixedPrecision
+	}{
+		{"5.2.0", ShardNone, MixedPure},
+		{"4.57.1", ShardNone, MixedAMP},
+		{"", ShardNone, MixedAMP},
+		{"5.2.0", ShardZeRO3, MixedAMP}, // DeepSpeed's fp32 partitions
+	} {
+		p := WithDefaults(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackHF, StackVersion: c.version, Sharding: c.shard, Devices: 4})
+		if p.Mixed != c.want {
+			t.Errorf("transformers %q, %s: %s, want %s", c.version, c.shard, p.Mixed, c.want)
+		}
+	}
+}

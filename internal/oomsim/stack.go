@@ -594,3 +594,20 @@ func OllamaContext(p Plan, maxPos int) int {
 	}
 	return ctx
 }
+
+// loadsCheckpointDtype: from transformers v5.0 (2026-01-26) from_pretrained
+// loads a model in its checkpoint's dtype ("auto" is the default, PR
+// #42805; before, float32), so the Trainer's bf16=True trains 16-bit
+// weights with 16-bit gradients and AdamW states (pure 16-bit), with no
+// fp32 master copy. The stacks that set the dtype themselves (TRL's
+// model_init_kwargs, LLaMA-Factory's upcast of trainable parameters,
+// DeepSpeed's fp32 partitions, sharded by ZeRO) keep their own regime. An
+// unstated release keeps the fp32 master copy: most published runs
+// predate v5, and a plan that assumed pure 16-bit wrongly would promise
+// half the model states' memory.
+func loadsCheckpointDtype(p Plan) bool {
+	if p.StackVersion == "" || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3 {
+		return false
+	}
+	return (p.Stack == StackHF || p.Stack == StackAuto) && !transformersBelow(p, 5, 0)
+}
