@@ -218,7 +218,7 @@ func withDefaults(p Plan) Plan {
 	prof := ProfileOf(p.Stack)
 	if p.Attention == "" || p.Attention == AttentionAuto {
 		p.Attention = prof.Attention
-		if transformersEager(p) || ollamaEager(p) {
+		if transformersEager(p) || ollamaEager(p) || llamaCppEager(p) {
 			p.Attention = AttentionEager
 		}
 	}

@@ -829,3 +829,20 @@ func TestTransformersV5TrainsPure16Bit(t *testing.T) {
 		}
 	}
 }
+
+// llama.cpp ran without flash attention unless -fa was given before build
+// b6327; since, flash_attn_type defaults to auto.
+func TestLlamaCppFlashAttentionByBuild(t *testing.T) {
+	for _, c := range []struct {
+		stack   Stack
+		version string
+		eager   bool
+	}{
+		{StackLlamaCpp, "b5000", true}, {StackLlamaCpp, "6326", true}, {StackLlamaCpp, "b6327", false},
+		{StackLlamaCpp, "", false}, {StackLlamaCpp, "1.80", false}, {StackVLLM, "b5000", false},
+	} {
+		if got := llamaCppEager(Plan{Stack: c.stack, StackVersion: c.version}); got != c.eager {
+			t.Errorf("%s %q: eager %v, want %v", c.stack, c.version, got, c.eager)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package oomsim
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"golang.org/x/mod/semver"
@@ -263,8 +264,8 @@ var profiles = map[Stack]Profile{
 		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
 	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
 		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
-	StackLlamaCpp: {Stack: StackLlamaCpp, Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
-		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it)"},
+	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
+		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it) from build b6327, off before (llamaCppEager)"},
 	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
 		Source: "Ollama runs llama.cpp: GGUF weights, an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
@@ -610,4 +611,20 @@ func loadsCheckpointDtype(p Plan) bool {
 		return false
 	}
 	return (p.Stack == StackHF || p.Stack == StackAuto) && !transformersBelow(p, 5, 0)
+}
+
+// llamaCppEager reports whether llama.cpp runs without flash attention by
+// default: before build b6327 (2025-08-30) flash_attn defaulted to false
+// (llama_context_default_params; -fa had to be given); since, the
+// flash_attn_type default is LLAMA_FLASH_ATTN_TYPE_AUTO, on where the
+// backend supports it (the copies vendored at Ollama v0.11.10 and v0.12.4).
+// Releases are build numbers ("b5123"); an unreadable or unstated one is
+// the current build.
+func llamaCppEager(p Plan) bool {
+	if p.Stack != StackLlamaCpp {
+		return false
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(p.StackVersion), "b")
+	n, err := strconv.Atoi(v)
+	return err == nil && n < 6327
 }

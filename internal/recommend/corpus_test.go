@@ -489,6 +489,8 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 		return releaseOnDate(transformersReleases, date)
 	case "ollama":
 		return releaseOnDate(ollamaReleases, date)
+	case "llama.cpp":
+		return releaseOnDate(llamaCppReleases, date)
 	case "lmdeploy":
 		return releaseOnDate(lmdeployReleases, date)
 	case "text-generation-server":
@@ -517,6 +519,7 @@ var (
 		{"2026-01-26", "4.57"}}
 	ollamaReleases   = [][2]string{{"2025-04-30", "0.6.6"}, {"2025-10-09", "0.12.3"}, {"2025-12-15", "0.13.3"}, {"2026-02-05", "0.15.4"}}
 	lmdeployReleases = [][2]string{{"2024-01-31", "0.2.1"}}
+	llamaCppReleases = [][2]string{{"2025-08-30", "b6326"}}
 	tgiReleases      = [][2]string{{"2024-12-09", "2.4"}}
 )
 

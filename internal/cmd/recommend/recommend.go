@@ -146,7 +146,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
-	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4): transformers before 4.45 keeps every prompt position's logits in generate, vLLM before 0.8 profiles max_model_len tokens")
+	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4, llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm, sglang, tgi, lmdeploy, tensorrt-llm, llama.cpp (also koboldcpp, lm-studio), ollama, mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
@@ -222,7 +222,7 @@ func (o *Options) Validate() error {
 	r.Stack, ok = oomsim.ParseStack(o.Stack)
 	choice("--stack", o.Stack, oomsim.List(oomsim.Stacks)+" (or transformers, accelerate, peft, torchtitan, text-generation-inference, turbomind, trtllm, koboldcpp)", ok)
 	if v := strings.TrimSpace(o.StackVersion); v != "" && !stackVersionRE().MatchString(v) {
-		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6", o.StackVersion)
+		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6, or a llama.cpp build such as b6000", o.StackVersion)
 	}
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
 	r.Objective, ok = oomsim.Parse(o.Objective, oomsim.Objectives)
@@ -402,4 +402,4 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 
 // stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1 (compiled on
 // first use, not at every start).
-var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+[.+a-z0-9-]*$`) })
+var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(v?[0-9]+\.[0-9]+[.+a-z0-9-]*|b[0-9]+)$`) })
