@@ -524,6 +524,13 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 				return "", fmt.Errorf("%w: full training needs 16-bit or fp32 weights, not %s (from %s); use --mode lora (8bit) or --mode qlora (4bit)", ErrContradiction, req, src)
 			}
 		}
+		if !supports(t, in.Stack, req) && runsSlowly(t, req) {
+			// The kernels exist but are not the fast ones (bf16 before
+			// Ampere, bitsandbytes' 8/4-bit before Turing): the memory is
+			// the same, so plan it and say so.
+			why("precision", string(req), fmt.Sprintf("requested (%s); %s runs it, but not natively (that needs %s): slow, memory as planned", src, t.Name, capability.Requirement(t.Backend, req)))
+			return req, nil
+		}
 		if !supports(t, in.Stack, req) {
 			need := capability.Requirement(t.Backend, req)
 			if why, ok := t.Excluded[req]; ok {
@@ -583,6 +590,23 @@ func supports(t Target, stack oomsim.Stack, p capability.Precision) bool {
 		return true
 	}
 	return (p == capability.Int8 || p == capability.Int4) && oomsim.ProfileOf(stack).Quantises
+}
+
+// runsSlowly: a precision a CUDA GPU runs without the fast path. PyTorch
+// keeps bf16 tensors and computes them on GPUs before Ampere (emulated;
+// torch.cuda.is_bf16_supported(including_emulation=True)), and
+// bitsandbytes' 8-bit and 4-bit layers fall back to slower kernels on GPUs
+// without int8 tensor cores. Other backends' missing precisions have no
+// kernels at all.
+func runsSlowly(t Target, p capability.Precision) bool {
+	if t.Backend != backend.CUDA {
+		return false
+	}
+	switch p {
+	case capability.BF16, capability.Int8, capability.Int4:
+		return true
+	}
+	return false
 }
 
 func archMaxPositions(m oomsim.Model) int {

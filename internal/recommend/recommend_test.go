@@ -116,7 +116,6 @@ func TestContradictionsAreRefused(t *testing.T) {
 		name, device, mode, req, want string
 	}{
 		{"4-bit on a TPU", "tpu-v5e", "inference", "4bit", "not supported on tpu-v5e"},
-		{"bf16 on a T4", "t4", "inference", "bf16", "compute capability >= 8.0"},
 		{"8-bit weights for full training", "a100-80gb", "training", "8bit", "use --mode lora"},
 		{"QLoRA at fp16", "a100-80gb", "qlora", "fp16", "4-bit weights"},
 		{"QLoRA on a ROCm GPU names --mode qlora, not the auto precision, as the source", "mi300x", "qlora", "auto", "precision 4bit (from --mode qlora) is not supported on mi300x"},
@@ -318,6 +317,29 @@ func TestShardingFollowsTheStack(t *testing.T) {
 		}
 		if r.Plan.Sharding != c.want {
 			t.Errorf("%s, stage %d: sharding %s, want %s", c.stack, c.stage, r.Plan.Sharding, c.want)
+		}
+	}
+}
+
+// A precision a CUDA GPU only runs slowly (bf16 before Ampere, 8-bit
+// before Turing) is planned as asked, with the reason saying so.
+func TestSlowPrecisionsArePlanned(t *testing.T) {
+	for _, c := range []struct{ device, req string }{{"t4", "bf16"}, {"v100-32gb", "8bit"}, {"v100-32gb", "bf16"}} {
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Inference, Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
+		if err != nil {
+			t.Fatalf("%s on %s: %v", c.req, c.device, err)
+		}
+		if string(r.Precision) != c.req {
+			t.Errorf("%s on %s: planned %s", c.req, c.device, r.Precision)
+		}
+		found := false
+		for _, w := range r.Reasons {
+			if w.Decision == "precision" && strings.Contains(w.Why, "not natively") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s on %s: no reason says it is not native: %+v", c.req, c.device, r.Reasons)
 		}
 	}
 }
