@@ -45,8 +45,8 @@ type hfConfig struct {
 	AttnPdrop             *float64 `json:"attn_pdrop"`
 	AttentionDropout      *float64 `json:"attention_dropout"`
 	DropoutRate           *float64 `json:"dropout_rate"`
-	AttentionBias         *bool  `json:"attention_bias"`
-	MLPBias               *bool  `json:"mlp_bias"`
+	AttentionBias         *bool    `json:"attention_bias"`
+	MLPBias               *bool    `json:"mlp_bias"`
 
 	// Mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3)
 	NumLocalExperts              *int64  `json:"num_local_experts"`
