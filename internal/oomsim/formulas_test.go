@@ -846,3 +846,19 @@ func TestLlamaCppFlashAttentionByBuild(t *testing.T) {
 		}
 	}
 }
+
+// Ollama served 4 requests at once by default from v0.2.0, 2 from v0.6.7
+// and 1 from v0.10.0 (when their KV caches fit).
+func TestOllamaParallelByRelease(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		want    int
+	}{{"0.1.48", 1}, {"0.2.0", 4}, {"0.6.6", 4}, {"0.6.7", 2}, {"0.9.6", 2}, {"0.10.0", 1}, {"", 1}} {
+		if got := OllamaParallel(Plan{Stack: StackOllama, Mode: Inference, StackVersion: c.version}); got != c.want {
+			t.Errorf("ollama %q: %d slots, want %d", c.version, got, c.want)
+		}
+	}
+	if got := OllamaParallel(Plan{Stack: StackLlamaCpp, Mode: Inference, StackVersion: "0.5.0"}); got != 1 {
+		t.Errorf("llama.cpp: %d slots, want 1", got)
+	}
+}

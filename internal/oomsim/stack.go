@@ -628,3 +628,22 @@ func llamaCppEager(p Plan) bool {
 	n, err := strconv.Atoi(v)
 	return err == nil && n < 6327
 }
+
+// OllamaParallel is how many requests an Ollama server of the plan's
+// release serves at once by default when their KV caches fit
+// (OLLAMA_NUM_PARALLEL auto, each slot num_ctx tokens: KvSize = NumCtx ×
+// numParallel): 4 from v0.2.0, 2 from v0.6.7, 1 from v0.10.0 (commit
+// 20c3266, "Reduce default parallelism to 1"); 1 for other stacks, for
+// inference-less plans and for an unstated release (the current one).
+func OllamaParallel(p Plan) int {
+	if p.Stack != StackOllama || p.Mode != Inference || p.StackVersion == "" {
+		return 1
+	}
+	switch {
+	case releaseBelow(p.StackVersion, "0.2.0"), !releaseBelow(p.StackVersion, "0.10.0"):
+		return 1
+	case releaseBelow(p.StackVersion, "0.6.7"):
+		return 4
+	}
+	return 2
+}

@@ -420,6 +420,16 @@ func Recommend(in Input) (*Result, error) {
 		}
 		return nil, err
 	}
+	if slots := oomsim.OllamaParallel(plan); slots > 1 && plan.BatchSize == 1 {
+		// OLLAMA_NUM_PARALLEL auto: the server takes the slots when their
+		// KV caches fit, one slot otherwise (it starts either way).
+		q := plan
+		q.BatchSize = slots
+		if qb, err := oomsim.Estimate(q); err == nil && oomsim.Fits(qb, device(t, budget)) {
+			plan, b = q, qb
+			why("parallel", fmt.Sprint(slots), fmt.Sprintf("Ollama %s serves %d requests at once when their KV caches fit (OLLAMA_NUM_PARALLEL auto), each with num_ctx; memory is for all %d", plan.StackVersion, slots, slots))
+		}
+	}
 	r.Plan = plan
 	r.Memory = Memory{Breakdown: b, UsableBytes: budget, StrategyBytes: strategyBudget, Band: oomsim.EstimateBand(plan, b, in.Pinned)}
 	r.Fits = oomsim.Fits(b, device(t, budget))

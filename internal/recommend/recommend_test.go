@@ -343,3 +343,23 @@ func TestSlowPrecisionsArePlanned(t *testing.T) {
 		}
 	}
 }
+
+// An Ollama of v0.2-v0.9 takes its default parallel slots when their KV
+// caches fit, and one slot when they do not: it starts either way.
+func TestOllamaTakesItsSlotsWhenTheyFit(t *testing.T) {
+	plan := func(device string) *Result {
+		t.Helper()
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-3-8b"), Mode: oomsim.Inference, Precision: "4bit", Strategy: "auto",
+			Target: catalogueTarget(t, device), Stack: oomsim.StackOllama, StackVersion: "0.5.7", SeqLen: 8192, BatchSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := plan("a100-80gb"); r.Plan.BatchSize != 4 || !r.Fits {
+		t.Errorf("a100-80gb: %d slots (fits %v), want 4 that fit", r.Plan.BatchSize, r.Fits)
+	}
+	if r := plan("rtx-3060-8gb"); r.Plan.BatchSize != 1 {
+		t.Errorf("rtx-3060-8gb: %d slots, want 1 (4 × 8192 tokens do not fit)", r.Plan.BatchSize)
+	}
+}
