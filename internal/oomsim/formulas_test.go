@@ -2,8 +2,11 @@ package oomsim
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/google/go-cmp/cmp"
 )
@@ -860,5 +863,30 @@ func TestOllamaParallelByRelease(t *testing.T) {
 	}
 	if got := OllamaParallel(Plan{Stack: StackLlamaCpp, Mode: Inference, StackVersion: "0.5.0"}); got != 1 {
 		t.Errorf("llama.cpp: %d slots, want 1", got)
+	}
+}
+
+// On unified memory (Apple silicon, MI300A) the host's memory is the
+// device's: the ladder never offloads to it, and says why.
+func TestLadderDoesNotOffloadOnUnifiedMemory(t *testing.T) {
+	m := Model{Name: "m", Params: 8_000_000_000, Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, SeqLen: 2048, Backend: backend.MPS}
+	for _, unified := range []bool{false, true} {
+		d := Device{Name: "apple", Backend: backend.MPS, BudgetBytes: 10 * GiB, Available: 1, Unified: unified,
+			Support: capability.Evaluate(capability.Facts{Backend: backend.MPS, OSVersion: "15.0", Generation: "apple"})}
+		tr, err := Ladder(p, d, LadderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		offloaded := false
+		for _, s := range tr.Steps {
+			if s.Action == "offload to CPU" {
+				offloaded = true
+			}
+		}
+		said := slices.ContainsFunc(tr.Skipped, func(s string) bool { return strings.Contains(s, "unified memory") })
+		if offloaded == unified || said != unified {
+			t.Errorf("unified %v: offload step %v, skip reason given %v", unified, offloaded, said)
+		}
 	}
 }

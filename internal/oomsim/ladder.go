@@ -22,6 +22,9 @@ type Device struct {
 	// HostBudgetBytes is host memory for offloaded state and the CPU
 	// fallback; 0 means unknown (planning for a catalogued device).
 	HostBudgetBytes int64
+	// Unified: the device's memory is the host's (Apple silicon, MI300A,
+	// DGX Spark), so offloading to host memory frees nothing.
+	Unified bool
 }
 
 // LadderOptions are the policies the ladder honours.
@@ -271,9 +274,12 @@ func quantiseWeights(l ladder, _ Plan) []move {
 			if cur.Precision.Level() >= q.Level() {
 				return change{}, false
 			}
-			if !l.d.Support.Has(q) {
-				return change{action: "quantise weights to " + string(q),
-					skip: "the device does not support it (" + reasonFor(l.d.Backend, q) + ")"}, true
+			if !l.d.Support.Has(q) && !ProfileOf(cur.Stack).Quantises {
+				why := "the device does not support it (" + reasonFor(l.d.Backend, q) + ")"
+				if l.d.Backend == backend.MPS || l.d.Backend == backend.CPU {
+					why += "; mlx and llama.cpp quantise on it themselves (--stack mlx, --stack llama.cpp)"
+				}
+				return change{action: "quantise weights to " + string(q), skip: why}, true
 			}
 			n := cur
 			n.Precision = q
@@ -352,6 +358,9 @@ func shard(l ladder, _ Plan) []move {
 func offloadToCPU(l ladder, cur Plan) []move {
 	if cur.Offload == OffloadCPU {
 		return nil
+	}
+	if l.d.Unified {
+		return skipped("offload to CPU", "unified memory: the host's memory is the device's, so offloading frees nothing")
 	}
 	what := "optimizer states → host memory (ZeRO-Offload)"
 	if !l.training {

@@ -38,6 +38,10 @@ type Target struct {
 	FreeBytes   int64  `json:"free_bytes,omitempty"`
 	UsableNote  string `json:"usable_source,omitempty"`
 	Shared      bool   `json:"shared"`
+	// Unified: the device shares its memory with the host (Apple
+	// silicon, MI300A, DGX Spark; the catalogue's unified, or an MPS
+	// device).
+	Unified bool `json:"unified,omitempty"`
 	// Count is how many devices of this kind the plan may use.
 	Count     int                `json:"count"`
 	HostBytes int64              `json:"host_memory_bytes,omitempty"`
@@ -61,7 +65,7 @@ func TargetFromCatalogue(d CatalogDevice, devices int) Target {
 	peak := d
 	return Target{Name: d.Name, Display: d.Display, Backend: d.Backend, Catalogue: true,
 		TotalBytes: gibBytes(d.TotalGiB), UsableBytes: gibBytes(d.UsableGiB), UsableNote: d.UsableSource,
-		Count: devices, Support: capability.Evaluate(d.Facts()), Peak: &peak}
+		Count: devices, Support: capability.Evaluate(d.Facts()), Peak: &peak, Unified: d.Unified || d.Backend == backend.MPS}
 }
 
 func gibBytes(g float64) int64 { return int64(math.Round(g * float64(oomsim.GiB))) }
@@ -507,7 +511,8 @@ func device(t Target, budget int64) oomsim.Device {
 	if t.Catalogue {
 		host = 0
 	}
-	return oomsim.Device{Name: t.Name, Backend: t.Backend, BudgetBytes: budget, Support: t.Support, Available: max(t.Count, 1), HostBudgetBytes: host}
+	unified := t.Unified || t.Backend == backend.MPS || (t.Peak != nil && t.Peak.Unified)
+	return oomsim.Device{Name: t.Name, Backend: t.Backend, BudgetBytes: budget, Support: t.Support, Available: max(t.Count, 1), HostBudgetBytes: host, Unified: unified}
 }
 
 // choosePrecision honours a requested precision when the device supports
