@@ -668,6 +668,7 @@ func TestSGLangDefaultFraction(t *testing.T) {
 		{24, "", 1, 0.847, 2048},     // 512 + 3,072 + 48 + 128 = 3,760 of 24,576
 		{80, "0.4.0", 8, 0.81, 8192}, // the 0.4.0 table, tp 8
 		{16, "0.4.1", 1, 0.88, 2048}, // under 25 GB the prefill chunk is 2,048 from 0.4.0
+		{2, "", 1, 0, 2048},          // the reserve is larger than the device: nothing left
 	} {
 		p := Plan{DeviceBytes: c.gib * GiB, StackVersion: c.version, Devices: c.devices}
 		if c.devices > 1 {
@@ -888,5 +889,24 @@ func TestLadderDoesNotOffloadOnUnifiedMemory(t *testing.T) {
 		if offloaded == unified || said != unified {
 			t.Errorf("unified %v: offload step %v, skip reason given %v", unified, offloaded, said)
 		}
+	}
+}
+
+// On a device smaller than SGLang's reserve the engine cannot start: the
+// plan does not fit and names a device that holds weights, cache and the
+// reserve, never a negative share.
+func TestSGLangOnATinyDevice(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 500_000_000,
+		Arch: &Arch{Layers: 24, KVLayers: 24, Hidden: 896, Heads: 14, KVHeads: 2, HeadDim: 64, FFN: 4864, Vocab: 151936, Gated: true}}
+	p := WithDefaults(Plan{Model: tiny, Mode: Inference, Precision: capability.BF16, Stack: StackSGLang, SeqLen: 4096, DeviceBytes: 2 * GiB, Backend: "cuda"})
+	if p.Prealloc < 0 {
+		t.Fatalf("share %g", p.Prealloc)
+	}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TotalBytes <= 2*GiB || b.TotalBytes > 8*GiB {
+		t.Errorf("total %.2f GiB, want more than the 2 GiB device and a sane device size", float64(b.TotalBytes)/float64(GiB))
 	}
 }

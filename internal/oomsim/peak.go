@@ -964,6 +964,7 @@ func servingEngine(s settings) (Breakdown, error) {
 	var b Breakdown
 	m, a := p.Model, p.Model.Arch
 	rule, frac, tokens := servingDefaults(p)
+	defaultShare := frac
 	if p.Prealloc > 0 {
 		frac = p.Prealloc
 	}
@@ -986,7 +987,13 @@ func servingEngine(s settings) (Breakdown, error) {
 	case ShareForStatic:
 		pool = frac*device - w
 		held = frac*device + act + buf
-		required = max((w+float64(need))/frac, w+float64(need)+act+buf)
+		// The device whose share holds the weights and the requested KV
+		// cache: SGLang's default share leaves a fixed reserve (memory −
+		// reserved), a share the user gives scales with the device.
+		required = w + float64(need) + max(act+buf, (1-frac)*device)
+		if frac > 0 && frac != defaultShare {
+			required = max(required, (w+float64(need))/frac)
+		}
 		what = fmt.Sprintf("%.0f%% of the memory free at start-up for the weights and the KV pool; activations and CUDA graphs on top", frac*100)
 	case ShareOfFree:
 		// Engines that profile first (TensorRT-LLM, TGI) leave the

@@ -497,11 +497,20 @@ func sglangDefaults(p Plan) (share float64, chunk int) {
 	if gib <= 0 {
 		return 0.88, chunk
 	}
-	reserved := 512 + 1.5*float64(chunk) + 2*graphBS + 128*float64(tp) // MiB
+	reserved := sglangReservedMiB(gib, chunk, graphBS, tp)
+	// A device smaller than the reserve leaves nothing for the weights:
+	// SGLang cannot start there (servingEngine sizes the device it needs).
+	return max(0, math.Round(1000*(gib*1024-reserved)/(gib*1024))/1000), chunk
+}
+
+// sglangReservedMiB is what SGLang's default leaves outside
+// mem_fraction_static for activations and CUDA graphs (0.5.3 form).
+func sglangReservedMiB(gib float64, chunk int, graphBS float64, tp int) float64 {
+	reserved := 512 + 1.5*float64(chunk) + 2*graphBS + 128*float64(tp)
 	if gib > 60 {
 		reserved = max(reserved, 10*1024)
 	}
-	return math.Round(1000*(gib*1024-reserved)/(gib*1024)) / 1000, chunk
+	return reserved
 }
 
 // transformersSDPA is the first transformers release whose modeling file
