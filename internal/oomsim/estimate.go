@@ -479,7 +479,7 @@ func deepspeed(p Plan) (Breakdown, error) {
 		}
 		b.Notes = append(b.Notes, "DeepSpeed ZeRO-2 estimator: GPU = 2P + 18P/G since PR #5099 (June 2024; 4P + 16P/G before, as the docs example still prints)")
 	}
-	if p.Optimizer != AdamW {
+	if p.Optimizer != AdamW && p.Optimizer != AdamWFused {
 		b.Notes = append(b.Notes, "DeepSpeed's estimators assume Adam; the optimizer choice is not reflected")
 	}
 	return b, nil

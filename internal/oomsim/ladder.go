@@ -256,11 +256,11 @@ func optimizer8bit(l ladder, cur Plan) []move {
 	switch {
 	case !l.training:
 		return skipped(action, "inference has no optimizer")
-	case cur.Optimizer != AdamW:
+	case cur.Optimizer != AdamW && cur.Optimizer != AdamWFused:
 		return skipped(action, "optimizer is already "+string(cur.Optimizer))
 	}
 	return []move{set(action, func(n *Plan) { n.Optimizer = AdamW8bit },
-		func(Plan, Plan) string { return "adamw → adamw-8bit" })}
+		func(cur, _ Plan) string { return string(cur.Optimizer) + " → adamw-8bit" })}
 }
 
 // 6a. Inference: quantised weights, 8-bit then 4-bit, where the device runs them.

@@ -30,8 +30,12 @@ type Optimizer string
 
 // Optimizers.
 const (
-	AdamW     Optimizer = "adamw"
-	AdamW8bit Optimizer = "adamw-8bit"
+	AdamW Optimizer = "adamw"
+	// AdamWFused is AdamW without PyTorch's foreach step temporaries:
+	// torch.optim.AdamW(fused=True), or a per-parameter loop, which holds
+	// at most one parameter's temporary. Its states are AdamW's.
+	AdamWFused Optimizer = "adamw-fused"
+	AdamW8bit  Optimizer = "adamw-8bit"
 	// The paged variants (bitsandbytes PagedAdamW, PagedAdamW8bit) keep
 	// their states in CUDA unified memory, which the driver pages to the
 	// host under pressure: they are not in the caching allocator's
@@ -136,7 +140,7 @@ func (o Objective) Reference() bool { return o == ObjectiveDPO || o == Objective
 // Accepted values, in the order help texts show them.
 var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
-	Optimizers  = []Optimizer{AdamW, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
+	Optimizers  = []Optimizer{AdamW, AdamWFused, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
 	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
 	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA, AttentionFlash}
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}

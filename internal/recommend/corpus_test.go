@@ -347,8 +347,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		return c, "full training of quantised weights"
 	}
 	switch o := r["optimizer"]; o {
-	case "", "none", "adamw", "adamw-fused", "adam":
+	case "", "none", "adamw", "adam":
 		in.Optimizer = oomsim.AdamW
+	case "adamw-fused", "adamw-loop":
+		// torch's fused AdamW, or a per-parameter loop (CS336's own
+		// AdamW): no state-sized foreach temporary at the step.
+		in.Optimizer = oomsim.AdamWFused
 	case "paged-adamw-32bit":
 		in.Optimizer = oomsim.PagedAdamW
 	case "paged-adamw-8bit":

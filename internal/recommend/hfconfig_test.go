@@ -40,6 +40,11 @@ func TestParseHFConfigCountsExactly(t *testing.T) {
 		{"gpt2 has 124,439,808", "gpt2.config.json", 124_439_808, 0, 12, 12},
 		{"T0_3B base is DeepSpeed's 2783M plus an untied head", "T0_3B.synthetic.config.json", 2_783_959_040 + 65_798_144, 65_798_144, 32, 48},
 		{"Meta-Llama-3-8B with 8 KV heads has 8,030,261,248", "llama-3-8b.synthetic.config.json", 8_030_261_248, 525_336_576, 8, 32},
+		// Stanford CS336's BasicsTransformerLM (corpus round 9), as its students print it.
+		{"CS336 d2560 L32 has 3,406,809,600", "cs336-basics-d2560-l32.synthetic.config.json", 3_406_809_600, 25_600_000, 32, 32},
+		{"CS336 d1600 L48 has 1,998,235,200", "cs336-basics-d1600-l48.synthetic.config.json", 1_998_235_200, 16_000_000, 25, 48},
+		{"CS336 d1280 L36 has 969,411,840", "cs336-basics-d1280-l36.synthetic.config.json", 969_411_840, 12_800_000, 20, 36},
+		{"CS336 d1024 L24 has 423,183,360", "cs336-basics-d1024-l24.synthetic.config.json", 423_183_360, 10_240_000, 16, 24},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

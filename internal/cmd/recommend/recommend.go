@@ -143,7 +143,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
-	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
+	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4, llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
