@@ -1006,10 +1006,13 @@ func servingEngine(s settings) (Breakdown, error) {
 		}
 		pool = frac * free
 		held = w + pool + act + buf
-		required = w + float64(need)/frac + act + buf
+		// The device whose share of what is free holds the requested KV
+		// cache, and which then also holds what the engine keeps beside it.
+		required = w + float64(need)/frac
 		if profiledFirst {
-			required = w + act + float64(need)/frac + buf
+			required += act
 		}
+		required = max(required, w+float64(need)+act+buf)
 		what = fmt.Sprintf("the KV cache takes %.0f%% of what the weights leave free", frac*100)
 	case KVShareOfDevice:
 		pool = frac * device
