@@ -910,3 +910,17 @@ func TestSGLangOnATinyDevice(t *testing.T) {
 		t.Errorf("total %.2f GiB, want more than the 2 GiB device and a sane device size", float64(b.TotalBytes)/float64(GiB))
 	}
 }
+
+// Releases come from flags, probes and corpora: any text compares without
+// panicking, and a release is never below itself.
+func FuzzReleaseBelow(f *testing.F) {
+	for _, seed := range []string{"4.44.2", "v0.4.7.post1", "0.10.0rc1", "", "b6327", "..", "1.2.3.4.5", "007"} {
+		f.Add(seed, "0.2.2")
+	}
+	f.Fuzz(func(t *testing.T, v, want string) {
+		_ = releaseBelow(v, want)
+		if releaseBelow(v, v) {
+			t.Errorf("%q is below itself", v)
+		}
+	})
+}

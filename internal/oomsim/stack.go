@@ -400,6 +400,9 @@ func releaseBelow(v, want string) bool {
 	return c != "" && semver.Compare(c, canonicalRelease(want)) < 0
 }
 
+// canonicalRelease is a release as semver's "vMAJOR.MINOR.PATCH" prefix:
+// up to three leading numbers, a part's trailing letters ("7rc1",
+// "post1") ending it; "" when it starts with no number.
 func canonicalRelease(v string) string {
 	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
 	var nums []string
