@@ -186,7 +186,11 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		tc := *c.TextConfig
 		m, err = countModernDecoder(tc, "gemma3_text")
 		if err == nil {
-			m.Notes = append(m.Notes, "gemma3: the language model only; the vision tower (SigLIP, about 0.4B) is not counted")
+			if n, verr := siglipParams(c.VisionConfig, int64(m.Arch.Hidden)); verr == nil {
+				m = withVisionTower(m, "gemma3", n)
+			} else {
+				m.Notes = append(m.Notes, "gemma3: the language model only; the vision tower (SigLIP) is not counted: "+verr.Error())
+			}
 		}
 	case "deepseek_v2", "deepseek_v3":
 		m, err = countDeepSeek(c, family)

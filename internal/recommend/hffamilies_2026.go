@@ -51,6 +51,43 @@ type qwenVision struct {
 	TemporalPatchSize *int64   `json:"temporal_patch_size"`
 	// Qwen3.5's learned position table
 	NumPositionEmbeddings *int64 `json:"num_position_embeddings"`
+	// SigLIP (Gemma 3's vision tower)
+	NumHiddenLayers *int64 `json:"num_hidden_layers"`
+	ImageSize       *int64 `json:"image_size"`
+	NumChannels     *int64 `json:"num_channels"`
+}
+
+// siglipParams counts Gemma 3's vision tower and projector: SigLIP's
+// patch Conv2d with a bias, a learned position per patch ((image_size /
+// patch_size)²), num_hidden_layers blocks of two LayerNorms, q, k, v and
+// an output projection with biases and a two-Linear MLP with biases, a
+// post-LayerNorm; then the multimodal projector, a hidden × text hidden
+// matrix and its RMSNorm (Gemma3MultiModalProjector).
+func siglipParams(v *qwenVision, textHidden int64) (int64, error) {
+	if v == nil {
+		return 0, fmt.Errorf("no vision_config")
+	}
+	var f fields
+	h := f.need("hidden_size", v.HiddenSize)
+	inter := f.need("intermediate_size", v.IntermediateSize)
+	layers := f.need("num_hidden_layers", v.NumHiddenLayers)
+	patch := f.opt("patch_size", v.PatchSize, 14)
+	image := f.opt("image_size", v.ImageSize, 896)
+	ch := f.opt("num_channels", v.NumChannels, 3)
+	if f.err != nil {
+		return 0, f.err
+	}
+	if patch <= 0 || image < patch {
+		return 0, fmt.Errorf("image_size %d and patch_size %d do not make patches", image, patch)
+	}
+	positions := (image / patch) * (image / patch)
+	block := 2*h + 4*(h*h+h) + 2*h + (h*inter + inter) + (inter*h + h)
+	for _, err := range []error{tooMany(layers, block), tooMany(positions, h), tooMany(ch*patch*patch, h), tooMany(h, textHidden)} {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return ch*patch*patch*h + h + positions*h + layers*block + 2*h + h*textHidden + h, nil
 }
 
 type mosaicAttn struct {
@@ -493,20 +530,36 @@ func countVisionLanguage(c hfConfig, family string) (oomsim.Model, error) {
 		tc.TieWordEmbeddings = c.TieWordEmbeddings
 	}
 	lm := "qwen2"
-	vision := "the vision encoder and its merger are not counted"
-	if n, err := qwenVisionParams(c.VisionConfig, family); err == nil {
-		vision = fmt.Sprintf("the vision encoder and its merger (%d parameters by vision_config) are not counted", n)
-	}
 	if family == "mistral3" {
 		lm = "mistral"
-		vision = "the Pixtral vision encoder and the multimodal projector are not counted"
 	}
 	m, err := countDecoder(tc, lm)
 	if err != nil {
 		return m, err
 	}
-	m.Notes = append(m.Notes, family+": the language model only; "+vision)
-	return m, nil
+	if family == "mistral3" {
+		m.Notes = append(m.Notes, family+": the language model only; the Pixtral vision encoder and the multimodal projector are not counted")
+		return m, nil
+	}
+	n, err := qwenVisionParams(c.VisionConfig, family)
+	if err != nil {
+		m.Notes = append(m.Notes, family+": the language model only; the vision encoder and its merger are not counted")
+		return m, nil
+	}
+	return withVisionTower(m, family, n), nil
+}
+
+// withVisionTower adds a vision-language model's vision encoder to the
+// count: it is loaded with the language model and stays on the device
+// whatever the input (the checkpoints' indexes hold it). 8-bit and 4-bit
+// releases keep it 16-bit (Qwen's GPTQ and AWQ checkpoints quantise the
+// language model only), so it is counted with the unquantised parameters.
+// Its activations, for images, are not planned.
+func withVisionTower(m oomsim.Model, family string, n int64) oomsim.Model {
+	m.Params += n
+	m.UnquantizedParams += n
+	m.Notes = append(m.Notes, fmt.Sprintf("%s: the vision encoder and its merger (%d parameters by vision_config) are counted, 16-bit under quantised weights; image activations are not planned", family, n))
+	return m
 }
 
 // qwenVisionParams counts the vision encoder of Qwen2-VL (LayerNorms, an

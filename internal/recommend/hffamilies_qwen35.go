@@ -12,8 +12,8 @@ import (
 // text_config, with a dense gated MLP of intermediate_size in every layer
 // for qwen3_5 (Gated DeltaNet's projections are split into in_proj_qkv,
 // in_proj_z, in_proj_b and in_proj_a, the same count as Qwen3-Next's fused
-// ones). The vision encoder is not counted, nor the multi-token-prediction
-// block the checkpoints store. qwen3_5_text and qwen3_5_moe_text are the
+// ones). The vision encoder is counted (withVisionTower), not the
+// multi-token-prediction block the checkpoints store. qwen3_5_text and qwen3_5_moe_text are the
 // language model alone.
 func countQwen35(c hfConfig, family string) (oomsim.Model, error) {
 	name := strings.TrimSuffix(family, "_text")
@@ -32,12 +32,12 @@ func countQwen35(c hfConfig, family string) (oomsim.Model, error) {
 	if err != nil || !multimodal {
 		return m, err
 	}
-	vision := "the vision encoder and its merger are not counted"
-	if n, err := qwen35VisionParams(c.VisionConfig); err == nil {
-		vision = fmt.Sprintf("the vision encoder and its merger (%d parameters by vision_config) are not counted", n)
+	n, err := qwen35VisionParams(c.VisionConfig)
+	if err != nil {
+		m.Notes = append(m.Notes, name+": the language model only; the vision encoder and its merger are not counted")
+		return m, nil
 	}
-	m.Notes = append(m.Notes, name+": the language model only; "+vision)
-	return m, nil
+	return withVisionTower(m, name, n), nil
 }
 
 // qwen35VisionParams counts the vision encoder of Qwen3.5 (Qwen3-VL's): a

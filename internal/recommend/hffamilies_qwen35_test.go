@@ -7,8 +7,8 @@ import (
 )
 
 // Qwen3.5's Hub counts (llmfit, the Hub's safetensors.total: see
-// testdata/models/README.md) hold the language model devctl counts, the
-// vision encoder (counted from vision_config, in the notes) and the
+// testdata/models/README.md) hold the language model and the vision
+// encoder, which devctl counts (from vision_config), and the
 // multi-token-prediction block: fc (2h→h), two pre-fc RMSNorms, one
 // decoder layer with full attention and the model's MLP (its mixture of
 // experts for qwen3_5_moe), its two norms and a final norm. Checkpoints
@@ -41,13 +41,13 @@ func TestParseHFConfigQwen35MatchesHubCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Family != c.family || m.Params != c.text || m.Params+c.vision+c.mtp != c.full {
-				t.Errorf("%s %d params + %d + %d, want %d + %d + %d = %d (%s)", m.Family, m.Params, c.vision, c.mtp, c.text, c.vision, c.mtp, c.full, c.where)
+			if m.Family != c.family || m.Params != c.text+c.vision || m.Params+c.mtp != c.full {
+				t.Errorf("%s %d params + %d, want %d + %d + %d = %d (%s)", m.Family, m.Params, c.mtp, c.text, c.vision, c.mtp, c.full, c.where)
 			}
-			if c.textOnly != 0 && m.Params != c.textOnly {
-				t.Errorf("%d params, want the text-only checkpoint's %d", m.Params, c.textOnly)
+			if c.textOnly != 0 && m.Params-c.vision != c.textOnly {
+				t.Errorf("%d params without the vision encoder, want the text-only checkpoint's %d", m.Params-c.vision, c.textOnly)
 			}
-			if len(m.Notes) != 2 || !strings.Contains(m.Notes[1], fmt.Sprintf("(%d parameters by vision_config)", c.vision)) {
+			if len(m.Notes) != 2 || !strings.Contains(m.Notes[1], fmt.Sprintf("(%d parameters by vision_config) are counted", c.vision)) {
 				t.Errorf("notes %q, want the vision encoder's %d", m.Notes, c.vision)
 			}
 			if m.Arch == nil || m.Arch.KVLayers*4 != m.Arch.Layers {
