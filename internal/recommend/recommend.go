@@ -38,9 +38,9 @@ type Target struct {
 	FreeBytes   int64  `json:"free_bytes,omitempty"`
 	UsableNote  string `json:"usable_source,omitempty"`
 	Shared      bool   `json:"shared"`
-	// Unified: the device shares its memory with the host (Apple
-	// silicon, MI300A, DGX Spark; the catalogue's unified, or an MPS
-	// device).
+	// Unified: the device shares its memory with the host (the
+	// catalogue's unified devices, Apple silicon and MI300A, and every
+	// MPS device), set where the target is built.
 	Unified bool `json:"unified,omitempty"`
 	// Count is how many devices of this kind the plan may use.
 	Count     int                `json:"count"`
@@ -93,7 +93,7 @@ func TargetFromProbe(rep *probe.Report) (Target, error) {
 			UsableNote: "host memory (probe)", Count: 1, HostBytes: host,
 			Support: capability.Evaluate(capability.Facts{Backend: "cpu"})}, nil
 	}
-	t := Target{Name: dev.ID, Display: dev.Name, Backend: dev.Backend, Index: dev.Index, HostBytes: host}
+	t := Target{Name: dev.ID, Display: dev.Name, Backend: dev.Backend, Index: dev.Index, HostBytes: host, Unified: dev.Backend == backend.MPS}
 	facts := capability.Facts{Backend: dev.Backend, CPUFeatures: dev.Features}
 	if dev.ComputeCapability != nil {
 		facts.ComputeCapability = *dev.ComputeCapability
@@ -511,8 +511,7 @@ func device(t Target, budget int64) oomsim.Device {
 	if t.Catalogue {
 		host = 0
 	}
-	unified := t.Unified || t.Backend == backend.MPS || (t.Peak != nil && t.Peak.Unified)
-	return oomsim.Device{Name: t.Name, Backend: t.Backend, BudgetBytes: budget, Support: t.Support, Available: max(t.Count, 1), HostBudgetBytes: host, Unified: unified}
+	return oomsim.Device{Name: t.Name, Backend: t.Backend, BudgetBytes: budget, Support: t.Support, Available: max(t.Count, 1), HostBudgetBytes: host, Unified: t.Unified}
 }
 
 // choosePrecision honours a requested precision when the device supports
