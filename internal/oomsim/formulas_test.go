@@ -924,3 +924,41 @@ func FuzzReleaseBelow(f *testing.F) {
 		}
 	})
 }
+
+// vLLM's start-up profile: the larger of the forward of its token budget
+// and the dummy sampler run over max_num_seqs, both by device and release
+// (vllmBatchDefaults). Llama-3.1-8B's shape on an H100 under 0.19 is the
+// llm-d-planner log's "1.89 GiB for peak activation" to within 4%.
+func TestVLLMProfilePeak(t *testing.T) {
+	llama := Model{Name: "llama-3.1-8b", Params: 8_030_261_248,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}}
+	for _, c := range []struct {
+		name, device, version string
+		mem                   int64
+		seq                   int
+		tokens, seqs          int
+	}{
+		{"h100 0.19", "NVIDIA H100 80GB HBM3", "0.19.0", 79 * GiB, 8192, 8192, 1024},
+		{"h100 0.8", "NVIDIA H100 80GB HBM3", "0.8.5", 79 * GiB, 8192, 8192, 256},
+		{"a100 80GB keeps the small defaults", "NVIDIA A100-SXM4-80GB", "0.19.0", 79 * GiB, 8192, 2048, 256},
+		{"rtx 3090", "NVIDIA GeForce RTX 3090", "", 23 * GiB, 8192, 2048, 256},
+		{"v0 forwards max_model_len", "NVIDIA GeForce RTX 3090", "0.6.4", 23 * GiB, 29000, 29000, 256},
+		{"v0 chunks past 32k", "NVIDIA GeForce RTX 3090", "0.6.4", 23 * GiB, 65536, 2048, 256},
+	} {
+		p := Plan{Model: llama, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, StackVersion: c.version,
+			SeqLen: c.seq, DeviceBytes: c.mem, DeviceName: c.device, Backend: "cuda"}
+		tokens, seqs := vllmBatchDefaults(p)
+		if tokens != c.tokens || seqs != c.seqs {
+			t.Errorf("%s: defaults %d tokens, %d sequences; want %d, %d", c.name, tokens, seqs, c.tokens, c.seqs)
+		}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forward := float64(c.tokens) * (3*14336 + 4*4096) * 2
+		sampler := 16 * float64(c.seqs) * 128256
+		if want := max(forward, sampler); math.Abs(float64(b.ActivationsBytes)-want) > float64(MiB) {
+			t.Errorf("%s: activations %.2f GiB, want %.2f GiB", c.name, float64(b.ActivationsBytes)/float64(GiB), want/float64(GiB))
+		}
+	}
+}

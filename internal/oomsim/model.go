@@ -137,6 +137,9 @@ type Plan struct {
 	// DeviceBytes is the device's memory, for engines that preallocate a
 	// share of it.
 	DeviceBytes int64 `json:"-"`
+	// DeviceName is the device's name, for engines whose defaults depend
+	// on it (vLLM keeps its small batch defaults on an A100).
+	DeviceName string `json:"-"`
 	// LoRARank is the adapter rank for lora/qlora (default 16).
 	LoRARank int `json:"lora_rank,omitempty"`
 	// LoRALayers is how many of the last blocks carry adapters (mlx-lm

@@ -861,6 +861,40 @@ func prefillWorkingSet(s settings, a *Arch, batch, seq, kvLen float64) float64 {
 	return ws
 }
 
+// vllmProfilePeak is the activation peak vLLM's start-up profile
+// measures ("X GiB for peak activation" in its log): the larger of its
+// dummy forward and its dummy sampler run.
+//
+// The forward of the token budget holds, in one block, the fused
+// gate_up_proj output (2 × ffn, split by tensor parallelism) beside
+// SiluAndMul's output (ffn; an ungated MLP holds fc1's output and the
+// activation's, 2 × ffn), and about four hidden-sized tensors (the
+// residual, the block input, the normed input and the hidden states kept
+// for the sampler). The sampler run draws logits for max_num_seqs
+// sequences, gathered whole on every rank: 16 bytes per sequence and
+// vocabulary entry (the fp32 logits, their probabilities, and top-k/top-p's
+// sorted values and int64 indices). Both were read from the llm-d-planner
+// logs (vLLM 0.19, H100, 24 models, tensor parallel 1 to 4: the peak does
+// not fall with tensor parallelism, and is 15 to 16.5 bytes per logit
+// where the vocabulary dominates; a first pipeline stage, which samples
+// nothing, shows the forward alone).
+func vllmProfilePeak(s settings, a *Arch, tokens, seqs float64) float64 {
+	if a == nil || a.Hidden == 0 {
+		return 0
+	}
+	h, f := float64(a.Hidden), float64(a.FFN)
+	if f == 0 {
+		f = 4 * h
+	}
+	mlp := 2 * f
+	if a.Gated {
+		mlp = 3 * f
+	}
+	forward := tokens * (mlp/s.n + 4*h) * s.cb
+	sampler := 16 * seqs * float64(a.Vocab)
+	return max(forward, sampler)
+}
+
 // inferenceLogits: generate() computes the last position's logits and
 // upcasts them to fp32 (transformers >= 4.45, logits_to_keep).
 func inferenceLogits(s settings, a *Arch, batch float64) float64 {
@@ -976,6 +1010,10 @@ func servingEngine(s settings) (Breakdown, error) {
 	// max_num_seqs (256).
 	profiled := float64(tokens)
 	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, 256))
+	if p.Stack == StackVLLM {
+		_, seqs := vllmBatchDefaults(p)
+		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, float64(seqs)))
+	}
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	need := sat(float64(kvCache(a, p, float64(p.micro()), float64(p.SeqLen))) / s.n)
 	w, act, buf := float64(b.WeightsBytes), float64(b.ActivationsBytes), float64(b.BuffersBytes)

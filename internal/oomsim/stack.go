@@ -392,6 +392,37 @@ func vllmV0(p Plan) bool {
 	return p.Stack == StackVLLM && VersionBelow(p.StackVersion, 0, 8)
 }
 
+// vllmBatchDefaults is vLLM's default max_num_batched_tokens and
+// max_num_seqs for `vllm serve` on the plan's device and release: the
+// tokens its start-up profile forwards at once and the sequences its dummy
+// sampler run draws logits for.
+//
+//   - V0 (before 0.8): a forward of max(max_model_len, 2048) tokens when
+//     chunked prefill is off (its default up to 32k contexts), else 2,048;
+//     256 sequences.
+//   - V1: 2,048 tokens and 256 sequences (vllm/engine/arg_utils.py,
+//     "TODO(woosuk): Tune the default values for other hardware"); on a
+//     device of at least 70 GiB that is not an A100, 8,192 tokens and,
+//     from 0.9, 1,024 sequences (#12369 for H100/H200, #17885 keeping the
+//     A100 small; the v0.19 logs of llm-d-planner print "Defaulting
+//     max_num_seqs to 1024" and max_num_batched_tokens 8192 on H100).
+func vllmBatchDefaults(p Plan) (tokens, seqs int) {
+	if vllmV0(p) {
+		if p.SeqLen <= 32768 {
+			return max(p.SeqLen, 2048), 256
+		}
+		return 2048, 256
+	}
+	big := p.DeviceBytes >= 70*GiB && !strings.Contains(strings.ToLower(p.DeviceName), "a100")
+	switch {
+	case !big:
+		return 2048, 256
+	case VersionBelow(p.StackVersion, 0, 9):
+		return 8192, 256
+	}
+	return 8192, 1024
+}
+
 // releaseBelow reports whether a release ("0.2.1", "v0.4.7.post1",
 // "3.3.4") is below want ("0.2.2"), comparing up to three numbers; an empty
 // or unreadable release (the current one) is not.
@@ -433,9 +464,7 @@ func servingDefaults(p Plan) (rule PreallocRule, share float64, tokens int) {
 	rule, share, tokens = prof.PreallocOf, prof.Preallocates, prof.PrefillChunk
 	switch p.Stack {
 	case StackVLLM:
-		if vllmV0(p) && p.SeqLen <= 32768 {
-			tokens = max(p.SeqLen, 2048)
-		}
+		tokens, _ = vllmBatchDefaults(p)
 	case StackSGLang:
 		share, tokens = sglangDefaults(p)
 	case StackTGI:
