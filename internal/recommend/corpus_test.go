@@ -295,6 +295,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		if m := bpw.FindStringSubmatch(w); m != nil {
 			in.WeightBits, _ = strconv.ParseFloat(m[1], 64) // EXL2/EXL3 state bits per weight
 		}
+	case strings.HasPrefix(w, "int4-g"):
+		// Weight-only int4 with a stated group (gpt-fast, torchchat,
+		// torchao int4wo): 4 bits plus a bf16 scale and zero per group.
+		n, err := strconv.ParseFloat(strings.TrimPrefix(w, "int4-g"), 64)
+		if err != nil || n <= 0 {
+			return c, "weights format " + w
+		}
+		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, 4+32/n
 	case w == "gptq8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantGPTQ
 	case w == "gptq3", w == "gptq2", w == "uint4", w == "uint2", w == "fp6", w == "nvfp4", strings.HasSuffix(w, "bpw"):
