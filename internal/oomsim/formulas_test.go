@@ -962,3 +962,28 @@ func TestVLLMProfilePeak(t *testing.T) {
 		}
 	}
 }
+
+// AMP's autocast copies are freed by the backward: the step's peak of live
+// tensors holds fp32 weights, gradients, Adam and the foreach temporary,
+// while reserved memory keeps the copies' segments.
+func TestAutocastCopiesLeaveTheStepPeak(t *testing.T) {
+	m := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	p := Plan{Model: m, Mode: Training, Precision: capability.BF16, Mixed: MixedAMP, Stack: StackPyTorch,
+		BatchSize: 1, SeqLen: 16, Optimizer: AdamW, Recompute: RecomputeNone, Backend: "cuda"}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := float64(m.Params)
+	if want := 6 * P; math.Abs(float64(b.WeightsBytes)-want) > float64(MiB) {
+		t.Errorf("weights %.2f GiB, want fp32 plus 16-bit copies %.2f GiB", float64(b.WeightsBytes)/float64(GiB), want/float64(GiB))
+	}
+	step := 4*P + 4*P + 8*P + 4*P // weights, gradients, Adam, foreach temporary
+	if math.Abs(float64(b.PeakAllocatedBytes)-step) > float64(MiB) {
+		t.Errorf("peak allocated %.2f GiB, want the step's %.2f GiB", float64(b.PeakAllocatedBytes)/float64(GiB), step/float64(GiB))
+	}
+	if b.ReservedBytes < b.PeakAllocatedBytes+int64(2*P) {
+		t.Errorf("reserved %.2f GiB does not keep the copies' 2 GB beside the step's %.2f GiB", float64(b.ReservedBytes)/float64(GiB), step/float64(GiB))
+	}
+}

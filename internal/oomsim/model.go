@@ -247,6 +247,10 @@ type Breakdown struct {
 	// AllocatorBytes is max_memory_reserved's figure.
 	AllocatorBytes int64 `json:"allocator_bytes"`
 	ReservedBytes  int64 `json:"reserved_bytes"`
+	// heldBytes is memory the caching allocator keeps reserved above the
+	// peak of live tensors: segments a phase freed that the later phase's
+	// allocations could not reuse (autocastCopies).
+	heldBytes int64
 	// Published is the convention's own model-state figures when one was
 	// asked for (--convention): a reproduction of a published estimator,
 	// shown beside devctl's estimate, never used for the verdict.
