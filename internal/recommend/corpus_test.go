@@ -354,6 +354,11 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	if mode == oomsim.Training && (in.Precision == capability.Int8 || in.Precision == capability.Int4) {
 		return c, "full training of quantised weights"
 	}
+	if r["optimizer"] == "none" && mode.Trains() {
+		// A forward and backward without the optimizer's step (a
+		// profiling exercise): devctl plans whole training steps.
+		return c, "no optimizer step (forward and backward only)"
+	}
 	switch o := r["optimizer"]; o {
 	case "", "none", "adamw", "adam":
 		in.Optimizer = oomsim.AdamW
