@@ -987,3 +987,35 @@ func TestAutocastCopiesLeaveTheStepPeak(t *testing.T) {
 		t.Errorf("reserved %.2f GiB does not keep the copies' 2 GB beside the step's %.2f GiB", float64(b.ReservedBytes)/float64(GiB), step/float64(GiB))
 	}
 }
+
+// ggml servers (llama.cpp, Ollama's runner) allocate their buffers at their
+// sizes and load no PyTorch modules; Ollama also keeps 457 MiB of each GPU
+// free when it places layers.
+func TestGGMLStacks(t *testing.T) {
+	m := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	for _, st := range []Stack{StackLlamaCpp, StackOllama} {
+		p := Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, Stack: st, SeqLen: 4096, Backend: "cuda"}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ReservedBytes != b.PeakAllocatedBytes {
+			t.Errorf("%s: reserved %d, want the allocated %d (no caching allocator)", st, b.ReservedBytes, b.PeakAllocatedBytes)
+		}
+		if b.OverheadBytes != bareCUDAContext {
+			t.Errorf("%s: runtime %d, want the bare CUDA context %d", st, b.OverheadBytes, bareCUDAContext)
+		}
+		wantReserve := int64(0)
+		if st == StackOllama {
+			wantReserve = 457 * MiB
+		}
+		if b.SchedulerReserveBytes != wantReserve {
+			t.Errorf("%s: scheduler reserve %d, want %d", st, b.SchedulerReserveBytes, wantReserve)
+		}
+		d := Device{Name: "gpu", Backend: "cuda", BudgetBytes: b.TotalBytes + 100*MiB, Available: 1}
+		if got, want := Fits(b, d), st != StackOllama; got != want {
+			t.Errorf("%s: fits %v with 100 MiB to spare, want %v", st, got, want)
+		}
+	}
+}

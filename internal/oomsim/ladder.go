@@ -58,7 +58,7 @@ type Trace struct {
 // Fits reports whether a breakdown fits a device (and, when known, the
 // host memory its offloaded state needs).
 func Fits(b Breakdown, d Device) bool {
-	if b.TotalBytes > d.BudgetBytes {
+	if b.TotalBytes+b.SchedulerReserveBytes > d.BudgetBytes {
 		return false
 	}
 	return b.HostBytes == 0 || b.HostInTotal || d.HostBudgetBytes == 0 || b.HostBytes <= d.HostBudgetBytes

@@ -247,6 +247,11 @@ type Breakdown struct {
 	// AllocatorBytes is max_memory_reserved's figure.
 	AllocatorBytes int64 `json:"allocator_bytes"`
 	ReservedBytes  int64 `json:"reserved_bytes"`
+	// SchedulerReserveBytes is memory the stack keeps free on each device
+	// when it decides what fits (Ollama sets 457 MiB aside before placing
+	// layers): not allocated, but a plan within it does not run wholly on
+	// the device.
+	SchedulerReserveBytes int64 `json:"scheduler_reserve_bytes,omitempty"`
 	// heldBytes is memory the caching allocator keeps reserved above the
 	// peak of live tensors: segments a phase freed that the later phase's
 	// allocations could not reuse (autocastCopies).

@@ -80,6 +80,21 @@ var runtimes = map[backend.Backend]runtime{
 	backend.CPU:    {512 * MiB, 0, "Python interpreter and the framework's import (0.3-0.5 GiB RSS)"},
 }
 
+// bareCUDAContext is a CUDA process's context without PyTorch's modules
+// (pytorch/pytorch#86509: 287 MB with lazy loading), what a ggml server
+// (llama.cpp, Ollama's runner) holds beside its buffers: the Sergey-Kit
+// benchmark's NVML peaks of Qwen3-0.6B in F16 (testdata/memory) sit 0.03
+// to 0.2 GiB above the runner's own buffer breakdown.
+const (
+	bareCUDAContext = 287 * 1000 * 1000
+	bareCUDASource  = "CUDA context of a process without PyTorch's modules (pytorch/pytorch#86509: 287 MB with lazy loading)"
+)
+
+// ggmlStack reports the stacks that run on ggml (llama.cpp, Ollama's
+// runner), which allocate their weights, KV cache and compute buffer at
+// their sizes and load no PyTorch modules.
+func ggmlStack(st Stack) bool { return st == StackLlamaCpp || st == StackOllama }
+
 // allocatorSlack is the caching allocator's share above the tensors alive
 // at the peak, as a share of the tensors that come and go (activations,
 // logits, the KV cache, buffers): weights, gradients and optimizer states
@@ -253,6 +268,10 @@ func finishCounters(s settings, b *Breakdown) {
 	if s.trains {
 		slack = allocatorSlackTraining
 	}
+	ggml := ggmlStack(p.Stack)
+	if ggml {
+		slack = 0 // ggml allocates each buffer at its size: no caching allocator
+	}
 	transient := max(b.PeakAllocatedBytes-add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes), 0)
 	b.ReservedBytes = b.PeakAllocatedBytes + max(b.heldBytes, 0) + sat(float64(transient)*slack)
 	b.AllocatorBytes = b.ReservedBytes - b.PeakAllocatedBytes
@@ -265,12 +284,24 @@ func finishCounters(s settings, b *Breakdown) {
 		if where == backend.CUDA && p.EagerModuleLoading {
 			b.OverheadBytes, b.OverheadSource = eagerCUDAContext, eagerCUDASource
 		}
+		if where == backend.CUDA && ggml {
+			b.OverheadBytes, b.OverheadSource = bareCUDAContext, bareCUDASource
+		}
 		if p.devices() > 1 {
 			b.OverheadBytes += rt.comm
 		}
 	}
 	b.TotalBytes = add(b.ReservedBytes, b.OverheadBytes)
+	if p.Stack == StackOllama && (where == backend.CUDA || where == backend.ROCm) {
+		b.SchedulerReserveBytes = ollamaMinimumMemory
+		b.Notes = append(b.Notes, "Ollama keeps 457 MiB of each GPU free when it places layers (discover: cudaMinimumMemory, rocmMinimumMemory; server/sched.go sets it aside with OLLAMA_GPU_OVERHEAD): a plan within that margin runs partly on the CPU")
+	}
 }
+
+// ollamaMinimumMemory is what Ollama's scheduler sets aside on each CUDA
+// or ROCm GPU before it places layers (cudaMinimumMemory and
+// rocmMinimumMemory, 457 MiB).
+const ollamaMinimumMemory = 457 * MiB
 
 // storedWeights is the base model's weights as stored for the plan: the
 // 16-bit or fp32 tensors, or a quantised format with its constants. Only

@@ -462,8 +462,8 @@ func Recommend(in Input) (*Result, error) {
 		r.Max = m
 		why("max", fmt.Sprint(m.Value), maxReason(m, plan))
 	}
-	r.WithinStrategy = r.Fits && b.TotalBytes <= strategyBudget
-	r.HeadroomBytes = budget - b.TotalBytes
+	r.WithinStrategy = r.Fits && b.TotalBytes+b.SchedulerReserveBytes <= strategyBudget
+	r.HeadroomBytes = budget - b.TotalBytes - b.SchedulerReserveBytes
 	per := ""
 	if plan.Devices > 1 {
 		per = " per device"
@@ -580,7 +580,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	}
 	p := plan
 	p.Precision = base
-	if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
+	if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes+b.SchedulerReserveBytes <= budget {
 		return base, nil
 	}
 	for _, q := range []capability.Precision{capability.Int8, capability.Int4} {
@@ -588,7 +588,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 			continue
 		}
 		p.Precision = q
-		if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes <= budget {
+		if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes+b.SchedulerReserveBytes <= budget {
 			why("precision", string(q), fmt.Sprintf("does not fit at %s; %s weights fit and %s supports them (%s)", base, q, t.Name, t.Support.Reasons[q]))
 			return q, nil
 		}
