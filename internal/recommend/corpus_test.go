@@ -423,10 +423,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Loss = oomsim.LossChunked
 	}
 	switch {
-	case strings.Contains(k, "kv-int8"), strings.Contains(k, "kv-cache-8bit"):
-		in.KVBits = 8
-	case strings.Contains(k, "kv-cache-q4"):
-		in.KVBits = 4
+	case strings.Contains(k, "kv-int8"), strings.Contains(k, "kv-cache-8bit"), strings.Contains(k, "kv-fp8"):
+		in.KVBits = 8 // an int8 or fp8 cache (vLLM --kv-cache-dtype fp8)
+	case strings.Contains(k, "kv-cache-q4/"):
+		// K and V at different widths: not one --kv-bits.
+	case strings.Contains(k, "kv-cache-q4"), strings.Contains(k, "kv-q4"):
+		in.KVBits = 4 // llama.cpp/Ollama q4_0 K and V
 	}
 	if rk := atoi0(r["lora_r"]); rk > 0 {
 		in.LoRARank = rk
