@@ -1019,3 +1019,37 @@ func TestGGMLStacks(t *testing.T) {
 		}
 	}
 }
+
+// --max-num-seqs and --max-num-batched-tokens replace the engine's
+// defaults in its start-up profile; SGLang's default share reserves room
+// for the prefill chunk the user gives.
+func TestServingProfileTakesTheUsersSettings(t *testing.T) {
+	m := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, SeqLen: 4096, DeviceBytes: 79 * GiB,
+		DeviceName: "NVIDIA H100 80GB HBM3", Backend: "cuda"}
+	if tokens, seqs, ok := ServingProfile(p); !ok || tokens != 8192 || seqs != 1024 {
+		t.Errorf("vllm defaults: %d tokens, %d seqs, %v; want 8192, 1024", tokens, seqs, ok)
+	}
+	p.MaxNumSeqs, p.PrefillTokens = 16, 4096
+	if tokens, seqs, _ := ServingProfile(p); tokens != 4096 || seqs != 16 {
+		t.Errorf("vllm given: %d tokens, %d seqs; want 4096, 16", tokens, seqs)
+	}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := max(4096*(3*8192+4*2048)*2, 16*16*32000.0); math.Abs(float64(b.ActivationsBytes)-want) > float64(MiB) {
+		t.Errorf("vllm activations %d, want %.0f", b.ActivationsBytes, want)
+	}
+	sg := Plan{Stack: StackSGLang, DeviceBytes: 24 * GiB}
+	def, _ := sglangDefaults(sg)
+	sg.PrefillTokens = 16384
+	big, chunk := sglangDefaults(sg)
+	if chunk != 16384 || big >= def {
+		t.Errorf("sglang: chunk %d, share %.3f (default %.3f); a bigger chunk should reserve more", chunk, big, def)
+	}
+	if _, _, ok := ServingProfile(Plan{Stack: StackOllama, Mode: Inference}); ok {
+		t.Errorf("ollama has no start-up profile")
+	}
+}

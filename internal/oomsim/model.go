@@ -134,6 +134,15 @@ type Plan struct {
 	// Prealloc is a serving engine's share of the device (vLLM's
 	// gpu_memory_utilization); 0 takes the stack's default.
 	Prealloc float64 `json:"gpu_memory_utilization,omitempty"`
+	// MaxNumSeqs is a serving engine's max_num_seqs (vLLM's, SGLang's
+	// max_running_requests): the sequences its start-up profile draws
+	// logits for; 0 takes the engine's default.
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// PrefillTokens is the tokens a serving engine's start-up forward
+	// profiles at once (vLLM's max_num_batched_tokens, SGLang's
+	// chunked_prefill_size, TGI's max_batch_prefill_tokens); 0 takes the
+	// engine's default.
+	PrefillTokens int `json:"max_num_batched_tokens,omitempty"`
 	// DeviceBytes is the device's memory, for engines that preallocate a
 	// share of it.
 	DeviceBytes int64 `json:"-"`

@@ -1063,7 +1063,11 @@ func servingEngine(s settings) (Breakdown, error) {
 	// max_batch_prefill_tokens) with the sampler's logits for
 	// max_num_seqs (256).
 	profiled := float64(tokens)
-	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, 256))
+	seqs := 256.0 // the sampler's logits for max_num_seqs
+	if p.MaxNumSeqs > 0 {
+		seqs = float64(p.MaxNumSeqs)
+	}
+	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, seqs))
 	if p.Stack == StackVLLM {
 		_, seqs := vllmBatchDefaults(p)
 		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, float64(seqs)))

@@ -407,6 +407,37 @@ func vllmV0(p Plan) bool {
 //     A100 small; the v0.19 logs of llm-d-planner print "Defaulting
 //     max_num_seqs to 1024" and max_num_batched_tokens 8192 on H100).
 func vllmBatchDefaults(p Plan) (tokens, seqs int) {
+	tokens, seqs = vllmEngineDefaults(p)
+	if p.PrefillTokens > 0 {
+		tokens = p.PrefillTokens
+	}
+	if p.MaxNumSeqs > 0 {
+		seqs = p.MaxNumSeqs
+	}
+	return tokens, seqs
+}
+
+// ServingProfile is what a preallocating engine's start-up profile runs
+// for the plan: the tokens of its forward and the sequences its sampler
+// draws logits for (the plan's --max-num-batched-tokens and
+// --max-num-seqs, else the engine's defaults for the release and device).
+// ok is false for stacks that do not preallocate.
+func ServingProfile(p Plan) (tokens, seqs int, ok bool) {
+	if ProfileOf(p.Stack).Preallocates == 0 || p.Mode != Inference {
+		return 0, 0, false
+	}
+	_, _, tokens = servingDefaults(p)
+	seqs = 256
+	if p.Stack == StackVLLM {
+		_, seqs = vllmBatchDefaults(p)
+	} else if p.MaxNumSeqs > 0 {
+		seqs = p.MaxNumSeqs
+	}
+	return tokens, seqs, true
+}
+
+// vllmEngineDefaults is vllmBatchDefaults before the plan's own settings.
+func vllmEngineDefaults(p Plan) (tokens, seqs int) {
 	if vllmV0(p) {
 		if p.SeqLen <= 32768 {
 			return max(p.SeqLen, 2048), 256
@@ -481,6 +512,9 @@ func servingDefaults(p Plan) (rule PreallocRule, share float64, tokens int) {
 			rule, share = KVShareOfDevice, 0.5
 		}
 	}
+	if p.PrefillTokens > 0 {
+		tokens = p.PrefillTokens // the engine's prefill budget, as the user set it
+	}
 	return rule, share, tokens
 }
 
@@ -528,6 +562,9 @@ func sglangDefaults(p Plan) (share float64, chunk int) {
 	}
 	if gib <= 0 {
 		return 0.88, chunk
+	}
+	if p.PrefillTokens > 0 {
+		chunk = p.PrefillTokens // --chunked-prefill-size enters the reserve
 	}
 	reserved := sglangReservedMiB(gib, chunk, graphBS, tp)
 	// A device smaller than the reserve leaves nothing for the weights:

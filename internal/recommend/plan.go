@@ -119,6 +119,13 @@ type RunSettings struct {
 	WeightBits   float64
 	Compiled     bool
 	Prealloc     float64
+	// KVBits is the KV cache's element width (--kv-cache-dtype); 0 is the
+	// compute dtype.
+	KVBits int
+	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs
+	// and max_num_batched_tokens (0: the engine's defaults).
+	MaxNumSeqs    int
+	PrefillTokens int
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
 	Objective oomsim.Objective
 	// PromptLen is the prompt's share of SeqLen when serving (0: all).
@@ -231,6 +238,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
+		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,
 		PromptLen:        r.PromptLen,

@@ -205,8 +205,14 @@ type Input struct {
 	LoRALayers   int
 	Quant        oomsim.QuantFormat
 	WeightBits   float64
-	KVBits       int
-	Prealloc     float64
+	// KVBits is the KV cache's element width when it is quantised (8 for
+	// fp8 or int8, 4 for q4_0); 0 is the compute dtype.
+	KVBits   int
+	Prealloc float64
+	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs and
+	// prefill budget (max_num_batched_tokens); 0 takes the engine's.
+	MaxNumSeqs    int
+	PrefillTokens int
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
 	// sharding model states (ZeROStage).
@@ -359,7 +365,10 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
+	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
+		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
+	}
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:
 		// vLLM, SGLang and TGI size the KV cache for max_model_len, the
@@ -433,6 +442,14 @@ func Recommend(in Input) (*Result, error) {
 			plan, b = q, qb
 			why("parallel", fmt.Sprint(slots), fmt.Sprintf("Ollama %s serves %d requests at once when their KV caches fit (OLLAMA_NUM_PARALLEL auto), each with num_ctx; memory is for all %d", plan.StackVersion, slots, slots))
 		}
+	}
+	if tokens, seqs, ok := oomsim.ServingProfile(plan); ok {
+		src := "the engine's defaults for this release and device"
+		if plan.MaxNumSeqs > 0 || plan.PrefillTokens > 0 {
+			src = "--max-num-batched-tokens / --max-num-seqs, else the engine's defaults"
+		}
+		why("profile", fmt.Sprintf("%d tokens, %d seqs", tokens, seqs), fmt.Sprintf("%s profiles a forward of %d tokens and samples %d sequences at start-up (%s): %s of activations held beside the weights",
+			plan.Stack, tokens, seqs, src, units.Bytes(b.ActivationsBytes).Format(units.GiB, 2)))
 	}
 	r.Plan = plan
 	r.Memory = Memory{Breakdown: b, UsableBytes: budget, StrategyBytes: strategyBudget, Band: oomsim.EstimateBand(plan, b, in.Pinned)}

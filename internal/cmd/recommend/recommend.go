@@ -81,7 +81,13 @@ type Options struct {
 	Objective   string
 	PromptLen   int
 	GPUMemUtil  float64
-	Max         string
+	// KVCacheDtype is --kv-cache-dtype: auto or the cache's element type.
+	KVCacheDtype string
+	// MaxNumSeqs and MaxBatchedTokens are a serving engine's
+	// max_num_seqs and max_num_batched_tokens (0: the engine's).
+	MaxNumSeqs       int
+	MaxBatchedTokens int
+	Max              string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
@@ -158,6 +164,9 @@ not run the probe.`,
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
+	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
+	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
+	fl.IntVar(&opts.MaxBatchedTokens, "max-num-batched-tokens", 0, "a serving engine's prefill budget, the tokens its start-up forward profiles: vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's max_batch_prefill_tokens (0: the engine's default)")
 	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training, splitting weights and activations")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
 	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
@@ -297,6 +306,20 @@ func (o *Options) Validate() error {
 	if o.GPUMemUtil != 0 && (o.GPUMemUtil != o.GPUMemUtil || o.GPUMemUtil <= 0 || o.GPUMemUtil > 1) {
 		return cmdutil.Usagef("invalid --gpu-memory-utilization %g: want a share of the device in (0, 1], e.g. 0.9", o.GPUMemUtil)
 	}
+	kvBits, ok := kvCacheBits[strings.ToLower(strings.TrimSpace(o.KVCacheDtype))]
+	if !ok {
+		return cmdutil.Usagef("invalid --kv-cache-dtype %q: want one of auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0", o.KVCacheDtype)
+	}
+	if kvBits > 0 && r.Mode != oomsim.Inference {
+		return cmdutil.Usagef("--kv-cache-dtype is for --mode inference (training keeps no KV cache)")
+	}
+	if o.MaxNumSeqs < 0 || o.MaxNumSeqs > 1<<20 {
+		return cmdutil.Usagef("invalid --max-num-seqs %d: want 1 to %d (0: the engine's default)", o.MaxNumSeqs, 1<<20)
+	}
+	if o.MaxBatchedTokens < 0 || o.MaxBatchedTokens > 1<<24 {
+		return cmdutil.Usagef("invalid --max-num-batched-tokens %d: want 1 to %d (0: the engine's default)", o.MaxBatchedTokens, 1<<24)
+	}
+	r.KVBits, r.MaxNumSeqs, r.PrefillTokens = kvBits, o.MaxNumSeqs, o.MaxBatchedTokens
 	if o.TensorParallel && o.ZeROStage != 0 {
 		return cmdutil.Usagef("give one of --tensor-parallel and --zero-stage: they split the work differently")
 	}
@@ -403,3 +426,8 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 // stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1 (compiled on
 // first use, not at every start).
 var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(v?[0-9]+\.[0-9]+[.+a-z0-9-]*|b[0-9]+)$`) })
+
+// kvCacheBits is each --kv-cache-dtype's element width; 0 keeps the
+// compute dtype (16 bits).
+var kvCacheBits = map[string]int{"auto": 0, "": 0, "fp16": 16, "bf16": 16, "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8,
+	"int8": 8, "q8_0": 8, "q4_0": 4}
