@@ -119,6 +119,25 @@ func newCorpusWorld(t testing.TB) *corpusWorld {
 // below 1), TensorRT-LLM's free_gpu_memory_fraction.
 var gpuUtil = regexp.MustCompile(`(?:gpu[_-]memory[_-]utilization|mem[_-]fraction[_-]static|cache[_-]max[_-]entry[_-]count|free[_-]gpu[_-]memory[_-]fraction)['"]?(?:\s*[:=]\s*|\s+\(?)(0?\.[0-9]+)`)
 
+var (
+	maxNumSeqs    = regexp.MustCompile(`(?i)(?:max[-_]num[-_]seqs|max[-_]running[-_]requests)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+	prefillTokens = regexp.MustCompile(`(?i)(?:max[-_]num[-_]batched[-_]tokens|chunked[-_]prefill[-_]size|max[-_]batch[-_]prefill[-_]tokens)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+)
+
+// quotedInt is the one value a note quotes for a setting, 0 when it quotes
+// none or several different ones.
+func quotedInt(re *regexp.Regexp, note string) int {
+	v := 0
+	for _, m := range re.FindAllStringSubmatch(note, -1) {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n <= 0 || (v != 0 && n != v) {
+			return 0
+		}
+		v = n
+	}
+	return v
+}
+
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
 // model resolves a corpus model id: a config.json (models.tsv), a
@@ -473,6 +492,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		if m := gpuUtil.FindStringSubmatch(r["note"]); m != nil {
 			in.Prealloc, _ = strconv.ParseFloat(m[1], 64)
 		}
+		// The engine's max_num_seqs and prefill budget, when the note
+		// quotes one value of each (--max-num-seqs, --max-num-batched-tokens).
+		in.MaxNumSeqs = quotedInt(maxNumSeqs, r["note"])
+		in.PrefillTokens = quotedInt(prefillTokens, r["note"])
 	}
 	in.Convention = oomsim.Devctl
 	in.ModelSource = "corpus"
