@@ -1053,3 +1053,36 @@ func TestServingProfileTakesTheUsersSettings(t *testing.T) {
 		t.Errorf("ollama has no start-up profile")
 	}
 }
+
+// Engines that hold a sliding-window layer's KV cache to its window:
+// transformers and mlx the window, vLLM from 0.10 the window plus its
+// prefill budget, llama.cpp and Ollama plus one ubatch; SGLang and older
+// releases every token.
+func TestSlidingWindowKVCache(t *testing.T) {
+	a := &Arch{Layers: 6, KVLayers: 6, Hidden: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, FFN: 4096, Vocab: 32000, Gated: true,
+		SlidingWindow: 1024, SlidingLayers: 5}
+	m := Model{Name: "swa", Params: 200_000_000, Arch: a}
+	perToken := 2.0 * 2 * 128 * 2 // K and V, two heads of 128, 2 bytes
+	const seq = 32768
+	for _, c := range []struct {
+		stack   Stack
+		version string
+		held    float64 // tokens a sliding layer keeps
+	}{
+		{StackHF, "", 1024},
+		{StackMLX, "", 1024},
+		{StackVLLM, "0.19.0", 1024 + 2048},
+		{StackVLLM, "0.9.2", seq},
+		{StackLlamaCpp, "", 1024 + 512},
+		{StackLlamaCpp, "b5000", seq},
+		{StackOllama, "0.12.3", 1024 + 512},
+		{StackSGLang, "", seq},
+	} {
+		p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: c.stack, StackVersion: c.version, SeqLen: seq,
+			DeviceBytes: 24 * GiB, Backend: "cuda"}
+		want := perToken * (1*seq + 5*c.held)
+		if got := float64(kvCache(a, p, 1, seq)); math.Abs(got-want) > 1 {
+			t.Errorf("%s %s: KV cache %.0f, want %.0f", c.stack, c.version, got, want)
+		}
+	}
+}

@@ -38,6 +38,12 @@ type Arch struct {
 	// T5's dropout_rate; 0 for today's LLMs): eager attention then keeps
 	// its mask and output beside the probabilities.
 	AttnDropout float64 `json:"attn_dropout,omitempty"`
+	// SlidingWindow is the window of the layers that attend only to the
+	// last tokens (Gemma 2/3, Cohere2, gpt-oss), and SlidingLayers how many
+	// of the KV layers do: engines that hold their KV cache to the window
+	// (slidingCache) keep only that many tokens for them.
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }

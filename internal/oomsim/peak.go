@@ -2,6 +2,8 @@ package oomsim
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -978,7 +980,56 @@ func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
 	if p.KVBits > 0 {
 		bytes = float64(p.KVBits) / 8
 	}
-	return sat(2 * float64(a.KVLayers) * float64(kv) * float64(hd) * seq * batch * bytes)
+	tokens := float64(a.KVLayers) * seq // summed over the layers
+	if sl, w := a.SlidingLayers, a.SlidingWindow; sl > 0 && w > 0 && sl <= a.KVLayers {
+		if extra, ok := slidingCache(p); ok {
+			held := min(seq, float64(w+extra))
+			tokens = float64(a.KVLayers-sl)*seq + float64(sl)*held
+		}
+	}
+	return sat(2 * float64(kv) * float64(hd) * tokens * batch * bytes)
+}
+
+// slidingCache reports whether the plan's engine holds a sliding-window
+// layer's KV cache to its window, and how many tokens beyond the window it
+// keeps there:
+//
+//   - transformers (HybridCache for Gemma 2 and 3 and Cohere2,
+//     DynamicSlidingWindowLayer for gpt-oss, each from the family's first
+//     release) and mlx-lm (RotatingKVCache): the window;
+//   - vLLM from 0.10 (the V1 hybrid KV cache manager, #11382; release not
+//     tag-verified): the window plus the prefill budget it schedules;
+//   - llama.cpp from build b5450 (the SWA cache of #13194, merged
+//     2025-05-20; the build number is approximate) and Ollama from 0.6
+//     (its engine's SWA cache): the window plus one 512-token ubatch;
+//   - SGLang, TGI, lmdeploy and TensorRT-LLM, and older releases: every
+//     layer holds the whole sequence.
+func slidingCache(p Plan) (extra int, ok bool) {
+	switch p.Stack {
+	case StackVLLM:
+		if VersionBelow(p.StackVersion, 0, 10) {
+			return 0, false
+		}
+		tokens, _ := vllmBatchDefaults(p)
+		return tokens, true
+	case StackLlamaCpp:
+		v := strings.TrimPrefix(strings.TrimSpace(p.StackVersion), "b")
+		if n, err := strconv.Atoi(v); err == nil && n < 5450 {
+			return 0, false
+		}
+		return 512, true
+	case StackOllama:
+		if releaseBelow(p.StackVersion, "0.6.0") {
+			return 0, false
+		}
+		return 512, true
+	case StackMLX:
+		return 0, true
+	}
+	if ProfileOf(p.Stack).Dist == "transformers" {
+		return 0, true
+	}
+	return 0, false
 }
 
 // dequantBuffer: bitsandbytes dequantises one 4-bit weight to 16 bits for

@@ -137,6 +137,7 @@ type hfConfig struct {
 	RelativeAttentionNumBuckets *int64 `json:"relative_attention_num_buckets"`
 
 	hfConfig2026
+	hfSliding
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -246,6 +247,11 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	m.LargestLayerParams = oomsim.LargestLayer(m)
 	if m.Arch != nil {
 		m.Arch.AttnDropout = attnDropout(c, family)
+		text := c
+		if family == "gemma3" && c.TextConfig != nil {
+			text = *c.TextConfig
+		}
+		m.Arch.SlidingWindow, m.Arch.SlidingLayers = slidingLayers(text.hfSliding, text.LayerTypes, family, m.Arch.KVLayers)
 	}
 	return m, nil
 }
