@@ -1,10 +1,6 @@
 package recommend
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // The sliding-window layers of real configs: Gemma 2 alternates (layer 0
 // sliding), Gemma 3 makes every sixth layer global (its layer_types list
@@ -21,11 +17,7 @@ func TestSlidingWindowLayersFromRealConfigs(t *testing.T) {
 		{"mistral-7b-v0.1.config.json", 0, 0},
 		{"llama-3.1-70b.config.json", 0, 0},
 	} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := ParseHFConfig(data)
+		m, err := ParseHFConfig(readModel(t, c.file))
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
