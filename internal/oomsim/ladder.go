@@ -55,10 +55,14 @@ type Trace struct {
 	FinalMemory Breakdown `json:"final_memory"`
 }
 
+// NeededBytes is what the device must offer the plan: the total, and what
+// the stack's scheduler keeps free beside it (SchedulerReserveBytes).
+func (b Breakdown) NeededBytes() int64 { return b.TotalBytes + b.SchedulerReserveBytes }
+
 // Fits reports whether a breakdown fits a device (and, when known, the
 // host memory its offloaded state needs).
 func Fits(b Breakdown, d Device) bool {
-	if b.TotalBytes+b.SchedulerReserveBytes > d.BudgetBytes {
+	if b.NeededBytes() > d.BudgetBytes {
 		return false
 	}
 	return b.HostBytes == 0 || b.HostInTotal || d.HostBudgetBytes == 0 || b.HostBytes <= d.HostBudgetBytes

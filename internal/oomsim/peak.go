@@ -2,8 +2,6 @@ package oomsim
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -1013,8 +1011,7 @@ func slidingCache(p Plan) (extra int, ok bool) {
 		tokens, _ := vllmBatchDefaults(p)
 		return tokens, true
 	case StackLlamaCpp:
-		v := strings.TrimPrefix(strings.TrimSpace(p.StackVersion), "b")
-		if n, err := strconv.Atoi(v); err == nil && n < 5450 {
+		if llamaCppBuildBelow(p, 5450) {
 			return 0, false
 		}
 		return 512, true
@@ -1114,14 +1111,10 @@ func servingEngine(s settings) (Breakdown, error) {
 	// max_batch_prefill_tokens) with the sampler's logits for
 	// max_num_seqs (256).
 	profiled := float64(tokens)
-	seqs := 256.0 // the sampler's logits for max_num_seqs
-	if p.MaxNumSeqs > 0 {
-		seqs = float64(p.MaxNumSeqs)
-	}
+	seqs := float64(servingSeqs(p))
 	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, seqs))
 	if p.Stack == StackVLLM {
-		_, seqs := vllmBatchDefaults(p)
-		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, float64(seqs)))
+		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, seqs))
 	}
 	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	need := sat(float64(kvCache(a, p, float64(p.micro()), float64(p.SeqLen))) / s.n)

@@ -427,13 +427,21 @@ func ServingProfile(p Plan) (tokens, seqs int, ok bool) {
 		return 0, 0, false
 	}
 	_, _, tokens = servingDefaults(p)
-	seqs = 256
-	if p.Stack == StackVLLM {
-		_, seqs = vllmBatchDefaults(p)
-	} else if p.MaxNumSeqs > 0 {
-		seqs = p.MaxNumSeqs
+	return tokens, servingSeqs(p), true
+}
+
+// servingSeqs is the sequences a serving engine's dummy sampler run draws
+// logits for: the plan's --max-num-seqs, else vLLM's default for the
+// release and device, else 256.
+func servingSeqs(p Plan) int {
+	switch {
+	case p.Stack == StackVLLM:
+		_, seqs := vllmBatchDefaults(p)
+		return seqs
+	case p.MaxNumSeqs > 0:
+		return p.MaxNumSeqs
 	}
-	return tokens, seqs, true
+	return 256
 }
 
 // vllmEngineDefaults is vllmBatchDefaults before the plan's own settings.
@@ -699,12 +707,15 @@ func loadsCheckpointDtype(p Plan) bool {
 // Releases are build numbers ("b5123"); an unreadable or unstated one is
 // the current build.
 func llamaCppEager(p Plan) bool {
-	if p.Stack != StackLlamaCpp {
-		return false
-	}
+	return p.Stack == StackLlamaCpp && llamaCppBuildBelow(p, 6327)
+}
+
+// llamaCppBuildBelow reports whether the plan names a llama.cpp build
+// ("b6000", "6000") below build; an empty or unreadable one is current.
+func llamaCppBuildBelow(p Plan, build int) bool {
 	v := strings.TrimPrefix(strings.TrimSpace(p.StackVersion), "b")
 	n, err := strconv.Atoi(v)
-	return err == nil && n < 6327
+	return err == nil && n < build
 }
 
 // OllamaParallel is how many requests an Ollama server of the plan's

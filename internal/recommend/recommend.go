@@ -479,8 +479,8 @@ func Recommend(in Input) (*Result, error) {
 		r.Max = m
 		why("max", fmt.Sprint(m.Value), maxReason(m, plan))
 	}
-	r.WithinStrategy = r.Fits && b.TotalBytes+b.SchedulerReserveBytes <= strategyBudget
-	r.HeadroomBytes = budget - b.TotalBytes - b.SchedulerReserveBytes
+	r.WithinStrategy = r.Fits && b.NeededBytes() <= strategyBudget
+	r.HeadroomBytes = budget - b.NeededBytes()
 	per := ""
 	if plan.Devices > 1 {
 		per = " per device"
@@ -597,7 +597,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	}
 	p := plan
 	p.Precision = base
-	if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes+b.SchedulerReserveBytes <= budget {
+	if b, err := oomsim.Estimate(p); err == nil && b.NeededBytes() <= budget {
 		return base, nil
 	}
 	for _, q := range []capability.Precision{capability.Int8, capability.Int4} {
@@ -605,7 +605,7 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 			continue
 		}
 		p.Precision = q
-		if b, err := oomsim.Estimate(p); err == nil && b.TotalBytes+b.SchedulerReserveBytes <= budget {
+		if b, err := oomsim.Estimate(p); err == nil && b.NeededBytes() <= budget {
 			why("precision", string(q), fmt.Sprintf("does not fit at %s; %s weights fit and %s supports them (%s)", base, q, t.Name, t.Support.Reasons[q]))
 			return q, nil
 		}
