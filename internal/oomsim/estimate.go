@@ -216,6 +216,9 @@ func withDefaults(p Plan) Plan {
 	// The stack's defaults fill what the plan leaves open, so the plan
 	// shown says what was assumed.
 	prof := ProfileOf(p.Stack)
+	if p.Quant == "" && (p.Precision == capability.Int8 || p.Precision == capability.Int4) {
+		p.Quant = prof.QuantFormat
+	}
 	if p.Attention == "" || p.Attention == AttentionAuto {
 		p.Attention = prof.Attention
 		if transformersEager(p) || ollamaEager(p) || llamaCppEager(p) {

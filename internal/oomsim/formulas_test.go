@@ -248,12 +248,94 @@ func TestLoRAParamsCountsGroupedQueryProjections(t *testing.T) {
 // embeddings and head keep 16 bits.
 func TestWeightBits(t *testing.T) {
 	m := Model{Name: "m", Params: 1_000_000, UnquantizedParams: 200_000}
-	b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 5.69, SeqLen: 1})
+	b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGPTQ, WeightBits: 5.69, SeqLen: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := sat(800_000*5.69/8 + 2*200_000); b.WeightsBytes != want {
 		t.Errorf("weights %d, want %d", b.WeightsBytes, want)
+	}
+}
+
+// A GGUF file quantises every matrix and llama.cpp keeps token_embd on the
+// host: Llama-3-8B's Q4_K_M (4.58 GiB file, 4.90 bits over 8.03B
+// parameters) puts (8.03B - 128,256 x 4,096) x 4.90 bits on the GPU, 4.28
+// GiB, against the 4,403.49 MiB (4.30 GiB) "CUDA0 model buffer size" its
+// load log prints. A tied head (no HeadParams) is duplicated onto the GPU.
+// mlx quantises the embeddings too: Qwen3-4B at 4 bits with a scale and
+// bias per 64 (4.5 bits) is 4.02B x 4.5 / 8 = 2.26 GB, the size of
+// mlx-community's Qwen3-4B-4bit.
+func TestQuantisedEmbeddings(t *testing.T) {
+	llama3 := Model{Params: 8_030_261_248, HeadParams: 128_256 * 4096, Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128_256}}
+	for _, st := range []Stack{StackLlamaCpp, StackOllama} {
+		b, err := Estimate(Plan{Model: llama3, Mode: Inference, Stack: st, Precision: capability.Int4, WeightBits: 4.90, SeqLen: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sat((8_030_261_248 - 128_256*4096) * 4.90 / 8); b.WeightsBytes != want {
+			t.Errorf("%s: weights %d, want %d (the quantisation format is the stack's: GGUF)", st, b.WeightsBytes, want)
+		}
+	}
+	tied := llama3
+	tied.HeadParams = 0
+	b, err := Estimate(Plan{Model: tied, Mode: Inference, Stack: StackLlamaCpp, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 4.90, SeqLen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(8_030_261_248 * 4.90 / 8); b.WeightsBytes != want {
+		t.Errorf("tied: weights %d, want %d", b.WeightsBytes, want)
+	}
+	qwen3 := Model{Params: 4_022_468_096, Arch: &Arch{Layers: 36, KVLayers: 36, Hidden: 2560, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151_936}}
+	b, err = Estimate(Plan{Model: qwen3, Mode: Inference, Stack: StackMLX, Precision: capability.Int4, SeqLen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(4_022_468_096 * 4.5 / 8); b.WeightsBytes != want {
+		t.Errorf("mlx: weights %d, want %d", b.WeightsBytes, want)
+	}
+}
+
+// mlx-lm's generate runs the model over what its 2,048-token prefill steps
+// leave of the prompt and slices the last position's logits afterwards:
+// a 2,048-token prompt to Qwen3-4B computes 2,048 x 151,936 16-bit logits
+// (0.58 GiB); a 4,100-token one leaves 4 tokens for the last call.
+func TestMLXLastChunkLogits(t *testing.T) {
+	qwen3 := Model{Params: 4_022_468_096, Arch: &Arch{Layers: 36, KVLayers: 36, Hidden: 2560, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 9728, Vocab: 151_936, Gated: true}}
+	for _, c := range []struct{ prompt, want int }{{2048, 2048}, {4100, 4}, {100, 100}} {
+		b, err := Estimate(Plan{Model: qwen3, Mode: Inference, Stack: StackMLX, Precision: capability.BF16, SeqLen: c.prompt + 128, PromptLen: c.prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sat(float64(c.want) * 151_936 * 2); b.LogitsBytes != want {
+			t.Errorf("prompt %d: logits %d, want %d", c.prompt, b.LogitsBytes, want)
+		}
+	}
+}
+
+// DeepSeek-V3's latent (kv_lora_rank 512 + rope 64) over 61 layers is
+// 70,272 B per token in 16 bits where the engine caches it; transformers
+// keeps every head's keys and values; llama.cpp kept the rank again as V
+// before its V-less cache.
+func TestLatentKVCache(t *testing.T) {
+	a := &Arch{Layers: 61, KVLayers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128, Vocab: 129_280, LatentKV: 576, LatentRank: 512}
+	m := Model{Params: 671_000_000_000, Arch: a}
+	for _, c := range []struct {
+		stack   Stack
+		version string
+		perTok  float64
+	}{
+		{StackVLLM, "0.8.5", 61 * 576 * 2},
+		{StackVLLM, "0.6.6", 2 * 61 * 128 * 128 * 2},
+		{StackSGLang, "", 61 * 576 * 2},
+		{StackLlamaCpp, "b6000", 61 * 1088 * 2},
+		{StackLlamaCpp, "b8000", 61 * 576 * 2},
+		{StackOllama, "0.12.0", 61 * 1088 * 2},
+		{StackHF, "", 2 * 61 * 128 * 128 * 2},
+	} {
+		p := Plan{Model: m, Mode: Inference, Stack: c.stack, StackVersion: c.version, Precision: capability.BF16}
+		if got, want := kvCache(a, p, 1, 1000), sat(1000*c.perTok); got != want {
+			t.Errorf("%s %s: KV cache %d, want %d", c.stack, c.version, got, want)
+		}
 	}
 }
 

@@ -44,6 +44,14 @@ type Arch struct {
 	// (slidingCache) keep only that many tokens for them.
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// LatentKV and LatentRank describe multi-head latent attention
+	// (DeepSeek-V2/V3, Kimi K2): an engine that caches the compressed
+	// latent keeps LatentKV values per token and layer (kv_lora_rank +
+	// qk_rope_head_dim, 576 for V3) instead of every head's keys and
+	// values; LatentRank is kv_lora_rank, the part llama.cpp kept a second
+	// time as the V cache until its V-less cache (latentCache).
+	LatentKV   int `json:"latent_kv,omitempty"`
+	LatentRank int `json:"latent_rank,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }

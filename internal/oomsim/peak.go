@@ -2,6 +2,7 @@ package oomsim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -183,6 +184,10 @@ func realistic(p Plan) (Breakdown, error) {
 		}
 		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
+		if c := float64(s.prof.PrefillChunk); a != nil && s.prof.ChunkLogits && c > 0 {
+			last := math.Mod(prompt-1, c) + 1 // what the prefill steps leave
+			b.LogitsBytes = max(b.LogitsBytes, sat(mb*last*float64(a.Vocab)*s.cb))
+		}
 		if a != nil && legacyGenerateLogits(p) {
 			// Every prompt position's logits, 16-bit then their fp32 copy.
 			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + 4))
@@ -315,15 +320,35 @@ func storedWeights(m Model, p Plan) int64 {
 		return sat(2 * float64(m.Params))
 	}
 	prof := ProfileOf(p.Stack)
+	bits := quantBits(p.Precision, p.Quant, m)
+	if p.WeightBits > 0 {
+		bits = p.WeightBits
+	}
+	switch p.Quant {
+	case QuantGGUF:
+		// A GGUF file quantises every matrix, the embeddings and the
+		// output head included (Q4_K_M: token_embd Q4_K, output Q6_K;
+		// the rates are the file's average), and llama.cpp keeps
+		// token_embd in host memory: the input layer runs on the CPU
+		// (llama-model.cpp: the input buffer type is the CPU's; "CPU_Mapped
+		// model buffer" in its load log). A tied head is duplicated onto
+		// the device as the output layer.
+		n := float64(m.Params)
+		if a := m.Arch; a != nil && m.HeadParams > 0 {
+			n -= float64(a.Vocab) * float64(a.Hidden)
+		}
+		return sat(max(n, 0) * bits / 8)
+	case QuantMLX:
+		// mlx quantises every layer that has a quantised form, Embedding
+		// as well as Linear (mlx.nn.quantize; mlx_lm convert -q); only
+		// norms and biases keep 16 bits.
+		return sat(float64(m.Params) * bits / 8)
+	}
 	keep := unquantized(m, m.Params)
 	if prof.QuantizesHead && p.Precision == capability.Int4 {
 		keep = max(keep-m.HeadParams, 0)
 	}
 	q := float64(m.Params - keep)
-	bits := quantBits(p.Precision, p.Quant, m)
-	if p.WeightBits > 0 {
-		bits = p.WeightBits
-	}
 	keepBytes := 2.0
 	if (p.Mode == LoRA || p.Mode == QLoRA) && prof.KbitUpcast && (p.Quant == "" || p.Quant == QuantBnB) &&
 		p.Sharding != ShardZeRO3 {
@@ -978,6 +1003,9 @@ func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
 	if p.KVBits > 0 {
 		bytes = float64(p.KVBits) / 8
 	}
+	if per, ok := latentCache(p, a); ok {
+		return sat(float64(a.KVLayers) * seq * batch * float64(per) * bytes)
+	}
 	tokens := float64(a.KVLayers) * seq // summed over the layers
 	if sl, w := a.SlidingLayers, a.SlidingWindow; sl > 0 && w > 0 && sl <= a.KVLayers {
 		if extra, ok := slidingCache(p); ok {
@@ -1025,6 +1053,44 @@ func slidingCache(p Plan) (extra int, ok bool) {
 	}
 	if ProfileOf(p.Stack).Dist == "transformers" {
 		return 0, true
+	}
+	return 0, false
+}
+
+// latentCache reports whether the plan's engine caches multi-head latent
+// attention's compressed latent rather than every head's keys and values,
+// and how many values per token and layer it keeps:
+//
+//   - vLLM from 0.7 (MLA kernels, v0.7.1's release notes), SGLang (its
+//     DeepSeek support came with MLA) and TensorRT-LLM (NVIDIA/TensorRT-LLM
+//     #2738: "the compressed Latent vectors C_kv is stored in KV cache"):
+//     kv_lora_rank + qk_rope_head_dim;
+//   - llama.cpp from its MLA implementation (#12801, April 2025; build
+//     b5145, approximate) the latent as K and kv_lora_rank again as V, and
+//     from its V-less cache (#19067, January 2026; b7600, approximate) the
+//     K part only; Ollama, which runs DeepSeek on llama.cpp, from 0.9 with
+//     the K and V of the first form.
+//
+// transformers and the other stacks cache each head's keys and values.
+func latentCache(p Plan, a *Arch) (int, bool) {
+	if a.LatentKV <= 0 {
+		return 0, false
+	}
+	switch p.Stack {
+	case StackVLLM:
+		return a.LatentKV, !VersionBelow(p.StackVersion, 0, 7)
+	case StackSGLang, StackTRTLLM:
+		return a.LatentKV, true
+	case StackLlamaCpp:
+		switch {
+		case llamaCppBuildBelow(p, 5145):
+			return 0, false
+		case llamaCppBuildBelow(p, 7600):
+			return a.LatentKV + a.LatentRank, true
+		}
+		return a.LatentKV, true
+	case StackOllama:
+		return a.LatentKV + a.LatentRank, !releaseBelow(p.StackVersion, "0.9.0")
 	}
 	return 0, false
 }

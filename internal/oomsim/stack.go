@@ -165,6 +165,22 @@ type Profile struct {
 	// backend it runs on (mlx on Apple GPUs, llama.cpp's GGUF on Metal
 	// and CPUs), whatever PyTorch's kernels support there.
 	Quantises bool
+	// QuantFormat is the storage of the stack's 8-bit and 4-bit weights
+	// when the plan names none (--quant): llama.cpp and Ollama load GGUF
+	// files, mlx its own affine quantisation. Empty: bitsandbytes, as
+	// transformers' load_in_8bit/load_in_4bit.
+	QuantFormat QuantFormat
+	// PulledPrecision is the weights a plan gets when no precision is
+	// asked for, where the stack's usual way of getting a model fixes it
+	// (Ollama: `ollama pull MODEL` fetches the library's default tag,
+	// 4-bit). Empty: devctl chooses by device and budget.
+	PulledPrecision capability.Precision
+	// ChunkLogits: a generate call computes the logits of every position
+	// of the prompt's last chunk and keeps the last one after (mlx-lm's
+	// generate_step runs the model on what is left of the prompt after
+	// its prefill_step_size steps, then slices logits[:, -1, :]; mlx
+	// evaluates the whole product before the slice).
+	ChunkLogits bool
 	// FusedOptimizer: the optimizer step makes no temporaries (fused=True
 	// AdamW); false is PyTorch's default foreach AdamW, whose step holds a
 	// temporary the size of one state (torch/optim/adamw.py
@@ -264,12 +280,12 @@ var profiles = map[Stack]Profile{
 		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
 	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
 		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
-	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
+	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PrefillChunk: 512, GraphCompute: true,
 		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it) from build b6327, off before (llamaCppEager)"},
-	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, PrefillChunk: 512, GraphCompute: true,
-		Source: "Ollama runs llama.cpp: GGUF weights, an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
+	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
+		Source: "Ollama runs llama.cpp: GGUF weights (4-bit unless asked: the library's default tag is Q4_K_M, Q4_0 for models published before December 2024, ollama/ollama#1543), an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, PrefillChunk: 2048, GraphCompute: true, UnfusedAttentionBackward: true,
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true,
 		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,

@@ -232,8 +232,8 @@ func (d decoder) moe(c hfConfig, family string) (oomsim.Model, error) {
 // its norm), the first first_k_dense_replace blocks dense, the rest routed
 // experts plus shared experts (V3 adds a per-expert score bias). The
 // multi-token-prediction block V3 ships for speculative decoding is not
-// loaded by transformers and not counted. The KV cache devctl estimates
-// is the standard one, an upper bound for MLA's compressed cache.
+// loaded by transformers and not counted. The shape carries the latent's
+// width for engines that cache it (oomsim latentCache).
 func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	var f fields
 	d := decoder{norms: 2}
@@ -288,7 +288,7 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 		biasPerExpert = 1 // e_score_correction_bias
 	}
 	// The decoder's attention is replaced wholesale: heads×hd stands for
-	// the KV cache and activations (a standard-cache upper bound).
+	// the KV cache and activations (the cache of transformers; latentCache has the compressed one).
 	d.hd = vDim
 	d.kv = H
 	mlp := func(i int64) (int64, int64, int64) {
@@ -319,9 +319,10 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	}
 	m.UnquantizedParams = m.Params - linear
 	m.Experts, m.ExpertsPerToken = int(E), int(topK)
-	m.Notes = append(m.Notes, family+": multi-head latent attention; the KV cache is estimated as a standard one (an upper bound), and V3's multi-token-prediction block is not counted")
+	m.Notes = append(m.Notes, family+": multi-head latent attention; engines that cache the compressed latent (vLLM, SGLang, TensorRT-LLM, llama.cpp) keep kv_lora_rank + qk_rope_head_dim values per token and layer, the others every head's keys and values; V3's multi-token-prediction block is not counted")
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(h), Heads: int(H), KVHeads: int(H),
-		HeadDim: int(vDim), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos)}
+		HeadDim: int(vDim), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos),
+		LatentKV: int(kvRank + rope), LatentRank: int(kvRank)}
 	return m, nil
 }
 

@@ -580,6 +580,12 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		}
 		return req, nil
 	}
+	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits == 0 && supports(t, in.Stack, pulled) {
+		// What the stack's usual download gives: an `ollama pull` user
+		// runs the library's default tag whatever the device could hold.
+		why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
+		return pulled, nil
+	}
 	half := oomsim.Half(t.Support)
 	base := capability.FP32
 	switch {

@@ -363,3 +363,29 @@ func TestOllamaTakesItsSlotsWhenTheyFit(t *testing.T) {
 		t.Errorf("rtx-3060-8gb: %d slots, want 1 (4 × 8192 tokens do not fit)", r.Plan.BatchSize)
 	}
 }
+
+// `ollama pull` fetches the library's default tag, 4-bit GGUF: a plan for
+// Ollama that names no precision is a 4-bit one even on a card that holds
+// the 16-bit weights, and says why; a named precision still wins.
+func TestOllamaPlansItsDefaultTag(t *testing.T) {
+	in := Input{Model: catalogueModel(t, "llama-3-8b"), Mode: oomsim.Inference, Strategy: "auto",
+		Target: catalogueTarget(t, "a100-80gb"), Stack: oomsim.StackOllama, SeqLen: 2048, BatchSize: 1}
+	r, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Precision != capability.Int4 || r.Plan.Quant != oomsim.QuantGGUF {
+		t.Errorf("precision %s, quant %q; want 4bit gguf", r.Precision, r.Plan.Quant)
+	}
+	found := false
+	for _, x := range r.Reasons {
+		found = found || (x.Decision == "precision" && strings.Contains(x.Why, "default model tag"))
+	}
+	if !found {
+		t.Errorf("no reason names Ollama's default tag: %+v", r.Reasons)
+	}
+	in.Precision = capability.BF16
+	if r, err = Recommend(in); err != nil || r.Precision != capability.BF16 {
+		t.Errorf("with --precision bf16: %v, %v", r.Precision, err)
+	}
+}
