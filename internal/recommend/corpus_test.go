@@ -295,6 +295,13 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.Precision, in.Mixed = capability.Precision(strings.TrimSuffix(compute, "-true")), oomsim.MixedPure
 		case "fp32":
 			in.Precision = capability.FP32
+		case "":
+			// Unstated weights: a 16-bit checkpoint, except where the
+			// stack's usual download fixes them (Ollama's default tag),
+			// which devctl's own default then gives.
+			if oomsim.ProfileOf(in.Stack).PulledPrecision == "" || mode != oomsim.Inference {
+				in.Precision = capability.BF16
+			}
 		default:
 			in.Precision = capability.BF16
 		}
