@@ -285,6 +285,16 @@ func TestQuantisedEmbeddings(t *testing.T) {
 	if want := sat(8_030_261_248 * 4.90 / 8); b.WeightsBytes != want {
 		t.Errorf("tied: weights %d, want %d", b.WeightsBytes, want)
 	}
+	// Gemma 3 4B's SigLIP tower (419,816,304 parameters) is its own f16
+	// mmproj file beside the quantised language model.
+	gemma3 := Model{Params: 4_300_079_472, VisionParams: 419_816_304, Arch: &Arch{Layers: 34, KVLayers: 34, Hidden: 2560, Heads: 8, KVHeads: 4, HeadDim: 256, Vocab: 262_208}}
+	b, err = Estimate(Plan{Model: gemma3, Mode: Inference, Stack: StackOllama, Precision: capability.Int4, WeightBits: 4.85, SeqLen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat((4_300_079_472-419_816_304)*4.85/8 + 2*419_816_304); b.WeightsBytes != want {
+		t.Errorf("gemma3 with its vision tower: weights %d, want %d", b.WeightsBytes, want)
+	}
 	qwen3 := Model{Params: 4_022_468_096, Arch: &Arch{Layers: 36, KVLayers: 36, Hidden: 2560, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151_936}}
 	b, err = Estimate(Plan{Model: qwen3, Mode: Inference, Stack: StackMLX, Precision: capability.Int4, SeqLen: 1})
 	if err != nil {

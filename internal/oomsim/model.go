@@ -70,6 +70,10 @@ type Model struct {
 	// replaces nn.Linear layers only, so embeddings, norms and the LM head
 	// keep their dtype. 0 means "estimate from the shape".
 	UnquantizedParams int64 `json:"unquantized_params,omitempty"`
+	// VisionParams is a vision-language model's image encoder and
+	// projector (within Params and UnquantizedParams): every quantised
+	// release keeps it 16-bit, a GGUF model in its f16 mmproj file.
+	VisionParams int64 `json:"vision_params,omitempty"`
 	// BufferBytes are non-parameter tensors accelerate counts (BERT's int64
 	// position_ids and token_type_ids, rotary inv_freq).
 	BufferBytes int64 `json:"buffer_bytes,omitempty"`

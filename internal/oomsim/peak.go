@@ -332,17 +332,19 @@ func storedWeights(m Model, p Plan) int64 {
 		// token_embd in host memory: the input layer runs on the CPU
 		// (llama-model.cpp: the input buffer type is the CPU's; "CPU_Mapped
 		// model buffer" in its load log). A tied head is duplicated onto
-		// the device as the output layer.
-		n := float64(m.Params)
+		// the device as the output layer. A vision encoder is its own f16
+		// file (mmproj).
+		n := float64(m.Params - m.VisionParams)
 		if a := m.Arch; a != nil && m.HeadParams > 0 {
 			n -= float64(a.Vocab) * float64(a.Hidden)
 		}
-		return sat(max(n, 0) * bits / 8)
+		return sat(max(n, 0)*bits/8 + 2*float64(m.VisionParams))
 	case QuantMLX:
 		// mlx quantises every layer that has a quantised form, Embedding
 		// as well as Linear (mlx.nn.quantize; mlx_lm convert -q); only
-		// norms and biases keep 16 bits.
-		return sat(float64(m.Params) * bits / 8)
+		// norms and biases keep 16 bits, and a vision encoder as in
+		// every other quantised release.
+		return sat(float64(m.Params-m.VisionParams)*bits/8 + 2*float64(m.VisionParams))
 	}
 	keep := unquantized(m, m.Params)
 	if prof.QuantizesHead && p.Precision == capability.Int4 {

@@ -558,6 +558,7 @@ func countVisionLanguage(c hfConfig, family string) (oomsim.Model, error) {
 func withVisionTower(m oomsim.Model, family string, n int64) oomsim.Model {
 	m.Params += n
 	m.UnquantizedParams += n
+	m.VisionParams += n
 	m.Notes = append(m.Notes, fmt.Sprintf("%s: the vision encoder and its merger (%d parameters by vision_config) are counted, 16-bit under quantised weights; image activations are not planned", family, n))
 	return m
 }
