@@ -447,6 +447,8 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Loss = oomsim.LossFused
 	case strings.Contains(k, "chunked-ce"):
 		in.Loss = oomsim.LossChunked
+	case strings.Contains(k, "full-ce"):
+		in.Loss = oomsim.LossFull
 	}
 	switch {
 	case strings.Contains(k, "kv-int8"), strings.Contains(k, "kv-cache-8bit"), strings.Contains(k, "kv-fp8"):
