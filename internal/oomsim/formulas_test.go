@@ -374,6 +374,11 @@ func TestQLoRAStoredWeightsByStack(t *testing.T) {
 	if got, want := stored(StackLitGPT, ShardNone), sat(872_000*bits/8+2*128_000); got != want {
 		t.Errorf("litgpt: %d bytes, want %d (the head in 4 bits)", got, want)
 	}
+	// axolotl quantises the block constants again (4 + 8/64 + 32/16384
+	// bits) and casts the embeddings and head back to 16 bits.
+	if got, want := stored(StackAxolotl, ShardNone), sat(744_000*(4+8.0/64+32.0/16384)/8+2*256_000); got != want {
+		t.Errorf("axolotl: %d bytes, want %d (double quantisation, 16-bit rest)", got, want)
+	}
 }
 
 // Replicated training through torch DDP holds a flat copy of the gradients

@@ -321,6 +321,9 @@ func storedWeights(m Model, p Plan) int64 {
 	}
 	prof := ProfileOf(p.Stack)
 	bits := quantBits(p.Precision, p.Quant, m)
+	if p.Mode == QLoRA && prof.DoubleQuant && (p.Quant == "" || p.Quant == QuantBnB) {
+		bits = nf4DoubleQuantBits
+	}
 	if p.WeightBits > 0 {
 		bits = p.WeightBits
 	}
@@ -361,6 +364,13 @@ func storedWeights(m Model, p Plan) int64 {
 	}
 	return sat(q*bits/8 + keepBytes*float64(keep))
 }
+
+// nf4DoubleQuantBits is NF4 with double quantisation (QLoRA §3,
+// bnb_4bit_use_double_quant=True): the absmax of each block of 64 stored
+// in 8 bits, with an fp32 constant per 256 of them. A stack whose QLoRA
+// loader sets it (Profile.DoubleQuant) gets it; the others keep
+// load_in_4bit's default, without it.
+const nf4DoubleQuantBits = 4 + 8.0/64 + 32.0/(64*256)
 
 // quantBits is the storage of one quantised weight, constants included:
 //   - bitsandbytes LLM.int8: 8 bits plus an fp32 scale per output row;

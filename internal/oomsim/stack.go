@@ -181,6 +181,10 @@ type Profile struct {
 	// its prefill_step_size steps, then slices logits[:, -1, :]; mlx
 	// evaluates the whole product before the slice).
 	ChunkLogits bool
+	// DoubleQuant: the stack's QLoRA loader quantises the NF4 block
+	// constants again (bnb_4bit_use_double_quant=True), 4.13 bits a weight
+	// instead of 4.5.
+	DoubleQuant bool
 	// FusedOptimizer: the optimizer step makes no temporaries (fused=True
 	// AdamW); false is PyTorch's default foreach AdamW, whose step holds a
 	// temporary the size of one state (torch/optim/adamw.py
@@ -250,8 +254,8 @@ var profiles = map[Stack]Profile{
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
 		Source: "TRL's SFTConfig turns gradient_checkpointing on by default (since v0.22; see trlRelease) and loads the model in float32 under bf16 autocast (model_init_kwargs dtype float32); its ModelConfig sets lora_dropout 0.05 and leaves the targets to PEFT (q_proj, v_proj of Llama-like models); from v1.7 the loss is chunked_nll, which never materialises the logits (each chunk recomputed in the backward); attention and the rest as transformers"},
 	StackAxolotl: {Stack: StackAxolotl, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
-		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, KbitUpcast: true,
-		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05, and 8/4-bit adapters go through prepare_model_for_kbit_training; the model, loss and adapters are transformers' and PEFT's"},
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, DoubleQuant: true,
+		Source: "axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05; its QLoRA loader sets bnb_4bit_use_double_quant (src/axolotl/loaders/model.py _set_quantization_config); 8/4-bit adapters go through prepare_model_for_kbit_training, after which axolotl casts the norms, embed_tokens and lm_head back to the training dtype for any LoRA or QLoRA run not sharded with FSDP (src/axolotl/utils/models.py, needs_fa2_dtype), so they stay 16-bit; the model, loss and adapters are transformers' and PEFT's"},
 	StackLlamaFactory: {Stack: StackLlamaFactory, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all) and keeps trainable parameters in fp32 (upcast_trainable_params); flash_attn auto is transformers' sdpa"},
