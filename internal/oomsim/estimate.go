@@ -228,8 +228,11 @@ func withDefaults(p Plan) Plan {
 	if p.Mode == Inference {
 		// Serving has no optimizer, adapters or backward pass: a plan
 		// must not carry their defaults into the output.
-		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.Mixed, p.LoRATargets, p.LoRALayers, p.Objective = "", 0, "", "", "", "", 0, ""
+		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.LoRATargets, p.LoRALayers, p.Objective = "", 0, "", "", "", 0, ""
 		p.OptimizerInBackward = false
+		if !inferenceAutocast(p) {
+			p.Mixed = "" // only a forward under torch.autocast has a regime
+		}
 		if p.Prealloc <= 0 && prof.Preallocates > 0 {
 			_, p.Prealloc, _ = servingDefaults(p)
 		}

@@ -1186,3 +1186,39 @@ func TestSlidingWindowKVCache(t *testing.T) {
 		}
 	}
 }
+
+// A forward under torch.autocast over fp32 weights keeps the fp32 weights
+// and the 16-bit copy autocast caches of each weight a matmul reads (all
+// but the input embedding of an untied model) until the region ends; the
+// same plan without amp is the 16-bit model, and serving engines have no
+// such regime.
+func TestInferenceAutocastHoldsBothCopies(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000, HeadParams: 100_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 100, Heads: 2, KVHeads: 2, HeadDim: 50, FFN: 400, Vocab: 1000, Gated: true}}
+	plan := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Mixed: MixedAMP, SeqLen: 16}
+	b, err := Estimate(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(4*1_000_000 + 2*(1_000_000-100_000)); b.WeightsBytes != want {
+		t.Errorf("autocast weights %d, want %d (fp32 plus the copies of all but the input embedding)", b.WeightsBytes, want)
+	}
+	if got := WithDefaults(plan).Mixed; got != MixedAMP {
+		t.Errorf("the plan lost its regime: %q", got)
+	}
+	plain := plan
+	plain.Mixed = ""
+	if b, _ := Estimate(plain); b.WeightsBytes != 2_000_000 {
+		t.Errorf("bf16 inference: weights %d, want 2000000", b.WeightsBytes)
+	}
+	vllm := plan
+	vllm.Stack = StackVLLM
+	if got := WithDefaults(vllm).Mixed; got != "" {
+		t.Errorf("vllm keeps mixed precision %q; a serving engine has no autocast regime", got)
+	}
+	fp32 := plan
+	fp32.Precision = capability.FP32
+	if got := WithDefaults(fp32).Mixed; got != "" {
+		t.Errorf("fp32 inference keeps mixed precision %q", got)
+	}
+}

@@ -168,6 +168,10 @@ func realistic(p Plan) (Breakdown, error) {
 	switch p.Mode {
 	case Inference:
 		b.WeightsBytes = sat(float64(storedWeights(m, p)) / s.n)
+		if inferenceAutocast(p) {
+			b.WeightsBytes = sat(autocastWeights(m) / s.n)
+			b.Notes = append(b.Notes, "weights in fp32 plus the 16-bit copy torch.autocast caches of each one a matmul reads, held until the autocast region ends")
+		}
 		if p.Offload == OffloadCPU {
 			b.HostBytes = b.WeightsBytes
 			b.WeightsBytes = largestLayerBytes(m, p.Precision)
@@ -1067,6 +1071,32 @@ func slidingCache(p Plan) (extra int, ok bool) {
 		return 0, true
 	}
 	return 0, false
+}
+
+// inferenceAutocast reports whether an inference plan runs fp32 weights
+// under torch.autocast (--precision bf16 or fp16 with --mixed-precision
+// amp, on a stack that runs eager PyTorch): the forward computes in 16
+// bits, and autocast keeps the 16-bit copy it makes of every fp32 weight
+// that requires grad, which a model's parameters do under torch.no_grad()
+// too, until the autocast region ends (aten/src/ATen/autocast_mode.cpp
+// cached_cast: can_try_cache checks arg.requires_grad() and is_leaf(),
+// not the grad mode).
+func inferenceAutocast(p Plan) bool {
+	prof := ProfileOf(p.Stack)
+	return p.Mode == Inference && p.Mixed == MixedAMP && (p.Precision == capability.BF16 || p.Precision == capability.FP16) &&
+		prof.Preallocates == 0 && !prof.GraphCompute
+}
+
+// autocastWeights is a model held in fp32 with the 16-bit copies autocast
+// caches: every weight a matmul reads, which is all of them but the input
+// embedding (an embedding lookup is not cast); a head tied to the
+// embedding is read by the output matmul and copied.
+func autocastWeights(m Model) float64 {
+	copied := float64(m.Params)
+	if a := m.Arch; a != nil && m.HeadParams > 0 {
+		copied -= float64(a.Vocab) * float64(a.Hidden)
+	}
+	return 4*float64(m.Params) + 2*max(copied, 0)
 }
 
 // latentCache reports whether the plan's engine caches multi-head latent

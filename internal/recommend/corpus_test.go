@@ -274,7 +274,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	// Weights and the precision regime.
 	compute := r["compute"]
 	switch w := r["weights"]; {
-	case w == "fp32" && (mode.Trains() && strings.HasPrefix(compute, "amp-")):
+	case w == "fp32" && strings.HasPrefix(compute, "amp-"):
 		in.Precision, in.Mixed = capability.Precision(strings.TrimPrefix(compute, "amp-")), oomsim.MixedAMP
 	case w == "fp32":
 		in.Precision = capability.FP32

@@ -420,6 +420,9 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	plan.Precision = prec
+	if plan.Mode == oomsim.Inference && in.Mixed != "" {
+		plan.Mixed = in.Mixed // cleared while the precision was open (autocast inference)
+	}
 	if in.Recompute == "" {
 		plan.Recompute = "" // the stack's default can depend on the precision (8-bit LoRA)
 	}

@@ -156,7 +156,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm, sglang, tgi, lmdeploy, tensorrt-llm, llama.cpp (also koboldcpp, lm-studio), ollama, mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
-	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state)")
+	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state); with --mode inference, amp is a forward under torch.autocast over fp32 weights")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
 	fl.IntVar(&opts.LoRALayers, "lora-layers", 0, "adapt only the last N blocks (0: all, or the stack's: mlx adapts 16)")

@@ -275,13 +275,11 @@ func recStack(p oomsim.Plan) string {
 	if p.Attention != "" {
 		parts = append(parts, "attention "+string(p.Attention))
 	}
-	if p.Mode != oomsim.Inference {
-		if p.Loss != "" {
-			parts = append(parts, "loss "+string(p.Loss))
-		}
-		if p.Mixed != "" {
-			parts = append(parts, "mixed precision "+string(p.Mixed))
-		}
+	if p.Mode != oomsim.Inference && p.Loss != "" {
+		parts = append(parts, "loss "+string(p.Loss))
+	}
+	if p.Mixed != "" {
+		parts = append(parts, "mixed precision "+string(p.Mixed))
 	}
 	if len(parts) > 0 {
 		s += "; " + strings.Join(parts, ", ")
