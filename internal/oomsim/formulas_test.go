@@ -1222,3 +1222,43 @@ func TestInferenceAutocastHoldsBothCopies(t *testing.T) {
 		t.Errorf("fp32 inference keeps mixed precision %q", got)
 	}
 }
+
+// A KV cache sized by tokens: vLLM's block override and lmdeploy's block
+// count allocate exactly that many tokens, whatever the share; SGLang's
+// max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache only cap
+// what the share gives. lmdeploy v0.1.0's benchmark of Llama-2-7B with
+// cache_max_entry_count=1000 (blocks of 128 tokens) holds 128,000 tokens,
+// 62.5 GiB, beside the weights: 78.34 GiB by nvidia-smi (testdata/memory).
+func TestServingEngineKVCacheTokens(t *testing.T) {
+	tiny := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	perToken := float64(2 * 16 * 16 * 128 * 2) // 131,072 B
+	plan := func(st Stack, tokens int) Breakdown {
+		t.Helper()
+		b, err := Estimate(Plan{Model: tiny, Mode: Inference, Precision: capability.BF16, Stack: st, SeqLen: 4096,
+			DeviceBytes: 24 * GiB, Backend: "cuda", KVCacheTokens: tokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, st := range []Stack{StackVLLM, StackLMDeploy} {
+		b := plan(st, 10_000)
+		if want := sat(10_000 * perToken); b.KVCacheBytes != want {
+			t.Errorf("%s: KV cache %d, want exactly %d", st, b.KVCacheBytes, want)
+		}
+		if want := add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes, b.KVCacheBytes); b.PeakAllocatedBytes != want {
+			t.Errorf("%s: holds %d, want weights, profile, buffers and the counted cache: %d", st, b.PeakAllocatedBytes, want)
+		}
+		if b := plan(st, 1000); b.KVCacheBytes != sat(4096*perToken) {
+			t.Errorf("%s: 1000 tokens cannot hold one 4096-token sequence; want the requested cache (%d), got %d", st, sat(4096*perToken), b.KVCacheBytes)
+		}
+	}
+	shared := plan(StackSGLang, 0)
+	if b := plan(StackSGLang, 10_000); b.KVCacheBytes != sat(10_000*perToken) {
+		t.Errorf("sglang capped at 10,000 tokens: KV cache %d, want %d", b.KVCacheBytes, sat(10_000*perToken))
+	}
+	if b := plan(StackSGLang, 10_000_000); b.KVCacheBytes != shared.KVCacheBytes {
+		t.Errorf("sglang: a cap above the share changes nothing; KV cache %d, want the share's %d", b.KVCacheBytes, shared.KVCacheBytes)
+	}
+}

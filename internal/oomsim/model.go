@@ -156,6 +156,13 @@ type Plan struct {
 	// max_running_requests): the sequences its start-up profile draws
 	// logits for; 0 takes the engine's default.
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// KVCacheTokens sizes a serving engine's KV cache by a count of tokens
+	// instead of its memory share: vLLM's num_gpu_blocks_override ×
+	// block_size and lmdeploy's cache_max_entry_count of 1 or more (blocks
+	// × cache_block_seq_len) allocate exactly that; SGLang's
+	// max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache cap
+	// what the share gives. 0: the share.
+	KVCacheTokens int `json:"kv_cache_tokens,omitempty"`
 	// PrefillTokens is the tokens a serving engine's start-up forward
 	// profiles at once (vLLM's max_num_batched_tokens, SGLang's
 	// chunked_prefill_size, TGI's max_batch_prefill_tokens); 0 takes the

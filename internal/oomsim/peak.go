@@ -1073,6 +1073,12 @@ func slidingCache(p Plan) (extra int, ok bool) {
 	return 0, false
 }
 
+// CountsKVTokens reports whether the stack's KV cache can be sized by a
+// count of tokens (Plan.KVCacheTokens).
+func CountsKVTokens(st Stack) bool {
+	return st == StackVLLM || st == StackSGLang || st == StackLMDeploy || st == StackTRTLLM
+}
+
 // inferenceAutocast reports whether an inference plan runs fp32 weights
 // under torch.autocast (--precision bf16 or fp16 with --mixed-precision
 // amp, on a stack that runs eager PyTorch): the forward computes in 16
@@ -1272,6 +1278,19 @@ func servingEngine(s settings) (Breakdown, error) {
 		held = frac * device
 		required = (w + act + buf + float64(need)) / frac
 		what = fmt.Sprintf("%.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave", frac*100)
+	}
+	if p.KVCacheTokens > 0 {
+		// A pool sized by tokens: exactly that many (vLLM's block
+		// override, lmdeploy's block count), or at most that many where
+		// the count caps the share (SGLang, TensorRT-LLM).
+		counted := float64(kvCache(a, p, 1, float64(p.KVCacheTokens))) / s.n
+		exact := p.Stack == StackVLLM || p.Stack == StackLMDeploy
+		if exact || counted < pool {
+			held += counted - max(pool, 0)
+			pool = counted
+			required = w + act + buf + max(float64(need), counted)
+			what = fmt.Sprintf("a KV cache of %d tokens (--kv-cache-tokens)", p.KVCacheTokens)
+		}
 	}
 	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates at start-up: %s (%s)", p.Stack, what, fmtGiB(max(sat(pool), 0))))
 	if rt, ok := runtimes[p.Backend]; ok {

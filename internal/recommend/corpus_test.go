@@ -120,6 +120,11 @@ func newCorpusWorld(t testing.TB) *corpusWorld {
 var gpuUtil = regexp.MustCompile(`(?:gpu[_-]memory[_-]utilization|mem[_-]fraction[_-]static|cache[_-]max[_-]entry[_-]count|free[_-]gpu[_-]memory[_-]fraction)['"]?(?:\s*[:=]\s*|\s+\(?)(0?\.[0-9]+)`)
 
 var (
+	// kvBlocks and kvTokens size a serving engine's KV cache by count:
+	// lmdeploy's cache_max_entry_count of 1 or more (blocks), SGLang's
+	// max_total_tokens (tokens).
+	kvBlocks      = regexp.MustCompile(`cache[_-]max[_-]entry[_-]count['"]?\s*[:=]\s*([1-9]\d*)\b`)
+	kvTokens      = regexp.MustCompile(`(?i)max[-_]total[-_]tokens['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
 	maxNumSeqs    = regexp.MustCompile(`(?i)(?:max[-_]num[-_]seqs|max[-_]running[-_]requests)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
 	prefillTokens = regexp.MustCompile(`(?i)(?:max[-_]num[-_]batched[-_]tokens|chunked[-_]prefill[-_]size|max[-_]batch[-_]prefill[-_]tokens)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
 )
@@ -505,6 +510,20 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// quotes one value of each (--max-num-seqs, --max-num-batched-tokens).
 		in.MaxNumSeqs = quotedInt(maxNumSeqs, r["note"])
 		in.PrefillTokens = quotedInt(prefillTokens, r["note"])
+		switch {
+		case in.Stack == oomsim.StackLMDeploy && quotedInt(kvBlocks, r["note"]) > 0 && !oomsim.VersionBelow(in.StackVersion, 0, 1):
+			// Blocks of cache_block_seq_len tokens: 128 in TurboMind's
+			// model config until v0.2.1, 64 in its engine config after.
+			// Before v0.1 the count was of whole sessions, allocated as
+			// they came.
+			block := 64
+			if oomsim.VersionBelow(in.StackVersion, 0, 2) || in.StackVersion == "0.2.0" || in.StackVersion == "0.2.1" {
+				block = 128
+			}
+			in.KVCacheTokens = quotedInt(kvBlocks, r["note"]) * block
+		case in.Stack == oomsim.StackSGLang:
+			in.KVCacheTokens = quotedInt(kvTokens, r["note"])
+		}
 	}
 	in.Convention = oomsim.Devctl
 	in.ModelSource = "corpus"

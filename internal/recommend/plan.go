@@ -126,6 +126,8 @@ type RunSettings struct {
 	// and max_num_batched_tokens (0: the engine's defaults).
 	MaxNumSeqs    int
 	PrefillTokens int
+	// KVCacheTokens is --kv-cache-tokens (0: the engine's memory share).
+	KVCacheTokens int
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
 	Objective oomsim.Objective
 	// PromptLen is the prompt's share of SeqLen when serving (0: all).
@@ -238,7 +240,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
 		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
-		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens,
+		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,
 		PromptLen:        r.PromptLen,

@@ -212,6 +212,9 @@ type Input struct {
 	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs and
 	// prefill budget (max_num_batched_tokens); 0 takes the engine's.
 	MaxNumSeqs    int
+	// KVCacheTokens sizes a serving engine's KV cache by tokens
+	// (--kv-cache-tokens; 0: its memory share).
+	KVCacheTokens int
 	PrefillTokens int
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
@@ -365,9 +368,12 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
+	}
+	if in.KVCacheTokens > 0 && (plan.Mode != oomsim.Inference || !oomsim.CountsKVTokens(plan.Stack)) {
+		return nil, fmt.Errorf("%w: --kv-cache-tokens sizes the KV cache of vllm, sglang, lmdeploy or tensorrt-llm (--mode inference), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:

@@ -87,6 +87,9 @@ type Options struct {
 	// max_num_seqs and max_num_batched_tokens (0: the engine's).
 	MaxNumSeqs       int
 	MaxBatchedTokens int
+	// KVCacheTokens is a serving engine's KV cache given as a count of
+	// tokens (0: its memory share).
+	KVCacheTokens int
 	Max              string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
@@ -167,6 +170,7 @@ not run the probe.`,
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
 	fl.IntVar(&opts.MaxBatchedTokens, "max-num-batched-tokens", 0, "a serving engine's prefill budget, the tokens its start-up forward profiles: vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's max_batch_prefill_tokens (0: the engine's default)")
+	fl.IntVar(&opts.KVCacheTokens, "kv-cache-tokens", 0, "a serving engine's KV cache as a count of tokens rather than a memory share: vLLM's num_gpu_blocks_override x block_size, lmdeploy's cache_max_entry_count of 1 or more (blocks x cache_block_seq_len: 128 before v0.2.2, 64 after), SGLang's max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache (caps) (0: the share)")
 	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training, splitting weights and activations")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
 	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
@@ -319,7 +323,10 @@ func (o *Options) Validate() error {
 	if o.MaxBatchedTokens < 0 || o.MaxBatchedTokens > 1<<24 {
 		return cmdutil.Usagef("invalid --max-num-batched-tokens %d: want 1 to %d (0: the engine's default)", o.MaxBatchedTokens, 1<<24)
 	}
-	r.KVBits, r.MaxNumSeqs, r.PrefillTokens = kvBits, o.MaxNumSeqs, o.MaxBatchedTokens
+	if o.KVCacheTokens < 0 || o.KVCacheTokens > 1<<30 {
+		return cmdutil.Usagef("invalid --kv-cache-tokens %d: want 1 to %d (0: the engine's memory share)", o.KVCacheTokens, 1<<30)
+	}
+	r.KVBits, r.MaxNumSeqs, r.PrefillTokens, r.KVCacheTokens = kvBits, o.MaxNumSeqs, o.MaxBatchedTokens, o.KVCacheTokens
 	if o.TensorParallel && o.ZeROStage != 0 {
 		return cmdutil.Usagef("give one of --tensor-parallel and --zero-stage: they split the work differently")
 	}
