@@ -73,7 +73,7 @@ const (
 // communicators and channel buffers on every rank.
 var runtimes = map[backend.Backend]runtime{
 	backend.CUDA:   {460 * MiB, 256 * MiB, "CUDA context with lazy loading plus the cuBLAS/cuDNN/attention modules a model loads (pytorch/pytorch#86509: 287 MB for the bare context); NCCL communicators on multi-GPU runs"},
-	backend.ROCm:   {1343 * MiB, 256 * MiB, "HIP loads its code objects eagerly: taken as CUDA's eager 1,343 MB (transformers docs, model_memory_anatomy.md); no ROCm measurement found"},
+	backend.ROCm:   {460 * MiB, 256 * MiB, "taken as CUDA's: vLLM starts on 4 × MI100 (32 GiB) at gpu_memory_utilization 0.98 (btbtyler09/mi100-llm-testing, testdata/memory), and vLLM requires the free memory after the HIP context and RCCL to hold 0.98 of the total (gpu_worker.py init_device), so those take at most 0.64 GiB there; no direct ROCm measurement found (before, CUDA's eager 1,343 MB was assumed)"},
 	backend.XPU:    {1 * GiB, 256 * MiB, "assumed 1 GiB (Level Zero context + PyTorch kernels); not measured"},
 	backend.Neuron: {1 * GiB, 0, "assumed 1 GiB (Neuron runtime scratch); not measured"},
 	backend.XLA:    {0, 0, "none added: the TPU HBM figure is what the XLA runtime reports as usable"},
