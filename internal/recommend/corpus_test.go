@@ -630,6 +630,10 @@ func (c corpusCase) figure(r *Result) float64 {
 		b = m.PeakAllocatedBytes
 	case "nvidia-smi":
 		b = m.TotalBytes
+	case "weights-kv":
+		// A serving engine's log of its weights and its KV cache
+		// (vLLM's "model weights take" and "KV cache" lines).
+		b = m.WeightsBytes + m.KVCacheBytes
 	default: // max_reserved, reserved, unknown
 		b = m.ReservedBytes
 	}
