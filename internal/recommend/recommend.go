@@ -211,7 +211,7 @@ type Input struct {
 	Prealloc float64
 	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs and
 	// prefill budget (max_num_batched_tokens); 0 takes the engine's.
-	MaxNumSeqs    int
+	MaxNumSeqs int
 	// KVCacheTokens sizes a serving engine's KV cache by tokens
 	// (--kv-cache-tokens; 0: its memory share).
 	KVCacheTokens int

@@ -90,7 +90,7 @@ type Options struct {
 	// KVCacheTokens is a serving engine's KV cache given as a count of
 	// tokens (0: its memory share).
 	KVCacheTokens int
-	Max              string
+	Max           string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
 
