@@ -1262,3 +1262,26 @@ func TestServingEngineKVCacheTokens(t *testing.T) {
 		t.Errorf("sglang: a cap above the share changes nothing; KV cache %d, want the share's %d", b.KVCacheBytes, shared.KVCacheBytes)
 	}
 }
+
+// llama.cpp's slots (Ollama's OLLAMA_NUM_PARALLEL) share one KV cache and
+// one compute graph reserved for a single ubatch: four slots of 2,048
+// tokens hold the KV cache of 8,192 and the compute buffer of one slot of
+// 8,192, not four.
+func TestGGMLSlotsShareTheComputeBuffer(t *testing.T) {
+	m := Model{Name: "m", Params: 8_000_000_000, Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128_256, Gated: true}}
+	plan := func(batch, seq int) Breakdown {
+		t.Helper()
+		b, err := Estimate(Plan{Model: m, Mode: Inference, Stack: StackOllama, StackVersion: "0.6.0", Precision: capability.Int4, BatchSize: batch, SeqLen: seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	four, one := plan(4, 2048), plan(1, 8192)
+	if four.KVCacheBytes != one.KVCacheBytes {
+		t.Errorf("KV cache: 4 slots of 2048 hold %d, one of 8192 %d", four.KVCacheBytes, one.KVCacheBytes)
+	}
+	if four.ActivationsBytes != one.ActivationsBytes {
+		t.Errorf("compute buffer: 4 slots of 2048 hold %d, one of 8192 %d; want one ubatch's against the shared cache", four.ActivationsBytes, one.ActivationsBytes)
+	}
+}

@@ -186,7 +186,14 @@ func realistic(p Plan) (Breakdown, error) {
 		if c := s.prof.PrefillChunk; c > 0 {
 			prefill = min(prompt, float64(c))
 		}
-		b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
+		if ggmlStack(p.Stack) && mb > 1 {
+			// llama.cpp's slots share one KV cache of every slot's cells
+			// and one compute graph, reserved for a single ubatch of
+			// tokens against the whole cache: slots do not multiply it.
+			b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, min(mb*prompt, prefill), mb*seq) / s.n)
+		} else {
+			b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
+		}
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
 		if c := float64(s.prof.PrefillChunk); a != nil && s.prof.ChunkLogits && c > 0 {
 			last := math.Mod(prompt-1, c) + 1 // what the prefill steps leave
