@@ -114,6 +114,7 @@ var Rules = []Rule{
 	{"rocm", FP16, "every ROCm-supported GPU runs fp16", func(Facts) bool { return true }},
 	{"rocm", BF16, "bf16 matrix cores on CDNA (gfx908 and newer) and RDNA3+", gfxBF16},
 	{"rocm", Int8, "int8 dot products on gfx906 and newer (not gfx1010, RDNA1 without dot4)", gfxInt8},
+	{"rocm", Int4, "4-bit weights dequantised to fp16 for the matmul on gfx906 and newer (not gfx1010): bitsandbytes' ROCm backend (experimental, official from v0.50) and vLLM's Triton AWQ/GPTQ kernels", gfxInt8},
 	{"rocm", FP8, "fp8 on CDNA3 (gfx94x), CDNA4 (gfx950) and RDNA4 (gfx12)", func(f Facts) bool {
 		g := f.Generation
 		return strings.HasPrefix(g, "gfx94") || strings.HasPrefix(g, "gfx95") || strings.HasPrefix(g, "gfx12")

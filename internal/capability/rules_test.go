@@ -58,15 +58,15 @@ func TestEvaluate(t *testing.T) {
 		{"a TPU7x adds fp8", capability.Facts{Backend: "xla", Generation: "7x"}, got{BF16: true, Int8: true, FP8: true}},
 
 		// AMD ROCm by gfx target.
-		{"an MI50 (gfx906) has fp16 and int8 but no bf16", capability.Facts{Backend: "rocm", Generation: "gfx906"}, got{FP16: true, Int8: true}},
-		{"an MI100 (gfx908) adds bf16", capability.Facts{Backend: "rocm", Generation: "gfx908"}, got{FP16: true, BF16: true, Int8: true}},
-		{"an MI210 (gfx90a) has bf16 and int8", capability.Facts{Backend: "rocm", Generation: "gfx90a"}, got{FP16: true, BF16: true, Int8: true}},
-		{"an MI300X (gfx942) adds fp8", capability.Facts{Backend: "rocm", Generation: "gfx942"}, got{FP16: true, BF16: true, Int8: true, FP8: true}},
-		{"an MI355X (gfx950) has fp8", capability.Facts{Backend: "rocm", Generation: "gfx950"}, got{FP16: true, BF16: true, Int8: true, FP8: true}},
+		{"an MI50 (gfx906) has fp16, int8 and 4-bit weights but no bf16", capability.Facts{Backend: "rocm", Generation: "gfx906"}, got{Int4: true, FP16: true, Int8: true}},
+		{"an MI100 (gfx908) adds bf16", capability.Facts{Backend: "rocm", Generation: "gfx908"}, got{Int4: true, FP16: true, BF16: true, Int8: true}},
+		{"an MI210 (gfx90a) has bf16 and int8", capability.Facts{Backend: "rocm", Generation: "gfx90a"}, got{Int4: true, FP16: true, BF16: true, Int8: true}},
+		{"an MI300X (gfx942) adds fp8", capability.Facts{Backend: "rocm", Generation: "gfx942"}, got{Int4: true, FP16: true, BF16: true, Int8: true, FP8: true}},
+		{"an MI355X (gfx950) has fp8", capability.Facts{Backend: "rocm", Generation: "gfx950"}, got{Int4: true, FP16: true, BF16: true, Int8: true, FP8: true}},
 		{"an RX 5700 (gfx1010) lacks int8 dot products", capability.Facts{Backend: "rocm", Generation: "gfx1010"}, got{FP16: true}},
-		{"an RX 6800 (gfx1030) has int8 but no bf16", capability.Facts{Backend: "rocm", Generation: "gfx1030"}, got{FP16: true, Int8: true}},
-		{"an RX 7900 (gfx1100) adds bf16", capability.Facts{Backend: "rocm", Generation: "gfx1100"}, got{FP16: true, BF16: true, Int8: true}},
-		{"an R9700 (gfx1201) adds fp8", capability.Facts{Backend: "rocm", Generation: "gfx1201"}, got{FP16: true, BF16: true, Int8: true, FP8: true}},
+		{"an RX 6800 (gfx1030) has int8 but no bf16", capability.Facts{Backend: "rocm", Generation: "gfx1030"}, got{Int4: true, FP16: true, Int8: true}},
+		{"an RX 7900 (gfx1100) adds bf16", capability.Facts{Backend: "rocm", Generation: "gfx1100"}, got{Int4: true, FP16: true, BF16: true, Int8: true}},
+		{"an R9700 (gfx1201) adds fp8", capability.Facts{Backend: "rocm", Generation: "gfx1201"}, got{Int4: true, FP16: true, BF16: true, Int8: true, FP8: true}},
 		{"an RX 470 (gfx803) has fp16 only", capability.Facts{Backend: "rocm", Generation: "gfx803"}, got{FP16: true}},
 		{"an unknown gfx target has fp16 only", capability.Facts{Backend: "rocm"}, got{FP16: true}},
 

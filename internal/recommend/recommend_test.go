@@ -118,7 +118,7 @@ func TestContradictionsAreRefused(t *testing.T) {
 		{"4-bit on a TPU", "tpu-v5e", "inference", "4bit", "not supported on tpu-v5e"},
 		{"8-bit weights for full training", "a100-80gb", "training", "8bit", "use --mode lora"},
 		{"QLoRA at fp16", "a100-80gb", "qlora", "fp16", "4-bit weights"},
-		{"QLoRA on a ROCm GPU names --mode qlora, not the auto precision, as the source", "mi300x", "qlora", "auto", "precision 4bit (from --mode qlora) is not supported on mi300x"},
+		{"QLoRA on a TPU names --mode qlora, not the auto precision, as the source", "tpu-v5e", "qlora", "auto", "precision 4bit (from --mode qlora) is not supported on tpu-v5e"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
