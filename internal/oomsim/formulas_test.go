@@ -1254,6 +1254,10 @@ func TestServingEngineKVCacheTokens(t *testing.T) {
 			t.Errorf("%s: 1000 tokens cannot hold one 4096-token sequence; want the requested cache (%d), got %d", st, sat(4096*perToken), b.KVCacheBytes)
 		}
 	}
+	// More tokens than the count holds fit no device, however large.
+	if b := plan(StackVLLM, 1000); b.TotalBytes <= 24*GiB {
+		t.Errorf("vllm: 4096 tokens asked of a 1000-token cache: total %d, want more than the device", b.TotalBytes)
+	}
 	shared := plan(StackSGLang, 0)
 	if b := plan(StackSGLang, 10_000); b.KVCacheBytes != sat(10_000*perToken) {
 		t.Errorf("sglang capped at 10,000 tokens: KV cache %d, want %d", b.KVCacheBytes, sat(10_000*perToken))

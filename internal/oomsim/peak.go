@@ -1286,17 +1286,21 @@ func servingEngine(s settings) (Breakdown, error) {
 		required = (w + act + buf + float64(need)) / frac
 		what = fmt.Sprintf("%.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave", frac*100)
 	}
+	counted := false
 	if p.KVCacheTokens > 0 {
 		// A pool sized by tokens: exactly that many (vLLM's block
 		// override, lmdeploy's block count), or at most that many where
-		// the count caps the share (SGLang, TensorRT-LLM).
-		counted := float64(kvCache(a, p, 1, float64(p.KVCacheTokens))) / s.n
+		// the count caps the share (SGLang, TensorRT-LLM). No device holds
+		// more tokens than the count: a plan that asks for more does not
+		// fit whatever the memory.
+		c := float64(kvCache(a, p, 1, float64(p.KVCacheTokens))) / s.n
 		exact := p.Stack == StackVLLM || p.Stack == StackLMDeploy
-		if exact || counted < pool {
-			held += counted - max(pool, 0)
-			pool = counted
-			required = w + act + buf + max(float64(need), counted)
+		if exact || c < pool {
+			held += c - max(pool, 0)
+			pool = c
+			required = max(w+act+buf+max(float64(need), c), device+float64(need)-c)
 			what = fmt.Sprintf("a KV cache of %d tokens (--kv-cache-tokens)", p.KVCacheTokens)
+			counted = true
 		}
 	}
 	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates at start-up: %s (%s)", p.Stack, what, fmtGiB(max(sat(pool), 0))))
@@ -1319,6 +1323,10 @@ func servingEngine(s settings) (Breakdown, error) {
 	b.PeakAllocatedBytes = add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes, b.KVCacheBytes)
 	b.ReservedBytes = b.PeakAllocatedBytes
 	b.TotalBytes = add(sat(max(required, float64(b.PeakAllocatedBytes))), b.OverheadBytes)
+	if counted {
+		b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %d tokens of --kv-cache-tokens hold (%s)", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), p.KVCacheTokens, fmtGiB(max(sat(pool), 0))))
+		return b, nil
+	}
 	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s left", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), fmtGiB(max(sat(pool), 0))))
 	return b, nil
 }
