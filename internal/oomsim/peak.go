@@ -348,10 +348,7 @@ func storedWeights(m Model, p Plan) int64 {
 		// model buffer" in its load log). A tied head is duplicated onto
 		// the device as the output layer. A vision encoder is its own f16
 		// file (mmproj).
-		n := float64(m.Params - m.VisionParams)
-		if a := m.Arch; a != nil && m.HeadParams > 0 {
-			n -= float64(a.Vocab) * float64(a.Hidden)
-		}
+		n := float64(m.Params-m.VisionParams) - untiedInputEmbedding(m)
 		return sat(max(n, 0)*bits/8 + 2*float64(m.VisionParams))
 	case QuantMLX:
 		// mlx quantises every layer that has a quantised form, Embedding
@@ -1105,11 +1102,18 @@ func inferenceAutocast(p Plan) bool {
 // embedding (an embedding lookup is not cast); a head tied to the
 // embedding is read by the output matmul and copied.
 func autocastWeights(m Model) float64 {
-	copied := float64(m.Params)
+	return 4*float64(m.Params) + 2*max(float64(m.Params)-untiedInputEmbedding(m), 0)
+}
+
+// untiedInputEmbedding is the input embedding of a model whose output head
+// is its own matrix, which only the lookup reads (llama.cpp keeps it on the
+// host; autocast does not cast it). A tied embedding is also the head, read
+// by the output matmul: 0.
+func untiedInputEmbedding(m Model) float64 {
 	if a := m.Arch; a != nil && m.HeadParams > 0 {
-		copied -= float64(a.Vocab) * float64(a.Hidden)
+		return float64(a.Vocab) * float64(a.Hidden)
 	}
-	return 4*float64(m.Params) + 2*max(copied, 0)
+	return 0
 }
 
 // latentCache reports whether the plan's engine caches multi-head latent
@@ -1323,11 +1327,11 @@ func servingEngine(s settings) (Breakdown, error) {
 	b.PeakAllocatedBytes = add(b.WeightsBytes, b.ActivationsBytes, b.BuffersBytes, b.KVCacheBytes)
 	b.ReservedBytes = b.PeakAllocatedBytes
 	b.TotalBytes = add(sat(max(required, float64(b.PeakAllocatedBytes))), b.OverheadBytes)
+	room := fmtGiB(max(sat(pool), 0)) + " left"
 	if counted {
-		b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %d tokens of --kv-cache-tokens hold (%s)", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), p.KVCacheTokens, fmtGiB(max(sat(pool), 0))))
-		return b, nil
+		room = fmt.Sprintf("%d tokens of --kv-cache-tokens hold (%s)", p.KVCacheTokens, fmtGiB(max(sat(pool), 0)))
 	}
-	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s left", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), fmtGiB(max(sat(pool), 0))))
+	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), room))
 	return b, nil
 }
 
