@@ -77,8 +77,9 @@ func Fits(b Breakdown, d Device) bool {
 //	smaller micro-batch with gradient accumulation (global batch kept) →
 //	8-bit optimizer → shard over the available devices (ZeRO-2, then
 //	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
-//	serving → CPU offload → change of method: LoRA/QLoRA instead of full
-//	training → CPU fallback (if allowed).
+//	serving → CPU offload → change of method: LoRA (then recomputation,
+//	if it was left off), then QLoRA, instead of full training → CPU
+//	fallback (if allowed).
 //
 // Changes accumulate: each rung starts from the previous one. Rungs that do
 // not apply (inference has no optimizer; one device cannot shard) are
@@ -322,7 +323,18 @@ func trainAdapters(l ladder, _ Plan) []move {
 		n.Mode, n.Precision = QLoRA, capability.Int4
 		return change{action: action, change: string(cur.Mode) + " → QLoRA (NF4 base weights, double quantisation)", plan: n}, true
 	}
-	return []move{lora, qlora}
+	// Full training's peak can be its optimizer step, where recomputation
+	// saves nothing (the recompute rung then left it off); with adapters
+	// the activations are the peak again, so it is tried before 4 bits.
+	recomputeAdapters := func(cur Plan) (change, bool) {
+		if cur.Mode == Training || slices.Index(Recomputes, cur.Recompute) >= slices.Index(Recomputes, RecomputeFull) {
+			return change{}, false
+		}
+		n := cur
+		n.Recompute = RecomputeFull
+		return change{action: "recompute activations", change: string(cur.Recompute) + " → " + string(RecomputeFull) + " (the adapters' backward)", plan: n}, true
+	}
+	return []move{lora, recomputeAdapters, qlora}
 }
 
 // 7. Shard over the available devices: ZeRO-2 then ZeRO-3 when training,

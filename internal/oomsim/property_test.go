@@ -2,6 +2,8 @@ package oomsim
 
 import (
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -139,6 +141,35 @@ func TestLadderFindsAFittingPlanForLlama2FullFineTune(t *testing.T) {
 		if s.Fits {
 			t.Errorf("ladder went on after %q fitted", s.Action)
 		}
+	}
+}
+
+// An fp32 full fine-tune peaks at its optimizer step, where recomputation
+// saves nothing, so the recompute rung leaves it off; once the ladder has
+// changed to adapters, the activations are the peak again and it turns
+// recomputation on before going to 4 bits or to the CPU.
+func TestLadderRecomputesAfterChangingToAdapters(t *testing.T) {
+	m := Model{Name: "model", Params: 7_000_000_000, Arch: AssumeArch(7_000_000_000)}
+	gpu := Device{Name: "24 GiB", Backend: "cuda", BudgetBytes: Allocatable(25_393_994_138, 0), Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "8.0"})}
+	tr, err := Ladder(Plan{Model: m, Mode: Training, Precision: capability.FP32, SeqLen: 2048}, gpu, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Fits {
+		t.Fatalf("no plan fits; steps %+v", tr.Steps)
+	}
+	var changes []string
+	for _, s := range tr.Steps {
+		changes = append(changes, s.Change)
+	}
+	adapters := slices.IndexFunc(changes, func(c string) bool { return strings.HasPrefix(c, "full training → LoRA") })
+	recompute := slices.IndexFunc(changes, func(c string) bool { return strings.HasSuffix(c, "(the adapters' backward)") })
+	if adapters < 0 || recompute != adapters+1 {
+		t.Errorf("changes %q: want recomputation turned on right after the change to adapters", changes)
+	}
+	if tr.Final.Recompute != RecomputeFull || !tr.Final.Mode.Trains() || tr.Final.Mode == Training {
+		t.Errorf("final plan %s with recompute %s, want adapters with full recomputation", tr.Final.Mode, tr.Final.Recompute)
 	}
 }
 
