@@ -1289,3 +1289,31 @@ func TestGGMLSlotsShareTheComputeBuffer(t *testing.T) {
 		t.Errorf("compute buffer: 4 slots of 2048 hold %d, one of 8192 %d; want one ubatch's against the shared cache", four.ActivationsBytes, one.ActivationsBytes)
 	}
 }
+
+// After prepare_model_for_kbit_training the embedding is fp32, so the
+// residual stream is, and bitsandbytes' Linear4bit returns its output in
+// its input's dtype: 4-bit LoRA through peft keeps fp32 activations, twice
+// what the same adapters over 16-bit weights keep. Stacks that skip the
+// call (torchtune, sharded QLoRA) keep 16-bit ones.
+func TestKbitLoRAKeepsFP32Activations(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000, HeadParams: 128_000, UnquantizedParams: 256_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	act := func(mode Mode, prec capability.Precision, stack Stack, sharding Sharding) int64 {
+		b, err := Estimate(Plan{Model: m, Mode: mode, Precision: prec, Stack: stack, Sharding: sharding, Devices: 2, SeqLen: 64, Recompute: RecomputeNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ActivationsBytes
+	}
+	for _, stack := range []Stack{StackHF, StackTRL} {
+		if q, l := act(QLoRA, capability.Int4, stack, ShardNone), act(LoRA, capability.BF16, stack, ShardNone); q != 2*l {
+			t.Errorf("%s: QLoRA keeps %d activation bytes, want twice LoRA's %d", stack, q, l)
+		}
+		if q, l := act(QLoRA, capability.Int4, stack, ShardZeRO3), act(LoRA, capability.BF16, stack, ShardZeRO3); q != l {
+			t.Errorf("%s sharded: QLoRA keeps %d activation bytes, want LoRA's %d (no fp32 cast)", stack, q, l)
+		}
+	}
+	if q, l := act(QLoRA, capability.Int4, StackTorchtune, ShardNone), act(LoRA, capability.BF16, StackTorchtune, ShardNone); q != l {
+		t.Errorf("torchtune: QLoRA keeps %d activation bytes, want LoRA's %d", q, l)
+	}
+}

@@ -114,6 +114,7 @@ type settings struct {
 	p        Plan
 	prof     Profile
 	cb       float64 // bytes per activation value (compute dtype)
+	streamB  float64 // bytes per value the blocks keep for the backward (cb, or fp32)
 	pure     bool    // training without an fp32 master copy
 	trains   bool
 	n        float64 // devices the weights are split over (1 unless sharded)
@@ -129,6 +130,14 @@ func resolve(p Plan) settings {
 	s.cb = computeBytes(p.Precision)
 	if p.Mode == QLoRA || p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
 		s.cb = 2
+	}
+	s.streamB = s.cb
+	if kbitUpcast(p) && s.trains {
+		// The embedding is fp32 after prepare_model_for_kbit_training, so
+		// the residual stream is too, and bitsandbytes' Linear4bit returns
+		// its output in its input's dtype: what the blocks keep for the
+		// backward is fp32, whatever the compute dtype of the matmuls.
+		s.streamB = 4
 	}
 	s.pure = p.Mixed == MixedPure && p.Precision != capability.FP32
 	s.attn, s.loss, s.targets = p.Attention, p.Loss, p.LoRATargets
@@ -363,14 +372,21 @@ func storedWeights(m Model, p Plan) int64 {
 	}
 	q := float64(m.Params - keep)
 	keepBytes := 2.0
-	if (p.Mode == LoRA || p.Mode == QLoRA) && prof.KbitUpcast && (p.Quant == "" || p.Quant == QuantBnB) &&
-		p.Sharding != ShardZeRO3 {
-		// prepare_model_for_kbit_training: the rest in fp32. Sharded
-		// QLoRA (FSDP, ZeRO-3) loads the base on the host and TRL's
-		// SFTTrainer skips that call for it.
-		keepBytes = 4
+	if kbitUpcast(p) {
+		keepBytes = 4 // prepare_model_for_kbit_training: the rest in fp32
 	}
 	return sat(q*bits/8 + keepBytes*float64(keep))
+}
+
+// kbitUpcast: LoRA over bitsandbytes 8-bit or 4-bit weights through
+// peft's prepare_model_for_kbit_training (Profile.KbitUpcast), which
+// casts every parameter left in 16 bits (embeddings, norms, the output
+// head) to fp32 (peft/utils/other.py). Sharded QLoRA (FSDP, ZeRO-3) loads
+// the base on the host and TRL's SFTTrainer skips that call for it.
+func kbitUpcast(p Plan) bool {
+	quantised := p.Precision == capability.Int8 || p.Precision == capability.Int4
+	return (p.Mode == LoRA || p.Mode == QLoRA) && quantised && ProfileOf(p.Stack).KbitUpcast &&
+		(p.Quant == "" || p.Quant == QuantBnB) && p.Sharding != ShardZeRO3
 }
 
 // nf4DoubleQuantBits is NF4 with double quantisation (QLoRA §3,
@@ -837,11 +853,11 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		}
 		act += 3 * heads * seq * tokens / s.n
 	}
-	act *= s.cb
+	act *= s.streamB
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
 	logits = lossBuffers(s, a, tokens) / s.n
-	return act, logits, recompute * s.cb
+	return act, logits, recompute * s.streamB
 }
 
 // lossThenRecompute is what a checkpointed run never holds at once: the
