@@ -26,4 +26,4 @@ if [[ ${VERBOSE:-} == 1 ]]; then
 	echo "$out" | sed -n 's/^ *corpus_test.go:[0-9]*: //p'
 	exit 0
 fi
-echo "$out" | sed -n 's/^ *corpus_test.go:[0-9]*: //p' | grep -E '^(training|holdout|rows whose|outcomes)'
+echo "$out" | sed -n 's/^ *corpus_test.go:[0-9]*: //p' | grep -E '^(training split|holdout split|rows whose|band|outcomes)'

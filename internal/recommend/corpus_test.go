@@ -707,13 +707,19 @@ type corpusResult struct {
 	// bound* count the rows whose sequence is a truncation limit: devctl's
 	// figure at that limit should not be below the measurement.
 	boundTrain, boundHoldout [2]int // rows, and of them those not below the measurement by more than 15%
-	skipped                  map[string]int
-	misses                   []string
+	// inBand counts the exact-length rows whose measurement the band
+	// holds, of all of them, by split (training, holdout).
+	inBand, banded [2]int
+	// spread is the training split's errors by kind of run, with their
+	// sources, to refit oomsim.errorSpread.
+	spread  map[string][]sourcedError
+	skipped map[string]int
+	misses  []string
 }
 
 func runMeasured(t testing.TB) corpusResult {
 	w := newCorpusWorld(t)
-	res := corpusResult{skipped: map[string]int{}}
+	res := corpusResult{skipped: map[string]int{}, spread: map[string][]sourcedError{}}
 	type miss struct {
 		e    float64
 		line string
@@ -754,11 +760,25 @@ func runMeasured(t testing.TB) corpusResult {
 			}
 			continue
 		}
+		split := 0
+		if c.holdout {
+			split = 1
+		}
+		if m := out.Memory; m.TotalBytes > 0 {
+			lo := got * float64(m.Band.LowBytes) / float64(m.TotalBytes)
+			hi := got * float64(m.Band.HighBytes) / float64(m.TotalBytes)
+			res.banded[split]++
+			if c.measuredGiB >= lo*0.999 && c.measuredGiB <= hi*1.001 {
+				res.inBand[split]++
+			}
+		}
 		if c.holdout {
 			res.holdout.add(c.source, e)
 			continue
 		}
 		res.train.add(c.source, e)
+		k := spreadKind(out.Plan)
+		res.spread[k] = append(res.spread[k], sourcedError{c.source, e})
 		m := out.Memory
 		misses = append(misses, miss{e, fmt.Sprintf("%+6.0f%% %-48s %-13s %7.2f GiB measured, %7.2f predicted [w %.1f g %.1f o %.1f a %.1f l %.1f kv %.1f buf %.1f] %s %s %s",
 			100*e, c.id, c.counter, c.measuredGiB, got, gib(m.WeightsBytes), gib(m.GradientsBytes), gib(m.OptimizerBytes),
@@ -773,6 +793,44 @@ func runMeasured(t testing.TB) corpusResult {
 
 func gib(b int64) float64 { return float64(b) / float64(1<<30) }
 
+// sourcedError is one run's signed error and its source.
+type sourcedError struct {
+	source string
+	e      float64
+}
+
+// spreadKind is oomsim.errorSpread's kind of run.
+func spreadKind(p oomsim.Plan) string {
+	switch {
+	case p.Mode.Trains():
+		return "training"
+	case oomsim.ProfileOf(p.Stack).Preallocates > 0:
+		return "serving"
+	case p.Stack == oomsim.StackLlamaCpp || p.Stack == oomsim.StackOllama:
+		return "llama.cpp/ollama"
+	}
+	return "inference"
+}
+
+// weightedQuantile is the q-quantile of the errors with each source
+// weighing one in all (each of its n rows 1/n).
+func weightedQuantile(xs []sourcedError, q float64) float64 {
+	n := map[string]int{}
+	for _, x := range xs {
+		n[x.source]++
+	}
+	s := slices.Clone(xs)
+	sort.Slice(s, func(i, j int) bool { return s[i].e < s[j].e })
+	acc, total := 0.0, float64(len(n))
+	for _, x := range s {
+		acc += 1 / float64(n[x.source])
+		if acc >= q*total {
+			return x.e
+		}
+	}
+	return s[len(s)-1].e
+}
+
 // TestCorpusMeasuredPeaks compares devctl's figure for each measured run's
 // counter with the measurement. Training misses are printed; the holdout
 // only as figures.
@@ -782,6 +840,16 @@ func TestCorpusMeasuredPeaks(t *testing.T) {
 	t.Logf("holdout split:  %s", res.holdout.summary())
 	t.Logf("rows whose sequence is a truncation limit (figure must not fall below the measurement): training %d of %d, holdout %d of %d",
 		res.boundTrain[1], res.boundTrain[0], res.boundHoldout[1], res.boundHoldout[0])
+	t.Logf("band holds the measurement: training %d of %d, holdout %d of %d", res.inBand[0], res.banded[0], res.inBand[1], res.banded[1])
+	for _, k := range slices.Sorted(maps.Keys(res.spread)) {
+		xs := res.spread[k]
+		srcs := map[string]bool{}
+		for _, x := range xs {
+			srcs[x.source] = true
+		}
+		t.Logf("band spread (training split, source-weighted p10/p90 of the error): %s %+.3f %+.3f (%d runs, %d sources)",
+			k, weightedQuantile(xs, 0.1), weightedQuantile(xs, 0.9), len(xs), len(srcs))
+	}
 	for why, n := range res.skipped {
 		t.Logf("skipped %3d: %s", n, why)
 	}

@@ -472,7 +472,7 @@ func Recommend(in Input) (*Result, error) {
 		// it, an assumption the user can pin (the stack, mixed precision,
 		// the attention kernel) does.
 		label := "near the limit"
-		if d := b.TotalBytes - budget; d > budget/10 || -d > budget/10 {
+		if d := b.TotalBytes - budget; band.DependsOn[0] != oomsim.SpreadWhat && (d > budget/10 || -d > budget/10) {
 			label = "an assumption decides"
 			edge += " (name the stack or pin the assumption to decide)"
 		}
