@@ -552,10 +552,15 @@ var ggufBits = map[string]float64{
 // (transformers 4.45 on 2024-09-25, vLLM 0.8 on 2025-03-18), else "" (the
 // current release).
 func stackVersion(st oomsim.Stack, stated, date string) string {
-	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' {
+	dist := oomsim.ProfileOf(st).Dist
+	// A bare release is the stack's own: it is the distribution's (the
+	// release devctl's terms key on) except for the stacks that run on
+	// transformers under their own numbers (DeepSpeed 0.19, LLaMA-Factory
+	// 0.9, axolotl 0.4), whose transformers release comes from the date.
+	own := dist != "transformers" || st == oomsim.StackHF || st == oomsim.StackAuto
+	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' && own {
 		return strings.Fields(v)[0]
 	}
-	dist := oomsim.ProfileOf(st).Dist
 	// "transformers 4.43.3", "peft 0.19.2.dev0; transformers 5.13.1":
 	// the release of the distribution the stack's terms depend on.
 	for _, part := range strings.Split(stated, ";") {

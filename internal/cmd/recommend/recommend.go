@@ -155,7 +155,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
-	fl.StringVar(&opts.StackVersion, "stack-version", "", "the stack's release when it is not the one installed here (transformers 4.44.2, vllm 0.6.4, llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
+	fl.StringVar(&opts.StackVersion, "stack-version", "", "the release of the stack's distribution when it is not the one installed here (transformers 4.44.2 for hf, deepspeed, llama-factory and axolotl; vllm 0.6.4; llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, litgpt, torchtune, unsloth, vllm, sglang, tgi, lmdeploy, tensorrt-llm, llama.cpp (also koboldcpp, lm-studio), ollama, mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo or simpo (chosen and rejected completions: twice the sequences)")
@@ -238,6 +238,12 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6, or a llama.cpp build such as b6000", o.StackVersion)
 	}
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
+	if dist := oomsim.ProfileOf(r.Stack).Dist; dist == "transformers" && r.Stack != oomsim.StackHF && r.StackVersion != "" &&
+		oomsim.VersionBelow(r.StackVersion, 4, 0) {
+		// DeepSpeed 0.16 or LLaMA-Factory 0.9 read as transformers 0.16
+		// would date the plan before SDPA.
+		return cmdutil.Usagef("invalid --stack-version %q for --stack %s: the release that decides its terms is transformers' (4.x, e.g. 4.44.2), not %s's own", o.StackVersion, r.Stack, r.Stack)
+	}
 	r.Objective, ok = oomsim.Parse(o.Objective, oomsim.Objectives)
 	choice("--objective", o.Objective, oomsim.List(oomsim.Objectives), ok)
 	r.Mixed, ok = oomsim.Parse(auto(o.Mixed), oomsim.MixedPrecisions)
