@@ -1,8 +1,9 @@
 // Package configs holds the data files built into the devctl binary: the
-// default configuration and the model and device catalogues.
+// default configuration, the model and device catalogues, and copies of
+// popular models' config.json.
 package configs
 
-import _ "embed"
+import "embed"
 
 // DefaultYAML is configs/default.yaml.
 //
@@ -19,3 +20,13 @@ var ModelsYAML []byte
 //
 //go:embed devices.yaml
 var DevicesYAML []byte
+
+// Hub holds devctl's own copies of Hugging Face models' config.json
+// (hub/index.tsv maps each model id to its file), for `recommend --model
+// ORG/NAME` when the Hub cannot be reached and no cache holds the model.
+// They are written from testdata/models, where each file's source is
+// named (go test ./internal/recommend -run TestBuiltinConfigsUpToDate
+// -update).
+//
+//go:embed hub
+var Hub embed.FS

@@ -397,11 +397,26 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 			return m.Model(), "catalogue", nil
 		}
 		if !strings.Contains(spec.Name, "/") {
-			return oomsim.Model{}, "", inputf("%w (or a Hugging Face id such as Qwen/Qwen2-1.5B)", err)
+			// A model devctl keeps a config.json copy of, by its name
+			// without the organisation.
+			switch ids := builtinByName(spec.Name); len(ids) {
+			case 1:
+				id, source, data, _ := builtinConfig(ids[0])
+				return fromFiles(id, source, data, nil, "--model "+spec.Name)
+			case 0:
+				return oomsim.Model{}, "", inputf("%w (or a Hugging Face id such as Qwen/Qwen2-1.5B, or a model devctl keeps a config.json of: %s)", err, strings.Join(builtinNames(), ", "))
+			default:
+				return oomsim.Model{}, "", inputf("--model %q is ambiguous: name one of %s", spec.Name, strings.Join(ids, ", "))
+			}
 		}
 		// ORG/NAME: any Hugging Face model, never a catalogue guess.
 		files, err := hfhub.Fetch(ctx, spec.Name, deps.Hub)
 		if errors.Is(err, hfhub.ErrOffline) {
+			// No Hub and no cache: devctl's own copy of the config, when
+			// it keeps one (configs/hub), says so; else how to go on.
+			if id, source, data, ok := builtinConfig(spec.Name); ok {
+				return fromFiles(id, source+"; the Hub was not reachable and no cache holds it", data, nil, "--model "+spec.Name)
+			}
 			return oomsim.Model{}, "", inputf("--model %s: %w; without the Hub, give the model's size instead: --model-params (e.g. 7B), or --model-config with its config.json", spec.Name, err)
 		}
 		if err != nil {
