@@ -3,12 +3,14 @@ package recommend
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/suggest"
 )
 
 // builtinEntry is one model of devctl's own config.json copies
@@ -52,7 +54,7 @@ func builtinConfig(id string) (canonical, source string, data []byte, ok bool) {
 			data, err := configs.Hub.ReadFile(path.Join("hub", e.file))
 			source = "devctl's built-in config.json of " + e.id
 			if e.whose != "" {
-				source += " (" + e.whose + ": the same shapes; its context length may differ)"
+				source += " (" + e.whose + ")"
 			}
 			return e.id, source, data, err == nil
 		}
@@ -84,4 +86,22 @@ func builtinNames() []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// unknownModel is the one line for a --model name that is neither
+// catalogued nor a built-in config's: the closest name of either kind, the
+// catalogue's names, and the other ways to name a model.
+func unknownModel(name string, catalogue []CatalogModel) error {
+	names := make([]string, len(catalogue))
+	for i, m := range catalogue {
+		names[i] = m.Name
+	}
+	msg := fmt.Sprintf("unknown --model %q", name)
+	// The catalogue first, in its own order (its first match wins).
+	if s := suggest.Closest(name, append(slices.Clone(names), builtinNames()...)); s != "" {
+		msg += fmt.Sprintf(": did you mean %q?", s)
+	}
+	slices.Sort(names)
+	return inputf("%s (catalogued: %s; or one of the %d Hugging Face models devctl keeps a config.json of, by ORG/NAME or the name after it, such as llama-3.1-8b or qwen3-8b; or any Hugging Face id such as Qwen/Qwen2-1.5B)",
+		msg, strings.Join(names, ", "), len(builtinIndex()))
 }

@@ -18,29 +18,34 @@ import (
 var updateHub = goflag.Bool("update", false, "rewrite configs/hub from testdata/models and testdata/memory/models.tsv")
 
 // builtinWanted is what configs/hub should hold: every Hugging Face id of
-// testdata/memory/models.tsv whose config is a copy of a real config.json
-// in testdata/models (not one written from published numbers, not a
-// synthetic shape) of that very model (weights_note "base") or of the
-// base model an instruct or chat fine-tune was trained from (same shapes;
-// the output says so, as the context length may differ), with that file.
+// testdata/memory/models.tsv whose config in testdata/models is that very
+// model's (weights_note "base": a real copy, or one written from its
+// published numbers and checked against its published count) or the base
+// model's an instruct or chat fine-tune was trained from (same shapes; the
+// context length may differ), never a synthetic shape, with that file and
+// what the output must say of it.
 func builtinWanted(t *testing.T) (index []byte, files map[string][]byte) {
 	t.Helper()
 	files = map[string][]byte{}
 	var lines []string
 	for _, r := range readTSV(t, "models.tsv") {
 		id, file := r["id"], r["config"]
-		if !strings.Contains(id, "/") || file == "" || strings.Contains(file, ".synthetic.") || strings.Contains(file, ".published.") {
+		if !strings.Contains(id, "/") || file == "" || strings.Contains(file, ".synthetic.") {
 			continue
 		}
 		note := r["weights_note"]
-		var base string
+		var whose []string
 		switch {
-		case note == "base":
+		case note == "base", strings.HasPrefix(note, "base;") && strings.Contains(file, ".published."):
 		case strings.HasPrefix(note, "base: instruct fine-tune of "), strings.HasPrefix(note, "base: chat fine-tune of "):
-			base = "its base model's config.json"
+			whose = append(whose, "its base model's config.json: the same shapes; its context length may differ")
 		default:
 			continue
 		}
+		if strings.Contains(file, ".published.") {
+			whose = append(whose, "written from the model's published numbers and checked against its published parameter count")
+		}
+		base := strings.Join(whose, "; ")
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", file))
 		if err != nil {
 			t.Fatal(err)

@@ -404,7 +404,7 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 				id, source, data, _ := builtinConfig(ids[0])
 				return fromFiles(id, source, data, nil, "--model "+spec.Name)
 			case 0:
-				return oomsim.Model{}, "", inputf("%w (or a Hugging Face id such as Qwen/Qwen2-1.5B, or a model devctl keeps a config.json of: %s)", err, strings.Join(builtinNames(), ", "))
+				return oomsim.Model{}, "", unknownModel(spec.Name, models)
 			default:
 				return oomsim.Model{}, "", inputf("--model %q is ambiguous: name one of %s", spec.Name, strings.Join(ids, ", "))
 			}
