@@ -37,3 +37,70 @@ func TestBandHoldsTheErrorSpread(t *testing.T) {
 		t.Errorf("training's p10 %.3f is not below a serving engine's %.3f", train, serve)
 	}
 }
+
+// Model parallelism splits the states over tensor × pipeline degrees and
+// ZeRO shares them out over the data-parallel replicas left; tensor
+// parallelism also splits the activations, pipelining does not (1F1B's
+// first stage holds one micro-batch's worth of every block), and expert
+// parallelism splits a mixture of experts' routed experts.
+func TestModelParallelDegrees(t *testing.T) {
+	m := Model{Name: "m", Params: 8_000_000_000,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}}
+	est := func(p Plan) Breakdown {
+		t.Helper()
+		p.Model, p.Mode, p.Precision, p.SeqLen, p.Devices, p.Recompute = m, Training, capability.BF16, 4096, 8, RecomputeNone
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	all := est(Plan{Sharding: ShardTP})
+	tp8 := est(Plan{Sharding: ShardTP, TensorParallel: 8})
+	if all.TotalBytes != tp8.TotalBytes {
+		t.Errorf("tp over every device %d bytes, tensor-parallel 8 of 8 %d: want the same", all.TotalBytes, tp8.TotalBytes)
+	}
+	tp2 := est(Plan{Sharding: ShardTP, TensorParallel: 2})
+	if got, want := tp2.OptimizerBytes, 4*tp8.OptimizerBytes; got != want {
+		t.Errorf("tensor-parallel 2: optimizer %d, want 4 × tensor-parallel 8's %d", got, want)
+	}
+	if got, want := tp2.ActivationsBytes, 4*tp8.ActivationsBytes; got < want*99/100 || got > want*101/100 {
+		t.Errorf("tensor-parallel 2: activations %d, want about 4 × tensor-parallel 8's %d", got, want)
+	}
+	// TP 2 with ZeRO-3 over the 4 replicas: the states as ZeRO-3 over 8.
+	tp2z3 := est(Plan{Sharding: ShardZeRO3, TensorParallel: 2})
+	z3 := est(Plan{Sharding: ShardZeRO3})
+	if tp2z3.OptimizerBytes != z3.OptimizerBytes || tp2z3.ActivationsBytes >= z3.ActivationsBytes {
+		t.Errorf("tp 2 + ZeRO-3: optimizer %d (ZeRO-3 alone %d), activations %d (ZeRO-3 alone %d): want the same states, fewer activations",
+			tp2z3.OptimizerBytes, z3.OptimizerBytes, tp2z3.ActivationsBytes, z3.ActivationsBytes)
+	}
+	// Four pipeline stages: a quarter of the states, the activations of
+	// one micro-batch through every block (and no loss on the first).
+	pp4 := est(Plan{Sharding: ShardTP, TensorParallel: 1, PipelineStages: 4})
+	none := est(Plan{Sharding: ShardNone, Devices: 1})
+	if got, want := pp4.OptimizerBytes, none.OptimizerBytes/4; got < want*99/100 || got > want*101/100 {
+		t.Errorf("4 stages: optimizer %d, want a quarter of one device's %d", got, want)
+	}
+	if pp4.ActivationsBytes < none.ActivationsBytes*99/100 && pp4.LogitsBytes == 0 {
+		t.Errorf("4 stages: activations %d with no logits, want one micro-batch through every block (%d)", pp4.ActivationsBytes, none.ActivationsBytes)
+	}
+	if err := (Plan{Model: m, Devices: 8, TensorParallel: 3}).Validate(); err == nil {
+		t.Error("tensor-parallel 3 of 8 devices validated")
+	}
+	// Expert parallelism: a mixture of experts' routed experts over 8.
+	moe := Model{Name: "moe", Params: 30_000_000_000, ActiveParams: 3_000_000_000, Experts: 128, ExpertsPerToken: 8, Arch: m.Arch}
+	plan := func(ep int) Breakdown {
+		b, err := Estimate(Plan{Model: moe, Mode: Training, Precision: capability.BF16, SeqLen: 1024, Devices: 8, Sharding: ShardTP, TensorParallel: 1, ExpertParallel: ep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	x := moe.expertParams()
+	if got, want := plan(8).OptimizerBytes, int64((30e9-x+x/8)*8); got < want*99/100 || got > want*101/100 {
+		t.Errorf("expert-parallel 8: optimizer %d, want the dense part whole and an eighth of the %.0f expert parameters: %d", got, x, want)
+	}
+}

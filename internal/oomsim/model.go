@@ -116,6 +116,19 @@ type Plan struct {
 	// ZeROStage selects the DeepSpeed estimator (2 or 3).
 	ZeROStage int `json:"zero_stage,omitempty"`
 	Devices   int `json:"devices"`
+	// TensorParallel is the tensor-parallel degree (with sequence
+	// parallelism): the devices each matrix and each block's activations
+	// are split over. 0 with Sharding "tp": every device of a pipeline
+	// stage.
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// PipelineStages is the pipeline-parallel degree (1F1B): the stages
+	// the blocks are split into. 0 or 1: none.
+	PipelineStages int `json:"pipeline_stages,omitempty"`
+	// ExpertParallel is a mixture of experts' expert-parallel degree: the
+	// devices of a pipeline stage its routed experts are split over
+	// (Megatron's --expert-model-parallel-size). 0 or 1: the experts are
+	// split like the rest of the model.
+	ExpertParallel int `json:"expert_parallel,omitempty"`
 	// Offload "cpu" moves optimizer states to host memory (ZeRO-Offload).
 	Offload Offload `json:"offload"`
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
@@ -236,6 +249,35 @@ func (p Plan) devices() int {
 	return p.Devices
 }
 
+// tensorDegree is the tensor-parallel degree: TensorParallel when given,
+// every device for Sharding "tp" without one, else 1.
+func (p Plan) tensorDegree() int {
+	switch {
+	case p.TensorParallel > 0:
+		return min(p.TensorParallel, p.devices())
+	case p.Sharding == ShardTP:
+		return max(p.devices()/p.pipelineStages(), 1)
+	}
+	return 1
+}
+
+// expertParams are a mixture of experts' routed experts: with E experts
+// of which k serve a token, Params = shared + E·e and ActiveParams =
+// shared + k·e, so E·e = E·(Params − ActiveParams)/(E − k). 0 for a dense
+// model or one whose active count is unknown.
+func (m Model) expertParams() float64 {
+	e, k := float64(m.Experts), float64(m.ExpertsPerToken)
+	if m.Experts <= 1 || m.ActiveParams <= 0 || m.ActiveParams >= m.Params || k >= e {
+		return 0
+	}
+	return e * float64(m.Params-m.ActiveParams) / (e - k)
+}
+
+// pipelineStages is the pipeline-parallel degree, 1 without pipelining.
+func (p Plan) pipelineStages() int {
+	return min(max(p.PipelineStages, 1), p.devices())
+}
+
 // Breakdown is the memory a plan needs on one device, in bytes.
 type Breakdown struct {
 	WeightsBytes     int64 `json:"weights_bytes"`
@@ -328,6 +370,12 @@ func (p Plan) Validate() error {
 	}
 	if p.BatchSize < 0 || p.BatchSize > 1<<20 || p.MicroBatch < 0 || p.SeqLen < 0 || p.SeqLen > 1<<24 || p.Devices < 0 || p.Devices > 1<<16 {
 		return errors.New("batch size, sequence length or device count out of range")
+	}
+	if p.ExpertParallel < 0 || p.ExpertParallel > p.devices() {
+		return fmt.Errorf("expert-parallel degree %d is outside 0..%d (the devices)", p.ExpertParallel, p.devices())
+	}
+	if p.TensorParallel < 0 || p.PipelineStages < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)) != 0 {
+		return fmt.Errorf("tensor-parallel degree %d times pipeline stages %d does not divide the %d devices", p.TensorParallel, p.PipelineStages, p.devices())
 	}
 	if p.PromptLen < 0 || (p.SeqLen > 0 && p.PromptLen > p.SeqLen) {
 		return fmt.Errorf("prompt length %d is outside 0..%d (the sequence length)", p.PromptLen, p.SeqLen)

@@ -111,18 +111,25 @@ const (
 
 // settings are a plan's choices with every default resolved.
 type settings struct {
-	p        Plan
-	prof     Profile
-	cb       float64 // bytes per activation value (compute dtype)
-	streamB  float64 // bytes per value the blocks keep for the backward (cb, or fp32)
-	pure     bool    // training without an fp32 master copy
-	trains   bool
-	n        float64 // devices the weights are split over (1 unless sharded)
-	dp       float64 // devices model states are sharded over (ZeRO/FSDP)
-	attn     Attention
-	loss     Loss
-	targets  LoRATargets
-	adapterB float64
+	p       Plan
+	prof    Profile
+	cb      float64 // bytes per activation value (compute dtype)
+	streamB float64 // bytes per value the blocks keep for the backward (cb, or fp32)
+	pure    bool    // training without an fp32 master copy
+	trains  bool
+	n       float64 // devices the weights are split over (1 unless sharded)
+	dp      float64 // devices model states are sharded over (ZeRO/FSDP)
+	wShard  float64 // devices the trained weights are split over
+	// wFrac and sFrac are one device's share of the weights and of the
+	// gradients and optimizer states: 1/wShard and 1/dp, unless expert
+	// parallelism splits a mixture of experts' routed experts otherwise.
+	wFrac, sFrac float64
+	mp           float64 // model-parallel degree: tensor-parallel × pipeline stages
+	replicas     float64 // data-parallel replicas: the devices over mp
+	attn         Attention
+	loss         Loss
+	targets      LoRATargets
+	adapterB     float64
 }
 
 func resolve(p Plan) settings {
@@ -145,14 +152,45 @@ func resolve(p Plan) settings {
 	if s.adapterB == 0 {
 		s.adapterB = 4
 	}
+	// Model parallelism (tensor × pipeline) splits the states over mp
+	// devices; the data-parallel replicas over the rest share them out
+	// further by ZeRO's stage: the gradients and optimizer states at
+	// ZeRO-2 (Megatron's distributed optimizer), the weights too at
+	// ZeRO-3/FSDP. Tensor parallelism also splits each block's
+	// activations, its KV cache and the logits (Korthikanti et al. 2022);
+	// pipelining does not (below).
 	d := float64(p.devices())
+	t, pp := float64(p.tensorDegree()), float64(p.pipelineStages())
+	s.mp = t * pp
+	s.replicas = max(d/s.mp, 1)
+	s.n, s.dp, s.wShard = t, s.mp, s.mp
 	switch {
-	case (p.Sharding == ShardZeRO3 || p.Sharding == ShardTP) && !s.trains:
+	case !s.trains && (p.Sharding == ShardZeRO3 || p.Sharding == ShardTP) && p.TensorParallel == 0 && p.PipelineStages <= 1:
 		s.n = d // serving split over devices (device_map / tensor parallel)
-	case p.Sharding == ShardTP:
-		s.n, s.dp = d, d
-	case p.Sharding == ShardZeRO3, p.Sharding == ShardZeRO2:
+	case !s.trains:
+		s.n = s.mp // serving: each stage holds its blocks' weights and KV cache
+	case p.Sharding == ShardZeRO3:
+		s.dp, s.wShard = d, d
+	case p.Sharding == ShardZeRO2:
 		s.dp = d
+	}
+	s.wFrac, s.sFrac = 1/s.wShard, 1/s.dp
+	if X, P := p.Model.expertParams(), float64(p.Model.Params); p.ExpertParallel > 1 && X > 0 && s.trains {
+		// Expert parallelism: each stage's routed experts over ep devices
+		// (with expert tensor parallelism when ep × tp fits the stage's
+		// devices, as Megatron-Core forms its expert groups), and ZeRO
+		// over the expert-data-parallel replicas left; the rest of the
+		// model as above.
+		es := pp * min(float64(p.ExpertParallel)*t, d/pp)
+		eW, eS := es, es
+		switch p.Sharding {
+		case ShardZeRO3:
+			eW, eS = d, d
+		case ShardZeRO2:
+			eS = d
+		}
+		s.wFrac = ((P-X)/s.wShard + X/eW) / P
+		s.sFrac = ((P-X)/s.dp + X/eS) / P
 	}
 	return s
 }
@@ -246,11 +284,8 @@ func realistic(p Plan) (Breakdown, error) {
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
 		// adapters (tensor parallelism splits them); ZeRO-2 shards only
 		// gradients and optimizer states.
-		wShard, stateShard := 1.0, s.dp
-		if p.Sharding == ShardZeRO3 || p.Sharding == ShardTP {
-			wShard = s.dp // tensor parallelism splits every matrix too
-		}
-		base := float64(storedWeights(m, p)) / wShard
+		wShard, stateShard := s.wShard, s.dp
+		base := float64(storedWeights(m, p)) * s.wFrac
 		if p.Offload == OffloadCPU && p.OffloadParams {
 			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
 			// host and one block at a time is brought to the device.
@@ -448,12 +483,14 @@ func quantBits(prec capability.Precision, f QuantFormat, m Model) float64 {
 //   - DeepSpeed ZeRO: 16-bit parameters and gradients, fp32 master and
 //     Adam states in the optimizer partitions (12 B), sharded by stage.
 //   - FSDP (ZeRO-3 shape): everything sharded over the devices.
+//   - Tensor and pipeline parallelism split everything over their
+//     degrees, and ZeRO's stage shares it out over the data-parallel
+//     replicas (settings.wShard, settings.dp).
 //
 // The step: PyTorch's default foreach AdamW holds one state-sized
 // temporary; fused AdamW and DeepSpeed's fused Adam none.
 func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	p := s.p
-	d := float64(p.devices())
 	stateB := 4.0 // bytes per Adam state value
 	switch {
 	case s.prof.Stack == StackDeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
@@ -470,12 +507,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		w, g = 4*P+2*P, 4*P
 		o = P * adamStateBytes(p.Optimizer, 4)
 	}
-	switch p.Sharding {
-	case ShardZeRO2:
-		g, o = g/d, o/d
-	case ShardZeRO3, ShardTP:
-		w, g, o = w/d, g/d, o/d
-	}
+	w, g, o = w*s.wFrac, g*s.sFrac, o*s.sFrac
 	if p.Offload == OffloadCPU {
 		// ZeRO-Offload: the fp32 master and Adam states live on the host
 		// and the step runs there (DeepSpeed's CPU Adam).
@@ -498,10 +530,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		return w, g, o, 0, 0
 	}
 	if !s.prof.FusedOptimizer && p.Optimizer == AdamW {
-		temp = P / s.dp * stateB
-		if p.Sharding == ShardZeRO3 || p.Sharding == ShardTP {
-			temp = P / d * stateB
-		}
+		temp = P * s.sFrac * stateB
 	}
 	return w, g, o, 0, temp
 }
@@ -556,10 +585,8 @@ func autocastCopies(s settings, P float64) float64 {
 		return 0
 	case p.Offload == OffloadCPU && p.OffloadParams && p.Sharding == ShardZeRO3:
 		return 0 // one block at a time on the device
-	case p.Sharding == ShardZeRO3 || p.Sharding == ShardTP:
-		return 2 * P / float64(p.devices())
 	}
-	return 2 * P
+	return 2 * P * s.wFrac
 }
 
 // deepSpeedZeRO reports ZeRO through a transformers-based stack, which is
@@ -588,8 +615,8 @@ func referenceModel(s settings, P float64) float64 {
 			return 2 * P / d
 		}
 		return 2 * P
-	case p.Sharding == ShardZeRO3 || p.Sharding == ShardTP:
-		return computeBytes(p.Precision) * P / d
+	case s.wShard > 1:
+		return computeBytes(p.Precision) * P * s.wFrac
 	case s.pure || p.Precision == capability.FP32:
 		return computeBytes(p.Precision) * P
 	}
@@ -857,6 +884,18 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
 	logits = lossBuffers(s, a, tokens) / s.n
+	if pp := float64(p.pipelineStages()); pp > 1 {
+		// 1F1B: the first stage holds pp micro-batches in flight through
+		// its L/pp blocks, as many activations as one micro-batch through
+		// every block, and computes no loss; the last holds one
+		// micro-batch through its blocks and the loss (Narayanan et al.
+		// 2021; Korthikanti et al. 2022 §4.2.3). The larger of the two.
+		if last := act/pp + logits; last > act {
+			act = act / pp
+		} else {
+			logits = 0
+		}
+	}
 	return act, logits, recompute * s.streamB
 }
 
@@ -1193,7 +1232,7 @@ func dequantBuffer(s settings, a *Arch) int64 {
 // and the stacks that only shard (FSDP, torchtune, litgpt), do not build
 // DDP buckets.
 func ddpBuckets(s settings, grads int64) int64 {
-	if !s.trains || s.p.devices() <= 1 || s.p.Sharding != ShardNone {
+	if !s.trains || s.replicas <= 1 || s.p.Sharding != ShardNone && s.p.Sharding != ShardTP {
 		return 0
 	}
 	switch s.prof.Stack {
@@ -1222,7 +1261,7 @@ func gatherBuffers(s settings, m Model) int64 {
 	if m.HeadParams > 0 {
 		outside += float64(m.HeadParams)
 	}
-	block := (float64(m.Params) - outside) / float64(a.Layers)
+	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.tensorDegree())
 	gathered := 2 * 2 * block
 	switch s.prof.Stack {
 	case StackFSDP, StackTorchtune:

@@ -570,6 +570,9 @@ func sglangDefaults(p Plan) (share float64, chunk int) {
 	if p.Sharding == ShardTP || p.Sharding == ShardZeRO3 {
 		tp = p.devices()
 	}
+	if p.TensorParallel > 0 {
+		tp = p.tensorDegree()
+	}
 	if releaseBelow(p.StackVersion, "0.4.7") {
 		if gib < 25 && !releaseBelow(p.StackVersion, "0.4.0") {
 			chunk = 2048

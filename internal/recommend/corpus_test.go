@@ -232,6 +232,38 @@ func (w *corpusWorld) target(raw string, devices int) (Target, bool, string) {
 	return TargetFromCatalogue(cd, devices), true, ""
 }
 
+// tpDegree, epDegree and ppDegree find a tensor-, expert- or
+// pipeline-parallel degree in a note or an id: "TP2", "tp=8", "tp1pp2dp4",
+// "--tensor-model-parallel-size 2", "tensor_parallel_size: 8", and their
+// expert and pipeline counterparts.
+var (
+	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+	epDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:ep[ =:_-]?|expert[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|expert[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+	ppDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:pp[ =:_-]?|pipeline[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|pipeline[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+)
+
+// parallelDegree is the degree re finds in the row's note, else in its id,
+// when it finds one value only; 0 otherwise.
+func parallelDegree(re *regexp.Regexp, r map[string]string) int {
+	for _, text := range []string{r["note"], r["id"]} {
+		seen := map[int]bool{}
+		for _, m := range re.FindAllStringSubmatch(text, -1) {
+			if n := atoi0(m[1]); n > 0 {
+				seen[n] = true
+			}
+		}
+		if len(seen) == 1 {
+			for n := range seen {
+				return n
+			}
+		}
+		if len(seen) > 1 {
+			return 0 // the note names several: none is the row's
+		}
+	}
+	return 0
+}
+
 func atoi0(s string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(s))
 	return n
@@ -476,7 +508,34 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.LoRATargets = oomsim.LoRAQKVO
 	}
 	sh := r["sharding"]
+	tpN, ppN, epN := parallelDegree(tpDegree, r), parallelDegree(ppDegree, r), parallelDegree(epDegree, r)
+	if !strings.Contains(sh, "tp") {
+		tpN = 0
+	}
+	if !strings.Contains(sh, "pp") {
+		ppN = 0
+	}
+	if !strings.Contains(sh, "ep") {
+		epN = 0
+	}
+	if d := atoi0(r["devices"]); d > 0 && (d%(max(tpN, 1)*max(ppN, 1)) != 0 || (d/max(ppN, 1))%max(epN, 1) != 0) {
+		tpN, ppN, epN = 0, 0, 0
+	}
 	switch {
+	case mode.Trains() && (tpN > 0 || ppN > 0 || epN > 0):
+		// The degrees the row's note (or id) gives (TP2, pp4, ep8,
+		// --tensor-model-parallel-size 2): ZeRO over what they leave.
+		in.TensorParallel = tpN == 0 && strings.Contains(sh, "tp")
+		in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = tpN, ppN, epN
+		if in.Model.Experts <= 1 || in.Model.ActiveParams <= 0 {
+			in.ExpertParallel = 0 // experts devctl does not know of: split like the rest
+		}
+		switch {
+		case strings.Contains(sh, "fsdp"), strings.Contains(sh, "zero3"):
+			in.ZeROStage = 3
+		case strings.Contains(sh, "zero1"), strings.Contains(sh, "zero2"):
+			in.ZeROStage = 2
+		}
 	case strings.Contains(sh, "tp") && mode.Trains():
 		in.TensorParallel = true
 	case strings.HasPrefix(sh, "fsdp"), sh == "zero3", sh == "tp", sh == "pp", sh == "device-map":
@@ -487,7 +546,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
 	if in.Devices == 1 {
-		in.ZeROStage, in.TensorParallel = 0, false
+		in.ZeROStage, in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = 0, false, 0, 0, 0
 	}
 	switch r["offload"] {
 	case "optimizer":

@@ -107,7 +107,9 @@ type RunSettings struct {
 	OffloadParams  bool
 	ZeROStage      int
 	TensorParallel bool
-	Devices        int
+	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
+	TensorParallelDegree, PipelineStages, ExpertParallel int
+	Devices                                              int
 
 	Stack        oomsim.Stack
 	StackVersion string
@@ -239,7 +241,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
-		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,

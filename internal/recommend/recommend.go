@@ -219,7 +219,17 @@ type Input struct {
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
 	// sharding model states (ZeROStage).
-	TensorParallel      bool
+	TensorParallel bool
+	// TensorParallelDegree and PipelineStages are Megatron-style model
+	// parallelism: each matrix split over TensorParallelDegree devices
+	// (0 with TensorParallel: every device of a stage), the blocks over
+	// PipelineStages (0 or 1: none); the devices left are data-parallel
+	// replicas, over which ZeROStage shares out the states.
+	TensorParallelDegree int
+	PipelineStages       int
+	// ExpertParallel splits a mixture of experts' routed experts over this
+	// many devices of a pipeline stage (0 or 1: like the rest).
+	ExpertParallel      int
 	OptimizerInBackward bool
 	Compiled            bool
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
@@ -389,6 +399,13 @@ func Recommend(in Input) (*Result, error) {
 		plan.SeqLen = maxPos
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
 	}
+	plan.TensorParallel, plan.PipelineStages, plan.ExpertParallel = in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel
+	if in.ExpertParallel > 1 && (plan.Model.Experts <= 1 || plan.Model.ActiveParams <= 0) {
+		return nil, inputf("--expert-parallel-size %d needs a mixture-of-experts model whose experts and active parameters are known: %s has none", in.ExpertParallel, plan.Model.Name)
+	}
+	if plan.TensorParallel == 0 && !in.TensorParallel && (in.PipelineStages > 1 || in.ExpertParallel > 1) {
+		plan.TensorParallel = 1 // pipelining or expert parallelism alone: no matrix split
+	}
 	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone {
 		switch {
 		case plan.Mode == oomsim.Inference:
@@ -396,9 +413,12 @@ func Recommend(in Input) (*Result, error) {
 			// cache) between them: device_map="auto" or tensor parallel.
 			plan.Sharding = oomsim.ShardZeRO3
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
-		case in.TensorParallel:
+		case in.TensorParallel || in.TensorParallelDegree > 1 || in.PipelineStages > 1 || in.ExpertParallel > 1:
 			plan.Sharding = oomsim.ShardTP
-			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with tensor and sequence parallelism: weights, states and activations split; memory is per device", plan.Devices))
+			if in.ZeROStage > 0 {
+				plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+			}
+			why("devices", fmt.Sprint(plan.Devices), modelParallelReason(plan, in.ZeROStage))
 		case in.ZeROStage > 0:
 			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
@@ -699,4 +719,31 @@ func paramsNear(p, threshold int64) string {
 		return strconv.FormatInt(p, 10)
 	}
 	return FormatParams(p)
+}
+
+// modelParallelReason says how a model-parallel plan splits its devices.
+func modelParallelReason(p oomsim.Plan, zero int) string {
+	t, pp := p.TensorParallel, max(p.PipelineStages, 1)
+	if t <= 0 && p.Sharding == oomsim.ShardTP {
+		t = p.Devices / pp
+	}
+	t = max(t, 1)
+	tensor := fmt.Sprintf("tensor parallel %d", t)
+	if t > 1 {
+		tensor += " (with sequence parallelism)"
+	}
+	what := fmt.Sprintf("training over %d devices: %s, %d pipeline stage(s), %d data-parallel replica(s)", p.Devices, tensor, pp, p.Devices/(t*pp))
+	switch zero {
+	case 3:
+		what += ", ZeRO-3/FSDP over the replicas"
+	case 2:
+		what += ", ZeRO-2 (Megatron's distributed optimizer) over the replicas"
+	}
+	if p.ExpertParallel > 1 {
+		what += fmt.Sprintf(", the routed experts over %d devices", p.ExpertParallel)
+	}
+	if pp > 1 {
+		what += "; the first stage holds as many micro-batches in flight as there are stages (1F1B), the last the loss"
+	}
+	return what + "; memory is per device"
 }

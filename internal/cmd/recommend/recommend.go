@@ -61,7 +61,13 @@ type Options struct {
 	OffloadParams  bool
 	ZeROStage      int
 	TensorParallel bool
-	Device         string
+	// TensorParallelSize and PipelineParallelSize are the degrees of
+	// model parallelism (0: every device of a stage with --tensor-parallel,
+	// else none).
+	TensorParallelSize, PipelineParallelSize int
+	// ExpertParallelSize splits a mixture of experts' routed experts.
+	ExpertParallelSize int
+	Device             string
 	// DeviceMemory names a device by its memory (24GiB): a generic GPU of
 	// that size, or the size of the --device given.
 	DeviceMemory string
@@ -171,7 +177,10 @@ not run the probe.`,
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
 	fl.IntVar(&opts.MaxBatchedTokens, "max-num-batched-tokens", 0, "a serving engine's prefill budget, the tokens its start-up forward profiles: vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's max_batch_prefill_tokens (0: the engine's default)")
 	fl.IntVar(&opts.KVCacheTokens, "kv-cache-tokens", 0, "a serving engine's KV cache as a count of tokens rather than a memory share: vLLM's num_gpu_blocks_override x block_size, lmdeploy's cache_max_entry_count of 1 or more (blocks x cache_block_seq_len: 128 before v0.2.2, 64 after), SGLang's max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache (caps) (0: the share)")
-	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training, splitting weights and activations")
+	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training over every device, splitting weights and activations (--tensor-parallel-size for fewer)")
+	fl.IntVar(&opts.TensorParallelSize, "tensor-parallel-size", 0, "with --devices N: tensor (and sequence) parallelism over this many devices (Megatron's --tensor-model-parallel-size, vLLM's --tensor-parallel-size); the devices left are data-parallel replicas, which --zero-stage shards over")
+	fl.IntVar(&opts.ExpertParallelSize, "expert-parallel-size", 0, "with --devices N and a mixture-of-experts model: the devices of a pipeline stage its routed experts are split over (Megatron's --expert-model-parallel-size)")
+	fl.IntVar(&opts.PipelineParallelSize, "pipeline-parallel-size", 0, "with --devices N: pipeline stages (1F1B) the blocks are split into (Megatron's --pipeline-model-parallel-size); the first stage holds as many micro-batches in flight as there are stages")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
 	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
 	fl.BoolVar(&opts.RequireFit, "require-fit", false, "exit 3 when the plan as given does not fit (the output still shows what would)")
@@ -333,8 +342,8 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --kv-cache-tokens %d: want 1 to %d (0: the engine's memory share)", o.KVCacheTokens, 1<<30)
 	}
 	r.KVBits, r.MaxNumSeqs, r.PrefillTokens, r.KVCacheTokens = kvBits, o.MaxNumSeqs, o.MaxBatchedTokens, o.KVCacheTokens
-	if o.TensorParallel && o.ZeROStage != 0 {
-		return cmdutil.Usagef("give one of --tensor-parallel and --zero-stage: they split the work differently")
+	if err := o.validateParallel(); err != nil {
+		return err
 	}
 	if o.DeviceMemory != "" {
 		mem, err := units.ParseDeviceMemory(o.DeviceMemory)
@@ -344,7 +353,8 @@ func (o *Options) Validate() error {
 		o.devMem = int64(mem)
 	}
 	r.BatchSize, r.SeqLen, r.Devices, r.ZeROStage, r.OffloadParams = o.BatchSize, o.SeqLen, o.Devices, o.ZeROStage, o.OffloadParams
-	r.TensorParallel, r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.TensorParallel, o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
+	r.TensorParallel, r.TensorParallelDegree, r.PipelineStages, r.ExpertParallel = o.TensorParallel, o.TensorParallelSize, o.PipelineParallelSize, o.ExpertParallelSize
+	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
 	return nil
 }
 
@@ -444,3 +454,32 @@ var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCo
 // compute dtype (16 bits).
 var kvCacheBits = map[string]int{"auto": 0, "": 0, "fp16": 16, "bf16": 16, "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8,
 	"int8": 8, "q8_0": 8, "q4_0": 4}
+
+// validateParallel checks --tensor-parallel(-size) and
+// --pipeline-parallel-size against --devices and --zero-stage: the degrees
+// must divide the devices, and ZeRO shards over the data-parallel replicas
+// they leave.
+func (o *Options) validateParallel() error {
+	tp, pp := o.TensorParallelSize, o.PipelineParallelSize
+	if tp < 0 || tp > 1<<16 {
+		return cmdutil.Usagef("invalid --tensor-parallel-size %d: want 1 to --devices", tp)
+	}
+	if pp < 0 || pp > 1<<16 {
+		return cmdutil.Usagef("invalid --pipeline-parallel-size %d: want 1 to --devices", pp)
+	}
+	if ep := o.ExpertParallelSize; ep < 0 || ep > o.Devices || (ep > 1 && (o.Devices/max(pp, 1))%ep != 0) {
+		return cmdutil.Usagef("invalid --expert-parallel-size %d: want a number of devices that divides a pipeline stage's (--devices %d over --pipeline-parallel-size %d)", ep, o.Devices, max(pp, 1))
+	}
+	mp := max(tp, 1) * max(pp, 1)
+	switch {
+	case o.TensorParallel && tp > 0:
+		return cmdutil.Usagef("give one of --tensor-parallel (every device) and --tensor-parallel-size %d", tp)
+	case o.Devices%mp != 0:
+		return cmdutil.Usagef("--tensor-parallel-size %d × --pipeline-parallel-size %d does not divide --devices %d: want sizes whose product divides the devices", max(tp, 1), max(pp, 1), o.Devices)
+	case o.TensorParallel && o.ZeROStage != 0:
+		return cmdutil.Usagef("give one of --tensor-parallel and --zero-stage, or --tensor-parallel-size below --devices with --zero-stage: ZeRO shards over the data-parallel replicas the sizes leave")
+	case o.ZeROStage != 0 && mp > 1 && mp == o.Devices:
+		return cmdutil.Usagef("--zero-stage %d needs data-parallel replicas: --tensor-parallel-size × --pipeline-parallel-size uses all %d devices", o.ZeROStage, o.Devices)
+	}
+	return nil
+}
