@@ -104,3 +104,21 @@ func TestModelParallelDegrees(t *testing.T) {
 		t.Errorf("expert-parallel 8: optimizer %d, want the dense part whole and an eighth of the %.0f expert parameters: %d", got, x, want)
 	}
 }
+
+// Megatron-Core keeps grouped k and v unexpanded (TransformerEngine's
+// fused attention), reduces gradients in its own contiguous buffer (no
+// DDP bucket copy) and adapts every Linear under LoRA.
+func TestMegatronProfile(t *testing.T) {
+	p := withDefaults(Plan{Model: Model{Name: "m", Params: 1e9}, Mode: LoRA, Precision: capability.BF16, Stack: StackMegatron})
+	if p.Attention != AttentionFlash || p.LoRATargets != LoRAAllLinear {
+		t.Errorf("megatron defaults: attention %s, LoRA targets %s", p.Attention, p.LoRATargets)
+	}
+	for _, name := range []string{"megatron-lm", "NeMo", "megatron-bridge", "mcore"} {
+		if st, ok := ParseStack(name); !ok || st != StackMegatron {
+			t.Errorf("ParseStack(%q) = %s, %v", name, st, ok)
+		}
+	}
+	if got := ddpBuckets(resolve(Plan{Model: p.Model, Mode: Training, Stack: StackMegatron, Devices: 8}), 1000); got != 0 {
+		t.Errorf("megatron over 8 replicas: %d bytes of DDP buckets, want none", got)
+	}
+}

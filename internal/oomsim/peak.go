@@ -1236,7 +1236,7 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	switch s.prof.Stack {
-	case StackDeepSpeed, StackFSDP, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+	case StackDeepSpeed, StackFSDP, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
 		return 0
 	}
 	return grads

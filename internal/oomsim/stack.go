@@ -29,6 +29,7 @@ const (
 	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
 	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
 	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (torchtitan, accelerate's FSDP plugin)
+	StackMegatron     Stack = "megatron"      // Megatron-Core: Megatron-LM, NeMo, Megatron-Bridge
 	StackLitGPT       Stack = "litgpt"
 	StackTorchtune    Stack = "torchtune"
 	StackUnsloth      Stack = "unsloth"
@@ -44,7 +45,7 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
@@ -62,6 +63,8 @@ var stackAliases = map[string]Stack{
 	"ms-swift": StackHF, "swift": StackHF,
 	"openrlhf": StackDeepSpeed, "deepspeed-chat": StackDeepSpeed,
 	"verl": StackFSDP, "fsdp_qlora": StackFSDP, "fsdp-qlora": StackFSDP,
+	"megatron-lm": StackMegatron, "megatron-core": StackMegatron, "mcore": StackMegatron, "nemo": StackMegatron,
+	"megatron-bridge": StackMegatron, "nemo-megatron": StackMegatron,
 }
 
 // ParseStack reads a stack name or one of its aliases (case-insensitive).
@@ -265,6 +268,9 @@ var profiles = map[Stack]Profile{
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
+	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, Recompute: RecomputeNone,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true,
+		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits; no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
 	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, RepeatKV: true, LoRADropout: true, FusedQKVAdapter: true, QuantizesHead: true,
 		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA with grouped k and v repeated to every query head in training (model.py: 'flash attention requires it in training mode'), chunked_cross_entropy (chunk 128), lora_query and lora_value on one fused qkv adapter with lora_dropout 0.05, no activation checkpointing on one device; --quantize bnb.* is Lightning's BitsandbytesPrecision without ignore_modules, so lm_head is 4-bit too"},

@@ -415,10 +415,15 @@ func Recommend(in Input) (*Result, error) {
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
 		case in.TensorParallel || in.TensorParallelDegree > 1 || in.PipelineStages > 1 || in.ExpertParallel > 1:
 			plan.Sharding = oomsim.ShardTP
-			if in.ZeROStage > 0 {
-				plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
+			zero := in.ZeROStage
+			if t, pp := max(plan.TensorParallel, 1), max(plan.PipelineStages, 1); zero == 0 && plan.Stack == oomsim.StackMegatron &&
+				!in.TensorParallel && plan.Devices > t*pp {
+				zero = 2 // the distributed optimizer of Megatron's recipes, over the replicas
 			}
-			why("devices", fmt.Sprint(plan.Devices), modelParallelReason(plan, in.ZeROStage))
+			if zero > 0 {
+				plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[zero]
+			}
+			why("devices", fmt.Sprint(plan.Devices), modelParallelReason(plan, zero))
 		case in.ZeROStage > 0:
 			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
@@ -429,6 +434,11 @@ func Recommend(in Input) (*Result, error) {
 			// fully_shard): parameters, gradients and states sharded.
 			plan.Sharding = oomsim.ShardZeRO3
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with FSDP's default FULL_SHARD: memory is per device (--zero-stage 2 for SHARD_GRAD_OP)", plan.Devices))
+		case plan.Stack == oomsim.StackMegatron:
+			// Megatron-Bridge's and NeMo's recipes turn the distributed
+			// optimizer on: gradients and states shared out, ZeRO-2's shape.
+			plan.Sharding = oomsim.ShardZeRO2
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with Megatron's distributed optimizer (its recipes' default; ZeRO-2's shape): memory is per device (--tensor-parallel-size and --pipeline-parallel-size split the model)", plan.Devices))
 		case plan.Stack == oomsim.StackDeepSpeed:
 			// A DeepSpeed run names a ZeRO stage; 2 is the stage of the
 			// configs people start from (DeepSpeed-Chat's scripts,
