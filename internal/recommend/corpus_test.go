@@ -613,10 +613,14 @@ var ggufBits = map[string]float64{
 func stackVersion(st oomsim.Stack, stated, date string) string {
 	dist := oomsim.ProfileOf(st).Dist
 	// A bare release is the stack's own: it is the distribution's (the
-	// release devctl's terms key on) except for the stacks that run on
-	// transformers under their own numbers (DeepSpeed 0.19, LLaMA-Factory
-	// 0.9, axolotl 0.4), whose transformers release comes from the date.
-	own := dist != "transformers" || st == oomsim.StackHF || st == oomsim.StackAuto
+	// release devctl's terms key on) except for the stacks devctl knows to
+	// run on transformers under their own numbers (DeepSpeed 0.19,
+	// LLaMA-Factory 0.9, axolotl 0.4), whose transformers release comes
+	// from the date. A stack devctl does not know ("other:autoawq 0.1.6")
+	// keeps its bare release, read as the one the terms key on, as since
+	// the harness began: the AutoAWQ README rows are then planned as their
+	// 2023 benchmark ran, eager and with generate's full logits.
+	own := dist != "transformers" || st == oomsim.StackHF || st == oomsim.StackAuto || st == ""
 	if v := strings.TrimSpace(stated); v != "" && v[0] >= '0' && v[0] <= '9' && own {
 		return strings.Fields(v)[0]
 	}
