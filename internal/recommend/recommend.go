@@ -412,6 +412,11 @@ func Recommend(in Input) (*Result, error) {
 			// Serving over several devices splits the weights (and the KV
 			// cache) between them: device_map="auto" or tensor parallel.
 			plan.Sharding = oomsim.ShardZeRO3
+			if split := max(plan.TensorParallel, 1) * max(plan.PipelineStages, 1); split > 1 && split < plan.Devices {
+				why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split over %d (tensor parallel %d × %d pipeline stage(s)), %d replicas; memory is per device",
+					plan.Devices, split, max(plan.TensorParallel, 1), max(plan.PipelineStages, 1), plan.Devices/split))
+				break
+			}
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
 		case in.TensorParallel || in.TensorParallelDegree > 1 || in.PipelineStages > 1 || in.ExpertParallel > 1:
 			plan.Sharding = oomsim.ShardTP
