@@ -117,8 +117,8 @@ type settings struct {
 	streamB float64 // bytes per value the blocks keep for the backward (cb, or fp32)
 	pure    bool    // training without an fp32 master copy
 	trains  bool
-	n       float64 // devices the weights are split over (1 unless sharded)
-	dp      float64 // devices model states are sharded over (ZeRO/FSDP)
+	n       float64 // devices each block's activations (serving: the weights and KV cache too) are split over
+	dp      float64 // devices the gradients and optimizer states are split over (model parallelism × ZeRO)
 	wShard  float64 // devices the trained weights are split over
 	// wFrac and sFrac are one device's share of the weights and of the
 	// gradients and optimizer states: 1/wShard and 1/dp, unless expert
