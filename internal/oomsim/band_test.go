@@ -84,8 +84,15 @@ func TestModelParallelDegrees(t *testing.T) {
 	if got, want := pp4.OptimizerBytes, none.OptimizerBytes/4; got < want*99/100 || got > want*101/100 {
 		t.Errorf("4 stages: optimizer %d, want a quarter of one device's %d", got, want)
 	}
-	if pp4.ActivationsBytes < none.ActivationsBytes*99/100 && pp4.LogitsBytes == 0 {
-		t.Errorf("4 stages: activations %d with no logits, want one micro-batch through every block (%d)", pp4.ActivationsBytes, none.ActivationsBytes)
+	// The first stage: one micro-batch's worth of every block and no
+	// loss; or, when it holds more, the last: a quarter of the blocks and
+	// the loss.
+	near := func(got, want int64) bool { return got >= want*99/100 && got <= want*101/100 }
+	first := pp4.LogitsBytes == 0 && near(pp4.ActivationsBytes, none.ActivationsBytes)
+	last := near(pp4.LogitsBytes, none.LogitsBytes) && near(pp4.ActivationsBytes, none.ActivationsBytes/4)
+	if !first && !last {
+		t.Errorf("4 stages: activations %d, logits %d; want the first stage's %d and no logits, or the last's %d and %d",
+			pp4.ActivationsBytes, pp4.LogitsBytes, none.ActivationsBytes, none.ActivationsBytes/4, none.LogitsBytes)
 	}
 	if err := (Plan{Model: m, Devices: 8, TensorParallel: 3}).Validate(); err == nil {
 		t.Error("tensor-parallel 3 of 8 devices validated")
@@ -99,7 +106,7 @@ func TestModelParallelDegrees(t *testing.T) {
 		}
 		return b
 	}
-	x := moe.expertParams()
+	x := moe.ExpertParams()
 	if got, want := plan(8).OptimizerBytes, int64((30e9-x+x/8)*8); got < want*99/100 || got > want*101/100 {
 		t.Errorf("expert-parallel 8: optimizer %d, want the dense part whole and an eighth of the %.0f expert parameters: %d", got, x, want)
 	}

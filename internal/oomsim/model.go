@@ -249,23 +249,23 @@ func (p Plan) devices() int {
 	return p.Devices
 }
 
-// tensorDegree is the tensor-parallel degree: TensorParallel when given,
+// TensorDegree is the tensor-parallel degree: TensorParallel when given,
 // every device for Sharding "tp" without one, else 1.
-func (p Plan) tensorDegree() int {
+func (p Plan) TensorDegree() int {
 	switch {
 	case p.TensorParallel > 0:
 		return min(p.TensorParallel, p.devices())
 	case p.Sharding == ShardTP:
-		return max(p.devices()/p.pipelineStages(), 1)
+		return max(p.devices()/p.PipelineDegree(), 1)
 	}
 	return 1
 }
 
-// expertParams are a mixture of experts' routed experts: with E experts
+// ExpertParams are a mixture of experts' routed experts: with E experts
 // of which k serve a token, Params = shared + E·e and ActiveParams =
 // shared + k·e, so E·e = E·(Params − ActiveParams)/(E − k). 0 for a dense
 // model or one whose active count is unknown.
-func (m Model) expertParams() float64 {
+func (m Model) ExpertParams() float64 {
 	e, k := float64(m.Experts), float64(m.ExpertsPerToken)
 	if m.Experts <= 1 || m.ActiveParams <= 0 || m.ActiveParams >= m.Params || k >= e {
 		return 0
@@ -273,8 +273,8 @@ func (m Model) expertParams() float64 {
 	return e * float64(m.Params-m.ActiveParams) / (e - k)
 }
 
-// pipelineStages is the pipeline-parallel degree, 1 without pipelining.
-func (p Plan) pipelineStages() int {
+// PipelineDegree is the pipeline-parallel degree, 1 without pipelining.
+func (p Plan) PipelineDegree() int {
 	return min(max(p.PipelineStages, 1), p.devices())
 }
 

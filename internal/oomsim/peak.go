@@ -160,7 +160,7 @@ func resolve(p Plan) settings {
 	// activations, its KV cache and the logits (Korthikanti et al. 2022);
 	// pipelining does not (below).
 	d := float64(p.devices())
-	t, pp := float64(p.tensorDegree()), float64(p.pipelineStages())
+	t, pp := float64(p.TensorDegree()), float64(p.PipelineDegree())
 	s.mp = t * pp
 	s.replicas = max(d/s.mp, 1)
 	s.n, s.dp, s.wShard = t, s.mp, s.mp
@@ -175,7 +175,7 @@ func resolve(p Plan) settings {
 		s.dp = d
 	}
 	s.wFrac, s.sFrac = 1/s.wShard, 1/s.dp
-	if X, P := p.Model.expertParams(), float64(p.Model.Params); p.ExpertParallel > 1 && X > 0 && s.trains {
+	if X, P := p.Model.ExpertParams(), float64(p.Model.Params); p.ExpertParallel > 1 && X > 0 && s.trains {
 		// Expert parallelism: each stage's routed experts over ep devices
 		// (with expert tensor parallelism when ep × tp fits the stage's
 		// devices, as Megatron-Core forms its expert groups), and ZeRO
@@ -884,7 +884,7 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
 	logits = lossBuffers(s, a, tokens) / s.n
-	if pp := float64(p.pipelineStages()); pp > 1 {
+	if pp := float64(p.PipelineDegree()); pp > 1 {
 		// 1F1B: the first stage holds pp micro-batches in flight through
 		// its L/pp blocks, as many activations as one micro-batch through
 		// every block, and computes no loss; the last holds one
@@ -1261,7 +1261,7 @@ func gatherBuffers(s settings, m Model) int64 {
 	if m.HeadParams > 0 {
 		outside += float64(m.HeadParams)
 	}
-	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.tensorDegree())
+	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.TensorDegree())
 	gathered := 2 * 2 * block
 	switch s.prof.Stack {
 	case StackFSDP, StackTorchtune:

@@ -577,7 +577,7 @@ func sglangDefaults(p Plan) (share float64, chunk int) {
 		tp = p.devices()
 	}
 	if p.TensorParallel > 0 {
-		tp = p.tensorDegree()
+		tp = p.TensorDegree()
 	}
 	if releaseBelow(p.StackVersion, "0.4.7") {
 		if gib < 25 && !releaseBelow(p.StackVersion, "0.4.0") {

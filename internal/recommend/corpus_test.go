@@ -527,7 +527,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// --tensor-model-parallel-size 2): ZeRO over what they leave.
 		in.TensorParallel = tpN == 0 && strings.Contains(sh, "tp")
 		in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = tpN, ppN, epN
-		if in.Model.Experts <= 1 || in.Model.ActiveParams <= 0 {
+		if in.Model.ExpertParams() == 0 {
 			in.ExpertParallel = 0 // experts devctl does not know of: split like the rest
 		}
 		switch {

@@ -400,7 +400,7 @@ func Recommend(in Input) (*Result, error) {
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
 	}
 	plan.TensorParallel, plan.PipelineStages, plan.ExpertParallel = in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel
-	if in.ExpertParallel > 1 && (plan.Model.Experts <= 1 || plan.Model.ActiveParams <= 0) {
+	if in.ExpertParallel > 1 && plan.Model.ExpertParams() == 0 {
 		return nil, inputf("--expert-parallel-size %d needs a mixture-of-experts model whose experts and active parameters are known: %s has none", in.ExpertParallel, plan.Model.Name)
 	}
 	if plan.TensorParallel == 0 && !in.TensorParallel && (in.PipelineStages > 1 || in.ExpertParallel > 1) {
@@ -412,17 +412,16 @@ func Recommend(in Input) (*Result, error) {
 			// Serving over several devices splits the weights (and the KV
 			// cache) between them: device_map="auto" or tensor parallel.
 			plan.Sharding = oomsim.ShardZeRO3
-			if split := max(plan.TensorParallel, 1) * max(plan.PipelineStages, 1); split > 1 && split < plan.Devices {
+			if t, pp := plan.TensorDegree(), plan.PipelineDegree(); t*pp > 1 && t*pp < plan.Devices {
 				why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split over %d (tensor parallel %d × %d pipeline stage(s)), %d replicas; memory is per device",
-					plan.Devices, split, max(plan.TensorParallel, 1), max(plan.PipelineStages, 1), plan.Devices/split))
+					plan.Devices, t*pp, t, pp, plan.Devices/(t*pp)))
 				break
 			}
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("inference over %d devices: weights and KV cache split between them (device_map=\"auto\" / tensor parallel); memory is per device", plan.Devices))
 		case in.TensorParallel || in.TensorParallelDegree > 1 || in.PipelineStages > 1 || in.ExpertParallel > 1:
 			plan.Sharding = oomsim.ShardTP
 			zero := in.ZeROStage
-			if t, pp := max(plan.TensorParallel, 1), max(plan.PipelineStages, 1); zero == 0 && plan.Stack == oomsim.StackMegatron &&
-				!in.TensorParallel && plan.Devices > t*pp {
+			if zero == 0 && plan.Stack == oomsim.StackMegatron && !in.TensorParallel && plan.Devices > plan.TensorDegree()*plan.PipelineDegree() {
 				zero = 2 // the distributed optimizer of Megatron's recipes, over the replicas
 			}
 			if zero > 0 {
@@ -738,11 +737,7 @@ func paramsNear(p, threshold int64) string {
 
 // modelParallelReason says how a model-parallel plan splits its devices.
 func modelParallelReason(p oomsim.Plan, zero int) string {
-	t, pp := p.TensorParallel, max(p.PipelineStages, 1)
-	if t <= 0 && p.Sharding == oomsim.ShardTP {
-		t = p.Devices / pp
-	}
-	t = max(t, 1)
+	t, pp := p.TensorDegree(), p.PipelineDegree()
 	tensor := fmt.Sprintf("tensor parallel %d", t)
 	if t > 1 {
 		tensor += " (with sequence parallelism)"
