@@ -124,8 +124,7 @@ type settings struct {
 	// gradients and optimizer states: 1/wShard and 1/dp, unless expert
 	// parallelism splits a mixture of experts' routed experts otherwise.
 	wFrac, sFrac float64
-	mp           float64 // model-parallel degree: tensor-parallel × pipeline stages
-	replicas     float64 // data-parallel replicas: the devices over mp
+	replicas     float64 // data-parallel replicas: the devices over tensor × pipeline degrees
 	attn         Attention
 	loss         Loss
 	targets      LoRATargets
@@ -161,14 +160,14 @@ func resolve(p Plan) settings {
 	// pipelining does not (below).
 	d := float64(p.devices())
 	t, pp := float64(p.TensorDegree()), float64(p.PipelineDegree())
-	s.mp = t * pp
-	s.replicas = max(d/s.mp, 1)
-	s.n, s.dp, s.wShard = t, s.mp, s.mp
+	mp := t * pp // the model-parallel degree
+	s.replicas = max(d/mp, 1)
+	s.n, s.dp, s.wShard = t, mp, mp
 	switch {
 	case !s.trains && (p.Sharding == ShardZeRO3 || p.Sharding == ShardTP) && p.TensorParallel == 0 && p.PipelineStages <= 1:
 		s.n = d // serving split over devices (device_map / tensor parallel)
 	case !s.trains:
-		s.n = s.mp // serving: each stage holds its blocks' weights and KV cache
+		s.n = mp // serving: each stage holds its blocks' weights and KV cache
 	case p.Sharding == ShardZeRO3:
 		s.dp, s.wShard = d, d
 	case p.Sharding == ShardZeRO2:
