@@ -43,20 +43,30 @@ func TestBandHoldsTheErrorSpread(t *testing.T) {
 // parallelism also splits the activations, pipelining does not (1F1B's
 // first stage holds one micro-batch's worth of every block), and expert
 // parallelism splits a mixture of experts' routed experts.
+// llama8B is a Llama-3-8B-shaped model for the parallelism tests.
+var llama8B = Model{Name: "m", Params: 8_000_000_000,
+	Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}}
+
+// validEstimate validates a plan and estimates it, failing the test on
+// either error.
+func validEstimate(t *testing.T, p Plan) Breakdown {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestModelParallelDegrees(t *testing.T) {
-	m := Model{Name: "m", Params: 8_000_000_000,
-		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}}
+	m := llama8B
 	est := func(p Plan) Breakdown {
 		t.Helper()
 		p.Model, p.Mode, p.Precision, p.SeqLen, p.Devices, p.Recompute = m, Training, capability.BF16, 4096, 8, RecomputeNone
-		if err := p.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := Estimate(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return validEstimate(t, p)
 	}
 	all := est(Plan{Sharding: ShardTP})
 	tp8 := est(Plan{Sharding: ShardTP, TensorParallel: 8})
@@ -109,6 +119,33 @@ func TestModelParallelDegrees(t *testing.T) {
 	x := moe.ExpertParams()
 	if got, want := plan(8).OptimizerBytes, int64((30e9-x+x/8)*8); got < want*99/100 || got > want*101/100 {
 		t.Errorf("expert-parallel 8: optimizer %d, want the dense part whole and an eighth of the %.0f expert parameters: %d", got, x, want)
+	}
+}
+
+// Context parallelism: each device keeps its share of every sequence's
+// tokens (the activations and logits of seq/cp), and the model states are
+// sharded over every device as before.
+func TestContextParallel(t *testing.T) {
+	m := llama8B
+	est := func(seq, cp int) Breakdown {
+		t.Helper()
+		return validEstimate(t, Plan{Model: m, Mode: Training, Precision: capability.BF16, SeqLen: seq, Devices: 8, Sharding: ShardZeRO3,
+			Attention: AttentionFlash, Recompute: RecomputeFull, ContextParallel: cp})
+	}
+	cp4, local := est(65536, 4), est(16384, 1)
+	if cp4.ActivationsBytes != local.ActivationsBytes || cp4.LogitsBytes != local.LogitsBytes {
+		t.Errorf("65536 tokens over cp 4: activations %d, logits %d; want 16384 tokens' %d and %d",
+			cp4.ActivationsBytes, cp4.LogitsBytes, local.ActivationsBytes, local.LogitsBytes)
+	}
+	if cp4.WeightsBytes != local.WeightsBytes || cp4.OptimizerBytes != local.OptimizerBytes {
+		t.Errorf("cp 4: weights %d, optimizer %d; want ZeRO-3 over all 8 devices: %d, %d",
+			cp4.WeightsBytes, cp4.OptimizerBytes, local.WeightsBytes, local.OptimizerBytes)
+	}
+	if err := (Plan{Model: m, Mode: Training, Devices: 8, TensorParallel: 2, ContextParallel: 8}).Validate(); err == nil {
+		t.Error("tensor-parallel 2 × context-parallel 8 on 8 devices validated")
+	}
+	if got := (Plan{Model: m, Mode: Inference, Devices: 8, ContextParallel: 8}).ContextDegree(); got != 1 {
+		t.Errorf("inference context degree %d, want 1", got)
 	}
 }
 

@@ -129,6 +129,15 @@ type Plan struct {
 	// (Megatron's --expert-model-parallel-size). 0 or 1: the experts are
 	// split like the rest of the model.
 	ExpertParallel int `json:"expert_parallel,omitempty"`
+	// ContextParallel is a training run's context-parallel degree: the
+	// devices each sequence is split over by tokens (Megatron's
+	// --context-parallel-size, torchtitan's context_parallel_degree, ring
+	// attention; DeepSpeed-Ulysses sequence parallelism, the
+	// sequence_parallel_size of xtuner, LLaMA-Factory and ms-swift). Each
+	// device keeps 1/ContextParallel of every sequence's activations and
+	// logits; for the model states its devices are data-parallel, so
+	// ZeRO/FSDP shards over them. 0 or 1: none.
+	ContextParallel int `json:"context_parallel,omitempty"`
 	// Offload "cpu" moves optimizer states to host memory (ZeRO-Offload).
 	Offload Offload `json:"offload"`
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
@@ -273,6 +282,15 @@ func (m Model) ExpertParams() float64 {
 	return e * float64(m.Params-m.ActiveParams) / (e - k)
 }
 
+// ContextDegree is the context-parallel degree, 1 without it or when the
+// plan does not train.
+func (p Plan) ContextDegree() int {
+	if !p.Mode.Trains() {
+		return 1
+	}
+	return min(max(p.ContextParallel, 1), p.devices())
+}
+
 // PipelineDegree is the pipeline-parallel degree, 1 without pipelining.
 func (p Plan) PipelineDegree() int {
 	return min(max(p.PipelineStages, 1), p.devices())
@@ -376,6 +394,10 @@ func (p Plan) Validate() error {
 	}
 	if p.TensorParallel < 0 || p.PipelineStages < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)) != 0 {
 		return fmt.Errorf("tensor-parallel degree %d times pipeline stages %d does not divide the %d devices", p.TensorParallel, p.PipelineStages, p.devices())
+	}
+	if p.ContextParallel < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)*max(p.ContextParallel, 1)) != 0 {
+		return fmt.Errorf("context-parallel degree %d times tensor-parallel degree %d times pipeline stages %d does not divide the %d devices",
+			p.ContextParallel, max(p.TensorParallel, 1), max(p.PipelineStages, 1), p.devices())
 	}
 	if p.PromptLen < 0 || (p.SeqLen > 0 && p.PromptLen > p.SeqLen) {
 		return fmt.Errorf("prompt length %d is outside 0..%d (the sequence length)", p.PromptLen, p.SeqLen)

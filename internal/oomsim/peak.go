@@ -125,6 +125,7 @@ type settings struct {
 	// parallelism splits a mixture of experts' routed experts otherwise.
 	wFrac, sFrac float64
 	replicas     float64 // data-parallel replicas: the devices over tensor × pipeline degrees
+	seq          float64 // the tokens of each sequence one device holds: SeqLen over the context-parallel degree
 	attn         Attention
 	loss         Loss
 	targets      LoRATargets
@@ -174,6 +175,12 @@ func resolve(p Plan) settings {
 		s.dp = d
 	}
 	s.wFrac, s.sFrac = 1/s.wShard, 1/s.dp
+	// Context parallelism splits every sequence by tokens: each device
+	// runs its share through every block (ring attention passes the keys
+	// and values round; Ulysses swaps tokens for heads around attention),
+	// so what the blocks keep and the logits are per local token. Its
+	// devices stay data-parallel replicas for the model states above.
+	s.seq = math.Ceil(float64(p.SeqLen) / float64(p.ContextDegree()))
 	if X, P := p.Model.ExpertParams(), float64(p.Model.Params); p.ExpertParallel > 1 && X > 0 && s.trains {
 		// Expert parallelism: each stage's routed experts over ep devices
 		// (with expert tensor parallelism when ep × tp fits the stage's
@@ -205,6 +212,9 @@ func realistic(p Plan) (Breakdown, error) {
 	var b Breakdown
 	m, a := p.Model, p.Model.Arch
 	mb, seq := float64(p.micro()), float64(p.SeqLen)
+	if s.trains {
+		seq = s.seq
+	}
 	if p.Mode.Trains() && p.Objective.Paired() {
 		mb *= 2 // the chosen and the rejected completion of each example
 	}
@@ -837,7 +847,7 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		return 0, 0, 0
 	}
 	p := s.p
-	seq := float64(p.SeqLen)
+	seq := s.seq
 	L, h := float64(a.Layers), float64(a.Hidden)
 	if lora && p.LoRALayers > 0 && p.LoRALayers < a.Layers {
 		// Gradients reach back only to the first adapted block: the

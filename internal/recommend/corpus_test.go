@@ -240,7 +240,43 @@ var (
 	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
 	epDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:ep[ =:_-]?|expert[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|expert[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
 	ppDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:pp[ =:_-]?|pipeline[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|pipeline[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+	// cpDegree finds a context- or sequence-parallel degree: "cp2",
+	// "cp_size 2", "context_parallel_degree=8", "sequence_parallel_size=4"
+	// (xtuner, LLaMA-Factory, ms-swift: Ulysses), "sp8", "ulysses_degree
+	// 4", "splits each sequence across 4 GPUs". Megatron's boolean
+	// sequence_parallel (with TP) has no number and is not one.
+	cpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:cp[ =:_]?|cp[-_]size[ =:]+|context[-_ ]parallel(?:[-_ ](?:size|degree))?[ =:]+|sequence[-_ ]parallel[-_ ](?:size|degree)[ =:]+|ulysses[-_ ](?:size|degree)[ =:]+|sp)(\d+)|splits? (?:each|every|the) sequence (?:across|over) (?:the |all )?(\d+) (?:GPU|device)`)
 )
+
+// contextDegree is the row's context-parallel degree when its note (or
+// id) names one that divides its devices; 0 otherwise.
+func contextDegree(r map[string]string) int {
+	for _, text := range []string{r["note"], r["id"]} {
+		seen := map[int]bool{}
+		for _, m := range cpDegree.FindAllStringSubmatch(text, -1) {
+			if n := atoi0(m[1] + m[2]); n > 0 {
+				seen[n] = true
+			}
+		}
+		if len(seen) == 1 {
+			for n := range seen {
+				if d := atoi0(r["devices"]); d > 0 && d%n == 0 {
+					return n
+				}
+			}
+		}
+		if len(seen) > 1 {
+			return 0 // several (cp1 and cp2 compared): none is the row's
+		}
+	}
+	if ringAttention.MatchString(r["note"]) {
+		return atoi0(r["devices"]) // a ring over every process (EasyContext's parallel_mode)
+	}
+	return 0
+}
+
+// ringAttention: a ring-attention mode named without a degree.
+var ringAttention = regexp.MustCompile(`(?i)ring_attn|ring attention`)
 
 // parallelDegree is the degree re finds in the row's note, else in its id,
 // when it finds one value only; 0 otherwise.
@@ -547,6 +583,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	}
 	if in.Devices == 1 {
 		in.ZeROStage, in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = 0, false, 0, 0, 0
+	}
+	if cp := contextDegree(r); mode.Trains() && cp > 1 && !in.TensorParallel && in.Devices%(max(in.TensorParallelDegree, 1)*max(in.PipelineStages, 1)*cp) == 0 {
+		in.ContextParallel = cp
 	}
 	switch r["offload"] {
 	case "optimizer":

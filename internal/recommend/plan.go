@@ -109,7 +109,9 @@ type RunSettings struct {
 	TensorParallel bool
 	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
 	TensorParallelDegree, PipelineStages, ExpertParallel int
-	Devices                                              int
+	// ContextParallel: Input's.
+	ContextParallel int
+	Devices         int
 
 	Stack        oomsim.Stack
 	StackVersion string
@@ -241,7 +243,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
-		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,

@@ -229,7 +229,11 @@ type Input struct {
 	PipelineStages       int
 	// ExpertParallel splits a mixture of experts' routed experts over this
 	// many devices of a pipeline stage (0 or 1: like the rest).
-	ExpertParallel      int
+	ExpertParallel int
+	// ContextParallel splits each training sequence by tokens over this
+	// many devices (context parallelism, ring attention, DeepSpeed-Ulysses
+	// sequence parallelism; 0 or 1: none).
+	ContextParallel     int
 	OptimizerInBackward bool
 	Compiled            bool
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
@@ -403,6 +407,10 @@ func Recommend(in Input) (*Result, error) {
 	if in.ExpertParallel > 1 && plan.Model.ExpertParams() == 0 {
 		return nil, inputf("--expert-parallel-size %d needs a mixture-of-experts model whose experts and active parameters are known: %s has none", in.ExpertParallel, plan.Model.Name)
 	}
+	if in.ContextParallel > 1 && !plan.Mode.Trains() {
+		return nil, inputf("--context-parallel-size %d applies to training (lora, qlora, training): inference splits no sequence over devices here", in.ContextParallel)
+	}
+	plan.ContextParallel = in.ContextParallel
 	if plan.TensorParallel == 0 && !in.TensorParallel && (in.PipelineStages > 1 || in.ExpertParallel > 1) {
 		plan.TensorParallel = 1 // pipelining or expert parallelism alone: no matrix split
 	}
@@ -452,6 +460,11 @@ func Recommend(in Input) (*Result, error) {
 		default:
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model (give --zero-stage 2 or 3 to shard it)", plan.Devices))
 		}
+	}
+
+	if c := plan.ContextDegree(); c > 1 {
+		why("context_parallel", fmt.Sprint(c), fmt.Sprintf("each sequence of %d tokens split over %d devices by tokens (context parallelism, ring attention or Ulysses): a device keeps the activations and logits of %d tokens; for the model states the %d devices are data-parallel replicas",
+			plan.SeqLen, c, (plan.SeqLen+c-1)/c, c))
 	}
 
 	// Precision.

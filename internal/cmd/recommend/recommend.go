@@ -67,7 +67,9 @@ type Options struct {
 	TensorParallelSize, PipelineParallelSize int
 	// ExpertParallelSize splits a mixture of experts' routed experts.
 	ExpertParallelSize int
-	Device             string
+	// ContextParallelSize splits each training sequence over devices.
+	ContextParallelSize int
+	Device              string
 	// DeviceMemory names a device by its memory (24GiB): a generic GPU of
 	// that size, or the size of the --device given.
 	DeviceMemory string
@@ -180,6 +182,7 @@ not run the probe.`,
 	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training over every device, splitting weights and activations (--tensor-parallel-size for fewer)")
 	fl.IntVar(&opts.TensorParallelSize, "tensor-parallel-size", 0, "with --devices N: tensor (and sequence) parallelism over this many devices (Megatron's --tensor-model-parallel-size, vLLM's --tensor-parallel-size); the devices left are data-parallel replicas, which --zero-stage shards over")
 	fl.IntVar(&opts.ExpertParallelSize, "expert-parallel-size", 0, "with --devices N and a mixture-of-experts model: the devices of a pipeline stage its routed experts are split over (Megatron's --expert-model-parallel-size)")
+	fl.IntVar(&opts.ContextParallelSize, "context-parallel-size", 0, "with --devices N, training: the devices each sequence is split over by tokens (Megatron's --context-parallel-size, torchtitan's context_parallel_degree, ring attention, DeepSpeed-Ulysses sequence_parallel_size); each keeps 1/N of the activations and logits")
 	fl.IntVar(&opts.PipelineParallelSize, "pipeline-parallel-size", 0, "with --devices N: pipeline stages (1F1B) the blocks are split into (Megatron's --pipeline-model-parallel-size); the first stage holds as many micro-batches in flight as there are stages")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
 	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
@@ -354,6 +357,7 @@ func (o *Options) Validate() error {
 	}
 	r.BatchSize, r.SeqLen, r.Devices, r.ZeROStage, r.OffloadParams = o.BatchSize, o.SeqLen, o.Devices, o.ZeROStage, o.OffloadParams
 	r.TensorParallel, r.TensorParallelDegree, r.PipelineStages, r.ExpertParallel = o.TensorParallel, o.TensorParallelSize, o.PipelineParallelSize, o.ExpertParallelSize
+	r.ContextParallel = o.ContextParallelSize
 	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
 	return nil
 }
@@ -469,6 +473,9 @@ func (o *Options) validateParallel() error {
 	}
 	if ep := o.ExpertParallelSize; ep < 0 || ep > o.Devices || (ep > 1 && (o.Devices/max(pp, 1))%ep != 0) {
 		return cmdutil.Usagef("invalid --expert-parallel-size %d: want a number of devices that divides a pipeline stage's (--devices %d over --pipeline-parallel-size %d)", ep, o.Devices, max(pp, 1))
+	}
+	if cp := o.ContextParallelSize; cp < 0 || cp > 1<<16 || (cp > 1 && o.Devices%(max(tp, 1)*max(pp, 1)*cp) != 0) {
+		return cmdutil.Usagef("invalid --context-parallel-size %d: want a number of devices that divides --devices %d with --tensor-parallel-size × --pipeline-parallel-size (%d)", cp, o.Devices, max(tp, 1)*max(pp, 1))
 	}
 	mp := max(tp, 1) * max(pp, 1)
 	switch {
