@@ -157,9 +157,22 @@ func TestMegatronProfile(t *testing.T) {
 	if p.Attention != AttentionFlash || p.LoRATargets != LoRAAllLinear {
 		t.Errorf("megatron defaults: attention %s, LoRA targets %s", p.Attention, p.LoRATargets)
 	}
-	for _, name := range []string{"megatron-lm", "NeMo", "megatron-bridge", "mcore"} {
+	for _, name := range []string{"megatron-lm", "NeMo", "megatron-bridge", "mcore", "ms-swift-megatron"} {
 		if st, ok := ParseStack(name); !ok || st != StackMegatron {
 			t.Errorf("ParseStack(%q) = %s, %v", name, st, ok)
+		}
+	}
+	// Its vocab-parallel cross-entropy: the bf16 logits and one fp32 copy,
+	// softmax and gradient written in place: 6 bytes a logit, where
+	// transformers' loss keeps 14.
+	arch := &Arch{Layers: 2, Hidden: 64, Heads: 1, Vocab: 1000}
+	for _, c := range []struct {
+		stack Stack
+		want  float64
+	}{{StackMegatron, 6}, {StackHF, 14}} {
+		s := resolve(Plan{Model: p.Model, Mode: Training, Precision: capability.BF16, Stack: c.stack, Loss: LossFull})
+		if got := lossBuffers(s, arch, 10); got != c.want*1000*10 {
+			t.Errorf("%s full loss over 10 tokens of a 1000-word vocabulary: %.0f bytes, want %.0f", c.stack, got, c.want*1000*10)
 		}
 	}
 	if got := ddpBuckets(resolve(Plan{Model: p.Model, Mode: Training, Stack: StackMegatron, Devices: 8}), 1000); got != 0 {

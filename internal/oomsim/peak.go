@@ -962,6 +962,11 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		// 16-bit gradient (torchtitan compiles its loss).
 		return 4 * V * tokens
 	}
+	if s.prof.InPlaceLoss {
+		// The logits in the compute dtype and their fp32 copy, which
+		// becomes the softmax and then the gradient in place.
+		return (min(s.cb, 2) + 4) * V * tokens
+	}
 	if s.cb == 4 {
 		return 12 * V * tokens
 	}

@@ -64,7 +64,7 @@ var stackAliases = map[string]Stack{
 	"openrlhf": StackDeepSpeed, "deepspeed-chat": StackDeepSpeed,
 	"verl": StackFSDP, "fsdp_qlora": StackFSDP, "fsdp-qlora": StackFSDP,
 	"megatron-lm": StackMegatron, "megatron-core": StackMegatron, "mcore": StackMegatron, "nemo": StackMegatron,
-	"megatron-bridge": StackMegatron, "nemo-megatron": StackMegatron,
+	"megatron-bridge": StackMegatron, "nemo-megatron": StackMegatron, "ms-swift-megatron": StackMegatron, "swift-megatron": StackMegatron,
 }
 
 // ParseStack reads a stack name or one of its aliases (case-insensitive).
@@ -118,6 +118,12 @@ type Profile struct {
 	// logits and each chunk's log-softmax for the backward (2 + 2 when the
 	// chunk stays 16-bit, 2 + 4 when it is upcast to fp32 first).
 	ChunkedLossBytes float64
+	// InPlaceLoss: the full loss turns the logits' fp32 copy into the
+	// softmax and then into its gradient in place (Megatron-Core's
+	// vocab-parallel cross-entropy: torch.exp(..., out=), div_, and a
+	// backward that edits the saved softmax), so it keeps the logits in
+	// the compute dtype and one fp32 copy, not transformers' four tensors.
+	InPlaceLoss bool
 	// PureHalf: training keeps weights, gradients and optimizer state in
 	// the 16-bit type (litgpt's bf16-true, torchtune's dtype: bf16); false
 	// means autocast with an fp32 master copy (HF Trainer bf16=True).
@@ -268,9 +274,9 @@ var profiles = map[Stack]Profile{
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
-	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, Recompute: RecomputeNone,
+	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true,
-		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits; no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
+		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
 	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, RepeatKV: true, LoRADropout: true, FusedQKVAdapter: true, QuantizesHead: true,
 		Source: "litgpt finetune defaults: precision bf16-true, torch SDPA with grouped k and v repeated to every query head in training (model.py: 'flash attention requires it in training mode'), chunked_cross_entropy (chunk 128), lora_query and lora_value on one fused qkv adapter with lora_dropout 0.05, no activation checkpointing on one device; --quantize bnb.* is Lightning's BitsandbytesPrecision without ignore_modules, so lm_head is 4-bit too"},
