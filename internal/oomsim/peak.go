@@ -699,15 +699,18 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		// transformers' sdpa and eager paths expand k and v with repeat_kv.
 		kv = q
 	}
-	norms := 2 * 2.0 // two RMSNorms, fp32 inputs
+	// What the block's two norms keep, in hidden-sized tensors of the
+	// compute dtype: transformers' LlamaRMSNorm upcasts its input to fp32
+	// (kept by pow and by the multiply by rsqrt: two units each).
+	norms := 2 * 2.0
 	if !lora {
 		// A trainable norm weight also keeps the normalised 16-bit
 		// tensor it scales (LlamaRMSNorm's weight * hidden_states,
 		// torchtune's x_normed * scale) for its own gradient.
 		norms += 2
 	}
-	if s.p.Compiled {
-		norms = 2 // inductor fuses the norm: its 16-bit input and the rstd
+	if s.p.Compiled || s.prof.FusedNorms {
+		norms = 2 // one fused kernel per norm: its 16-bit input and the rstd
 	}
 	attn := q + 2*kv + q
 	mlp := 2 * f
@@ -725,7 +728,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		// attention core, its s×s scores: fused attention keeps none, so
 		// it saves nothing more there; eager attention's scores go.
 		if s.attn == AttentionEager {
-			return norms + attn + mlp + h + q + h
+			return norms*h + attn + mlp + h + q + h
 		}
 	}
 	if lora && s.prof.FusedLoRAKernels && a.Gated {
@@ -755,7 +758,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 			mlp -= f
 		}
 	}
-	per := norms + attn + mlp + linIn
+	per := norms*h + attn + mlp + linIn
 	if s.attn == AttentionEager {
 		per += heads * seq * eagerScoreBytes(s, a) / s.cb
 	}

@@ -199,6 +199,13 @@ type Profile struct {
 	// temporary the size of one state (torch/optim/adamw.py
 	// _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs)).
 	FusedOptimizer bool
+	// FusedNorms: the stack's RMSNorm/LayerNorm is one kernel that keeps
+	// its 16-bit input (and the per-token rstd) for the backward, where
+	// transformers' LlamaRMSNorm keeps an fp32 upcast of its input and,
+	// with a trainable weight, the normalised tensor the weight scales
+	// (TransformerEngine's fused norms under Megatron-Core; mlx's
+	// mx.fast.rms_norm).
+	FusedNorms bool
 	// PrefillChunk is how many prompt tokens one forward evaluates at a
 	// time (0: the whole prompt at once): the working set of a prefill is
 	// sized for a chunk, not the prompt.
@@ -275,7 +282,7 @@ var profiles = map[Stack]Profile{
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
 	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, FusedNorms: true,
 		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
 	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, RepeatKV: true, LoRADropout: true, FusedQKVAdapter: true, QuantizesHead: true,
@@ -301,7 +308,7 @@ var profiles = map[Stack]Profile{
 	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
 		Source: "Ollama runs llama.cpp: GGUF weights (4-bit unless asked: the library's default tag is Q4_K_M, Q4_0 for models published before December 2024, ollama/ollama#1543), an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true,
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true, FusedNorms: true,
 		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
