@@ -51,6 +51,9 @@ type qwenVision struct {
 	TemporalPatchSize *int64   `json:"temporal_patch_size"`
 	// Qwen3.5's learned position table
 	NumPositionEmbeddings *int64 `json:"num_position_embeddings"`
+	// Qwen3-VL's DeepStack: the blocks whose features a merger of their
+	// own feeds into the language model's first layers
+	DeepstackVisualIndexes []int64 `json:"deepstack_visual_indexes"`
 	// SigLIP (Gemma 3's vision tower)
 	NumHiddenLayers *int64 `json:"num_hidden_layers"`
 	ImageSize       *int64 `json:"image_size"`
@@ -163,6 +166,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countQwen35(c, family)
 	case "glm4_moe":
 		m, err = countGLM4MoE(c)
+	case "qwen3_vl", "qwen3_vl_moe":
+		m, err = countQwen3VL(c, family)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":

@@ -1,0 +1,44 @@
+package recommend
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Qwen3-VL's counts are the safetensors sums of the three releases
+// (testdata/models/README.md): a Qwen3 or Qwen3-MoE language model and the
+// vision encoder with its three DeepStack mergers. The 235B file is
+// transformers 5's print, whose text_config says tied where the model is
+// not, and whose experts are num_local_experts.
+func TestParseHFConfigQwen3VLMatchesSafetensors(t *testing.T) {
+	for _, c := range []struct {
+		file           string
+		family         string
+		params, vision int64
+	}{
+		{"qwen3-vl-8b-instruct.config.json", "qwen3_vl", 8_767_123_696, 576_388_336},
+		{"qwen3-vl-30b-a3b-instruct.config.json", "qwen3_vl_moe", 31_070_754_032, 538_631_408},
+		{"qwen3-vl-235b-a22b-instruct.config.json", "qwen3_vl_moe", 235_670_022_896, 0},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			m, err := ParseHFConfig(readModel(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Family != c.family || m.Params != c.params {
+				t.Errorf("%s %d params, want %s %d", m.Family, m.Params, c.family, c.params)
+			}
+			if c.vision > 0 && m.VisionParams != c.vision {
+				t.Errorf("vision encoder %d, want %d", m.VisionParams, c.vision)
+			}
+			if len(m.Notes) == 0 || !strings.Contains(m.Notes[len(m.Notes)-1], fmt.Sprintf("(%d parameters by vision_config) are counted", m.VisionParams)) {
+				t.Errorf("notes %q, want the vision encoder's count", m.Notes)
+			}
+		})
+	}
+	// No text_config: one clear error.
+	if _, err := ParseHFConfig([]byte(`{"model_type": "qwen3_vl", "vision_config": {"depth": 2}}`)); err == nil || !strings.Contains(err.Error(), "text_config") {
+		t.Errorf("qwen3_vl without text_config: %v", err)
+	}
+}
