@@ -19,7 +19,7 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"granite", "glm", "glm4", "gpt_oss", "llama4", "llama4_text", "cohere", "cohere2", "starcoder2", "olmo", "olmoe", "mpt",
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
-	"qwen3_vl", "qwen3_vl_moe"}
+	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -196,6 +196,11 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		}
 	case "deepseek_v2", "deepseek_v3":
 		m, err = countDeepSeek(c, family)
+	case "glm4_moe_lite":
+		// GLM-4.7-Flash: DeepSeek-V3's layer (multi-head latent attention,
+		// a sigmoid-routed mixture of experts with a shared expert, the
+		// first first_k_dense_replace layers dense) under GLM's name.
+		m, err = countDeepSeek(c, "deepseek_v3")
 	case "phi":
 		m, err = countPhi(c)
 	case "gpt_bigcode":

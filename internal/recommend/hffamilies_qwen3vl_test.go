@@ -42,3 +42,16 @@ func TestParseHFConfigQwen3VLMatchesSafetensors(t *testing.T) {
 		t.Errorf("qwen3_vl without text_config: %v", err)
 	}
 }
+
+// GLM-4.7-Flash (glm4_moe_lite) is DeepSeek-V3's layer under GLM's name:
+// its count is the language model without the multi-token-prediction
+// layer the checkpoint also stores (testdata/models/README.md).
+func TestParseHFConfigGLM47Flash(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "glm-4.7-flash.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Family != "glm4_moe_lite" || m.Params != 29_943_393_920 || m.Experts != 64 || m.ExpertsPerToken != 4 {
+		t.Errorf("%s: %d params, %d experts (%d a token); want 29,943,393,920 and 64 (4)", m.Family, m.Params, m.Experts, m.ExpertsPerToken)
+	}
+}
