@@ -165,6 +165,9 @@ func TestTrainingActivationsPerBlock(t *testing.T) {
 		{"torch.compile fuses the norms and silu·up, and the loss's upcast into its kernel",
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, Compiled: true},
 			(2*2688 + int64(final)) * tokens * 2, 4 * 1000 * tokens},
+		{"Liger's RMSNorm and SwiGLU keep what compile's fused ones do; its fused linear cross-entropy two hidden-sized rows a token",
+			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackHF, FusedKernels: true, Loss: LossFused},
+			(2*2688 + int64(final)) * tokens * 2, 2 * 128 * tokens * 2},
 		{"torchtitan's per-op selective checkpointing keeps the input, the attention output and every second matmul's output",
 			// h + q + (wq q + wv kv + w1 f + w2 h) = 128+128+128+128+512+128
 			Plan{Model: tiny, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256, Stack: StackFSDP, Recompute: RecomputeSelective},

@@ -212,6 +212,12 @@ type Plan struct {
 	// Compiled: the model runs under torch.compile, which fuses norms and
 	// element-wise ops so fewer intermediates are saved.
 	Compiled bool `json:"compiled,omitempty"`
+	// FusedKernels: Liger Kernel's RMSNorm and SwiGLU replace the model's
+	// (apply_liger_kernel_to_*, TRL's and axolotl's use_liger_kernel): each
+	// norm keeps its 16-bit input and the rstd, the gated MLP its gate and
+	// up outputs (LigerRMSNormFunction, LigerSiLUMulFunction). Liger's
+	// fused linear cross-entropy is Loss fused.
+	FusedKernels bool `json:"fused_kernels,omitempty"`
 	// OptimizerInBackward steps each parameter as soon as its gradient is
 	// ready and frees the gradient (torchtune's optimizer_in_bwd): the
 	// gradients are never all alive.

@@ -709,14 +709,14 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		// torchtune's x_normed * scale) for its own gradient.
 		norms += 2
 	}
-	if s.p.Compiled || s.prof.FusedNorms {
+	if s.p.Compiled || s.p.FusedKernels || s.prof.FusedNorms {
 		norms = 2 // one fused kernel per norm: its 16-bit input and the rstd
 	}
 	attn := q + 2*kv + q
 	mlp := 2 * f
 	if a.Gated {
 		mlp = 4 * f
-		if s.p.Compiled {
+		if s.p.Compiled || s.p.FusedKernels {
 			mlp = 3 * f // silu(gate)·up fused: gate, up and the product
 		}
 	}

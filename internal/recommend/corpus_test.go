@@ -515,6 +515,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	k := r["kernels"]
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
 	in.Compiled = strings.Contains(k, "compile")
+	in.FusedKernels = strings.Contains(k, "liger") // its RMSNorm and SwiGLU; its loss below
 	switch {
 	case strings.Contains(k, "liger"), strings.Contains(k, "cut-ce"), strings.Contains(k, "fused-ce"), strings.Contains(k, "unsloth"):
 		in.Loss = oomsim.LossFused

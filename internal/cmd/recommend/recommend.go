@@ -86,9 +86,11 @@ type Options struct {
 	LoRALayers  int
 	Quant       string
 	Compile     bool
-	Objective   string
-	PromptLen   int
-	GPUMemUtil  float64
+	// Kernels is --kernels: liger, fused-ce, chunked-ce, compile.
+	Kernels    string
+	Objective  string
+	PromptLen  int
+	GPUMemUtil float64
 	// KVCacheDtype is --kv-cache-dtype: auto or the cache's element type.
 	KVCacheDtype string
 	// MaxNumSeqs and MaxBatchedTokens are a serving engine's
@@ -174,6 +176,7 @@ not run the probe.`,
 	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
+	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
@@ -275,6 +278,9 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --weight-bits %g: want bits per weight from 1 to 16, e.g. 5.69 for GGUF Q5_K_M", o.WeightBits)
 	}
 	r.WeightBits = o.WeightBits
+	if err := o.parseKernels(); err != nil {
+		return err
+	}
 	var max recommend.MaxKind
 	max, ok = oomsim.Parse(o.Max, recommend.MaxKinds)
 	choice("--max", o.Max, oomsim.List(recommend.MaxKinds), ok || o.Max == "")
@@ -458,6 +464,36 @@ var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCo
 // compute dtype (16 bits).
 var kvCacheBits = map[string]int{"auto": 0, "": 0, "fp16": 16, "bf16": 16, "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8,
 	"int8": 8, "q8_0": 8, "q4_0": 4}
+
+// parseKernels reads --kernels into the run's loss, fused kernels and
+// compile flag: one line naming a value it does not know, or two losses.
+func (o *Options) parseKernels() error {
+	r := &o.run
+	for _, k := range strings.Split(o.Kernels, ",") {
+		k = strings.ToLower(strings.TrimSpace(k))
+		loss := oomsim.Loss("")
+		switch k {
+		case "":
+			continue
+		case "liger":
+			loss, r.FusedKernels = oomsim.LossFused, true
+		case "fused-ce", "cut-ce", "cce":
+			loss = oomsim.LossFused
+		case "chunked-ce":
+			loss = oomsim.LossChunked
+		case "compile":
+			o.Compile = true
+			continue
+		default:
+			return cmdutil.Usagef("invalid --kernels %q: want a comma-separated list of liger, fused-ce, chunked-ce, compile", o.Kernels)
+		}
+		if r.Loss != "" && r.Loss != loss {
+			return cmdutil.Usagef("invalid --kernels %q: give one loss (liger or fused-ce, or chunked-ce)", o.Kernels)
+		}
+		r.Loss = loss
+	}
+	return nil
+}
 
 // validateParallel checks --tensor-parallel(-size) and
 // --pipeline-parallel-size against --devices and --zero-stage: the degrees
