@@ -179,3 +179,17 @@ func TestMegatronProfile(t *testing.T) {
 		t.Errorf("megatron over 8 replicas: %d bytes of DDP buckets, want none", got)
 	}
 }
+
+// Gemma 4's full-attention layers cache keys and values at their own
+// width (fewer, wider heads) and for every token; its sliding layers at
+// theirs, for the window transformers keeps.
+func TestKVCacheFullLayersOwnWidth(t *testing.T) {
+	a := &Arch{Layers: 6, KVLayers: 6, Hidden: 1024, Heads: 8, KVHeads: 4, HeadDim: 128, FFN: 4096, Vocab: 1000,
+		SlidingWindow: 512, SlidingLayers: 5, FullKVHeads: 1, FullHeadDim: 256}
+	p := Plan{Model: Model{Name: "g", Params: 1e8, Arch: a}, Mode: Inference, Precision: capability.BF16, Stack: StackHF}
+	got := kvCache(a, p, 1, 4096)
+	want := sat(2 * (1*256*4096 + 5*4*128*512) * 2.0)
+	if got != want {
+		t.Errorf("kv cache %d bytes, want %d (one full layer of 1 × 256 over 4096 tokens, five sliding of 4 × 128 over 512)", got, want)
+	}
+}

@@ -44,6 +44,12 @@ type Arch struct {
 	// (slidingCache) keep only that many tokens for them.
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// FullKVHeads and FullHeadDim are the KV heads and head size of the
+	// layers that attend to the whole context when they differ from the
+	// sliding layers' KVHeads and HeadDim (Gemma 4: 2 or 4 heads of 512
+	// against 8 or 16 of 256). 0: the same.
+	FullKVHeads int `json:"full_kv_heads,omitempty"`
+	FullHeadDim int `json:"full_head_dim,omitempty"`
 	// LatentKV and LatentRank describe multi-head latent attention
 	// (DeepSeek-V2/V3, Kimi K2): an engine that caches the compressed
 	// latent keeps LatentKV values per token and layer (kv_lora_rank +

@@ -1098,14 +1098,22 @@ func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
 	if per, ok := latentCache(p, a); ok {
 		return sat(float64(a.KVLayers) * seq * batch * float64(per) * bytes)
 	}
-	tokens := float64(a.KVLayers) * seq // summed over the layers
+	// Values per token, summed over the layers: the sliding layers' held
+	// to their window where the engine does so, the others' for every
+	// token, at their own head count and size where they differ.
+	full, sliding := float64(a.KVLayers)*seq, 0.0
 	if sl, w := a.SlidingLayers, a.SlidingWindow; sl > 0 && w > 0 && sl <= a.KVLayers {
+		held := seq
 		if extra, ok := slidingCache(p); ok {
-			held := min(seq, float64(w+extra))
-			tokens = float64(a.KVLayers-sl)*seq + float64(sl)*held
+			held = min(seq, float64(w+extra))
 		}
+		full, sliding = float64(a.KVLayers-sl)*seq, float64(sl)*held
 	}
-	return sat(2 * float64(kv) * float64(hd) * tokens * batch * bytes)
+	fullWidth := float64(kv * hd)
+	if a.FullKVHeads > 0 && a.FullHeadDim > 0 {
+		fullWidth = float64(a.FullKVHeads * a.FullHeadDim)
+	}
+	return sat(2 * (fullWidth*full + float64(kv*hd)*sliding) * batch * bytes)
 }
 
 // slidingCache reports whether the plan's engine holds a sliding-window

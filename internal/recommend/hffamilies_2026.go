@@ -34,6 +34,18 @@ type hfConfig2026 struct {
 	AttnConfig     *mosaicAttn `json:"attn_config"`
 	VisionConfig   *qwenVision `json:"vision_config"`
 	FFNConfig      *dbrxFFN    `json:"ffn_config"`
+
+	// Gemma 4
+	GlobalHeadDim           *int64    `json:"global_head_dim"`
+	NumGlobalKeyValueHeads  *int64    `json:"num_global_key_value_heads"`
+	AttentionKEqV           *bool     `json:"attention_k_eq_v"`
+	EnableMoEBlock          *bool     `json:"enable_moe_block"`
+	TopKExperts             *int64    `json:"top_k_experts"`
+	HiddenSizePerLayerInput *int64    `json:"hidden_size_per_layer_input"`
+	VocabSizePerLayerInput  *int64    `json:"vocab_size_per_layer_input"`
+	NumKVSharedLayers       *int64    `json:"num_kv_shared_layers"`
+	UseDoubleWideMLP        *bool     `json:"use_double_wide_mlp"`
+	AudioConfig             *struct{} `json:"audio_config"`
 }
 
 // qwenVision holds the vision_config fields of Qwen2-VL and Qwen2.5-VL.
@@ -54,6 +66,11 @@ type qwenVision struct {
 	// Qwen3-VL's DeepStack: the blocks whose features a merger of their
 	// own feeds into the language model's first layers
 	DeepstackVisualIndexes []int64 `json:"deepstack_visual_indexes"`
+	// Gemma 4's vision tower
+	NumAttentionHeads     *int64 `json:"num_attention_heads"`
+	NumKeyValueHeads      *int64 `json:"num_key_value_heads"`
+	HeadDim               *int64 `json:"head_dim"`
+	PositionEmbeddingSize *int64 `json:"position_embedding_size"`
 	// SigLIP (Gemma 3's vision tower)
 	NumHiddenLayers *int64 `json:"num_hidden_layers"`
 	ImageSize       *int64 `json:"image_size"`
@@ -168,6 +185,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countGLM4MoE(c)
 	case "qwen3_vl", "qwen3_vl_moe":
 		m, err = countQwen3VL(c, family)
+	case "gemma4", "gemma4_text":
+		m, err = countGemma4(c, family)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
