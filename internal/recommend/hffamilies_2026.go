@@ -46,6 +46,17 @@ type hfConfig2026 struct {
 	NumKVSharedLayers       *int64    `json:"num_kv_shared_layers"`
 	UseDoubleWideMLP        *bool     `json:"use_double_wide_mlp"`
 	AudioConfig             *struct{} `json:"audio_config"`
+
+	// Nemotron-H (hybrid Mamba-2)
+	HybridOverridePattern           string `json:"hybrid_override_pattern"`
+	MambaNumHeads                   *int64 `json:"mamba_num_heads"`
+	MambaHeadDim                    *int64 `json:"mamba_head_dim"`
+	NGroups                         *int64 `json:"n_groups"`
+	SSMStateSize                    *int64 `json:"ssm_state_size"`
+	ConvKernel                      *int64 `json:"conv_kernel"`
+	UseConvBias                     *bool  `json:"use_conv_bias"`
+	MambaProjBias                   *bool  `json:"mamba_proj_bias"`
+	MoESharedExpertIntermediateSize *int64 `json:"moe_shared_expert_intermediate_size"`
 }
 
 // qwenVision holds the vision_config fields of Qwen2-VL and Qwen2.5-VL.
@@ -187,6 +198,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countQwen3VL(c, family)
 	case "gemma4", "gemma4_text":
 		m, err = countGemma4(c, family)
+	case "nemotron_h":
+		m, err = countNemotronH(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
