@@ -19,7 +19,7 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"granite", "glm", "glm4", "gpt_oss", "llama4", "llama4_text", "cohere", "cohere2", "starcoder2", "olmo", "olmoe", "mpt",
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
-	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h"}
+	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -178,6 +178,10 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	var err error
 	switch family {
 	case "llama", "mistral", "qwen2":
+		m, err = countDecoder(c, family)
+	case "minicpm":
+		// MiniCPM (remote code): Llama's blocks; scale_emb, scale_depth
+		// and dim_model_base are scalars that scale the residual stream.
 		m, err = countDecoder(c, family)
 	case "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe":
 		m, err = countModernDecoder(c, family)
