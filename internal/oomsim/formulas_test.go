@@ -599,6 +599,9 @@ func TestPreferenceObjectives(t *testing.T) {
 	if orpo := est(Training, ObjectiveORPO); orpo.WeightsBytes != sft.WeightsBytes || orpo.ActivationsBytes <= sft.ActivationsBytes {
 		t.Errorf("orpo: weights %d (want %d: no reference), activations %d (want more than %d)", orpo.WeightsBytes, sft.WeightsBytes, orpo.ActivationsBytes, sft.ActivationsBytes)
 	}
+	if cpo, orpo := est(Training, ObjectiveCPO), est(Training, ObjectiveORPO); cpo.TotalBytes != orpo.TotalBytes {
+		t.Errorf("cpo: %d bytes, want ORPO's %d (paired, no reference)", cpo.TotalBytes, orpo.TotalBytes)
+	}
 	if l, ld := est(LoRA, ObjectiveSFT), est(LoRA, ObjectiveDPO); ld.WeightsBytes != l.WeightsBytes || ld.LogitsBytes != 2*l.LogitsBytes {
 		t.Errorf("lora dpo: weights %d (want %d: no copy), logits %d (want twice %d)", ld.WeightsBytes, l.WeightsBytes, ld.LogitsBytes, l.LogitsBytes)
 	}

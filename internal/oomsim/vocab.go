@@ -126,12 +126,16 @@ const (
 	ObjectiveKTO   Objective = "kto"
 	ObjectiveORPO  Objective = "orpo"
 	ObjectiveSimPO Objective = "simpo"
+	// ObjectiveCPO is contrastive preference optimisation (TRL's
+	// CPOTrainer, which also runs SimPO with loss_type simpo): chosen and
+	// rejected in one forward, no reference model.
+	ObjectiveCPO Objective = "cpo"
 )
 
 // Paired reports an objective that scores a chosen and a rejected
 // completion per example: twice the sequences per step.
 func (o Objective) Paired() bool {
-	return o == ObjectiveDPO || o == ObjectiveORPO || o == ObjectiveSimPO
+	return o == ObjectiveDPO || o == ObjectiveORPO || o == ObjectiveSimPO || o == ObjectiveCPO
 }
 
 // Reference reports an objective that needs a frozen reference model.
@@ -146,7 +150,7 @@ var (
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
 	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
-	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO}
+	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO, ObjectiveCPO}
 )
 
 // attentionAliases are the names frameworks give the kernels
