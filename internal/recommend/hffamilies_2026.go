@@ -57,6 +57,10 @@ type hfConfig2026 struct {
 	UseConvBias                     *bool  `json:"use_conv_bias"`
 	MambaProjBias                   *bool  `json:"mamba_proj_bias"`
 	MoESharedExpertIntermediateSize *int64 `json:"moe_shared_expert_intermediate_size"`
+
+	// DistilBERT
+	Dim       *int64 `json:"dim"`
+	HiddenDim *int64 `json:"hidden_dim"`
 }
 
 // qwenVision holds the vision_config fields of Qwen2-VL and Qwen2.5-VL.
@@ -200,6 +204,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countGemma4(c, family)
 	case "nemotron_h":
 		m, err = countNemotronH(c)
+	case "distilbert":
+		m, err = countDistilBERT(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
