@@ -1,6 +1,8 @@
 package oomsim
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -165,7 +167,7 @@ func TestMegatronProfile(t *testing.T) {
 	// Its vocab-parallel cross-entropy: the bf16 logits and one fp32 copy,
 	// softmax and gradient written in place: 6 bytes a logit, where
 	// transformers' loss keeps 14.
-	arch := &Arch{Layers: 2, Hidden: 64, Heads: 1, Vocab: 1000}
+	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 64, Heads: 1, Vocab: 1000}
 	for _, c := range []struct {
 		stack Stack
 		want  float64
@@ -191,5 +193,24 @@ func TestKVCacheFullLayersOwnWidth(t *testing.T) {
 	want := sat(2 * (1*256*4096 + 5*4*128*512) * 2.0)
 	if got != want {
 		t.Errorf("kv cache %d bytes, want %d (one full layer of 1 × 256 over 4096 tokens, five sliding of 4 × 128 over 512)", got, want)
+	}
+}
+
+// An encoder trains under a task head: no vocabulary logits, and a note
+// that says so; a decoder of the same shape keeps them.
+func TestEncoderTaskHead(t *testing.T) {
+	enc := &Arch{Layers: 12, Hidden: 768, Heads: 12, KVHeads: 12, HeadDim: 64, FFN: 3072, Vocab: 30522}
+	dec := *enc
+	dec.KVLayers = 12
+	est := func(a *Arch) Breakdown {
+		t.Helper()
+		return validEstimate(t, Plan{Model: Model{Name: "m", Params: 110_000_000, Arch: a}, Mode: Training, Precision: capability.FP32, BatchSize: 8, SeqLen: 512})
+	}
+	e, d := est(enc), est(&dec)
+	if e.LogitsBytes != 0 || d.LogitsBytes == 0 {
+		t.Errorf("logits: encoder %d (want 0), decoder %d (want the vocabulary's)", e.LogitsBytes, d.LogitsBytes)
+	}
+	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.Contains(n, "task head") }) {
+		t.Errorf("encoder notes %q, want the task head said", e.Notes)
 	}
 }

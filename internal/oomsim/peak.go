@@ -323,6 +323,9 @@ func realistic(p Plan) (Breakdown, error) {
 	if a == nil && s.trains {
 		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
 	}
+	if s.trains && encoderOnly(a) && a.Vocab > 0 {
+		b.Notes = append(b.Notes, "an encoder: trained under a task head (classification, question answering), whose logits are a few a token; masked-LM pretraining's vocabulary logits are not planned")
+	}
 	finishCounters(s, &b)
 	return b, nil
 }
@@ -936,7 +939,7 @@ func lossThenRecompute(logits, recompute float64) int64 {
 func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 	const unslothLossBudget = 1e9 // target_gb = 1
 	V := float64(a.Vocab)
-	if V == 0 {
+	if V == 0 || encoderOnly(a) {
 		return 0
 	}
 	switch s.loss {
@@ -975,6 +978,12 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 	}
 	return 14 * V * tokens
 }
+
+// encoderOnly reports an encoder without a decoder (BERT, DistilBERT,
+// ViT): trained, it is fine-tuned under a task head (sequence or token
+// classification, question-answering spans) whose logits are a few per
+// token, not the vocabulary's; masked-LM pretraining's are not planned.
+func encoderOnly(a *Arch) bool { return a != nil && a.KVLayers == 0 }
 
 // prefillWorkingSet is the largest transient of a forward without
 // gradients, beyond the KV cache it fills.
