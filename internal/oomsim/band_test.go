@@ -214,3 +214,31 @@ func TestEncoderTaskHead(t *testing.T) {
 		t.Errorf("encoder notes %q, want the task head said", e.Notes)
 	}
 }
+
+// An evaluation forward between steps: the weights and states beside one
+// block's working set and the batch's logits with the loss's copies (10 B
+// a bf16 logit in transformers' loss, 2 B under Unsloth's in-place
+// kernel); when it is larger than the step, it is the peak.
+func TestEvaluationForward(t *testing.T) {
+	m := llama8B
+	plan := func(stack Stack, eval int) Breakdown {
+		t.Helper()
+		return validEstimate(t, Plan{Model: m, Mode: QLoRA, Precision: capability.Int4, Stack: stack, BatchSize: 1, SeqLen: 2048,
+			Recompute: RecomputeFull, EvalBatch: eval})
+	}
+	none, hf := plan(StackHF, 0), plan(StackHF, 8)
+	if none.EvalBytes != 0 {
+		t.Errorf("no evaluation: %d eval bytes", none.EvalBytes)
+	}
+	logits := int64(8 * 2048 * 128256 * 10)
+	if hf.EvalBytes < logits || hf.PeakAllocatedBytes != hf.WeightsBytes+hf.OptimizerBytes+hf.EvalBytes || hf.OverlapBytes >= 0 {
+		t.Errorf("eval at 8: %d eval bytes (want at least the logits' %d), peak %d (want weights + states + eval), overlap %d (want negative)",
+			hf.EvalBytes, logits, hf.PeakAllocatedBytes, hf.OverlapBytes)
+	}
+	if u := plan(StackUnsloth, 8); u.EvalBytes >= hf.EvalBytes {
+		t.Errorf("unsloth's in-place loss: eval %d bytes, want less than transformers' %d", u.EvalBytes, hf.EvalBytes)
+	}
+	if err := (Plan{Model: m, Mode: Training, EvalBatch: -1}).Validate(); err == nil {
+		t.Error("evaluation batch -1 validated")
+	}
+}

@@ -135,6 +135,11 @@ type Plan struct {
 	// (Megatron's --expert-model-parallel-size). 0 or 1: the experts are
 	// split like the rest of the model.
 	ExpertParallel int `json:"expert_parallel,omitempty"`
+	// EvalBatch is a training run's evaluation batch when it evaluates
+	// between steps (the HF Trainer's per_device_eval_batch_size, 8 by
+	// default, with an eval dataset and eval_strategy set): a forward
+	// without gradients whose logits the loss copies. 0: no evaluation.
+	EvalBatch int `json:"eval_batch,omitempty"`
 	// ContextParallel is a training run's context-parallel degree: the
 	// devices each sequence is split over by tokens (Megatron's
 	// --context-parallel-size, torchtitan's context_parallel_degree, ring
@@ -340,6 +345,11 @@ type Breakdown struct {
 	// gathered blocks, 4-bit dequantisation, a serving engine's CUDA
 	// graphs.
 	BuffersBytes int64 `json:"buffers_bytes"`
+	// EvalBytes is a training run's evaluation forward between steps at
+	// Plan.EvalBatch: one block's working set and the batch's logits with
+	// the loss's copies, beside the weights and optimizer states (the
+	// gradients are freed by then). 0 without an evaluation.
+	EvalBytes int64 `json:"eval_bytes,omitempty"`
 	// OverlapBytes is what the parts above do not hold at the same time
 	// (zero or negative): training frees its saved activations as the
 	// gradients grow, so the peak is less than their sum. The parts plus
@@ -406,6 +416,9 @@ func (p Plan) Validate() error {
 	}
 	if p.TensorParallel < 0 || p.PipelineStages < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)) != 0 {
 		return fmt.Errorf("tensor-parallel degree %d times pipeline stages %d does not divide the %d devices", p.TensorParallel, p.PipelineStages, p.devices())
+	}
+	if p.EvalBatch < 0 || p.EvalBatch > 1<<20 {
+		return fmt.Errorf("evaluation batch %d is outside 0..%d", p.EvalBatch, 1<<20)
 	}
 	if p.ContextParallel < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)*max(p.ContextParallel, 1)) != 0 {
 		return fmt.Errorf("context-parallel degree %d times tensor-parallel degree %d times pipeline stages %d does not divide the %d devices",

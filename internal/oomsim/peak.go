@@ -320,6 +320,16 @@ func realistic(p Plan) (Breakdown, error) {
 			lossThenRecompute(logits, recompute)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
+	if s.trains && p.EvalBatch > 0 && a != nil {
+		// The evaluation forward runs between steps, after the optimizer
+		// has stepped and the gradients are freed: the weights and states
+		// stay, the activations and the step's buffers are gone.
+		b.EvalBytes = sat(evaluationBytes(s, a))
+		if ev := add(b.WeightsBytes, b.OptimizerBytes, b.EvalBytes); ev > b.PeakAllocatedBytes {
+			b.PeakAllocatedBytes = ev
+			b.Notes = append(b.Notes, fmt.Sprintf("the evaluation forward at batch %d (its logits and the loss's copies, %s) is the peak, not the training step", p.EvalBatch, fmtGiB(b.EvalBytes)))
+		}
+	}
 	if a == nil && s.trains {
 		b.Notes = append(b.Notes, "no transformer shape: activations not estimated")
 	}
@@ -335,7 +345,7 @@ func realistic(p Plan) (Breakdown, error) {
 func finishCounters(s settings, b *Breakdown) {
 	p := s.p
 	b.OverlapBytes = b.PeakAllocatedBytes - add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes,
-		b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes)
+		b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes, b.EvalBytes)
 	slack := allocatorSlackInference
 	if s.trains {
 		slack = allocatorSlackTraining
@@ -977,6 +987,36 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		return 12 * V * tokens
 	}
 	return 14 * V * tokens
+}
+
+// evaluationBytes is an evaluation forward's working set at the plan's
+// EvalBatch (both completions of a pair for a preference objective): one
+// block's intermediates, as a forward without gradients holds them, and
+// the logits with what the loss adds: transformers' loss keeps the
+// compute-dtype logits, their fp32 upcast and its log-softmax (Liger's
+// fused loss materialises the logits when not training); Unsloth's kernel
+// works on its 16-bit logits in place; Megatron's adds one fp32 copy. An
+// encoder's task head adds nothing.
+func evaluationBytes(s settings, a *Arch) float64 {
+	mb := float64(s.p.EvalBatch)
+	if s.p.Objective.Paired() {
+		mb *= 2
+	}
+	ws := prefillWorkingSet(s, a, mb, s.seq, s.seq) / s.n
+	if encoderOnly(a) || a.Vocab == 0 {
+		return ws
+	}
+	per := s.cb + 8
+	if s.cb == 4 {
+		per = 8 // fp32 logits need no upcast copy
+	}
+	switch {
+	case s.prof.Stack == StackUnsloth:
+		per = s.cb
+	case s.prof.InPlaceLoss:
+		per = min(s.cb, 2) + 4
+	}
+	return ws + mb*s.seq*float64(a.Vocab)*per/s.n
 }
 
 // encoderOnly reports an encoder without a decoder (BERT, DistilBERT,

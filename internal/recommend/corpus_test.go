@@ -248,6 +248,14 @@ var (
 	cpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:cp[ =:_]?|cp[-_]size[ =:]+|context[-_ ]parallel(?:[-_ ](?:size|degree))?[ =:]+|sequence[-_ ]parallel[-_ ](?:size|degree)[ =:]+|ulysses[-_ ](?:size|degree)[ =:]+|sp)(\d+)|splits? (?:each|every|the) sequence (?:across|over) (?:the |all )?(\d+) (?:GPU|device)`)
 )
 
+// evalBatch finds an evaluation batch in a note: "per_device_eval_batch_size
+// 8", "eval_batch_size=2", "eval batch 8".
+var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch_size|eval batch(?: size)?)[ =:]*(\d+)`)
+
+// evalSteps: the note says the Trainer evaluates during the run
+// (eval_strategy / evaluation_strategy "steps" or "epoch").
+var evalSteps = regexp.MustCompile(`(?i)eval(?:uation)?_strategy[ =:]*["']?(?:steps|epoch)`)
+
 // contextDegree is the row's context-parallel degree when its note (or
 // id) names one that divides its devices; 0 otherwise.
 func contextDegree(r map[string]string) int {
@@ -584,6 +592,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	}
 	if in.Devices == 1 {
 		in.ZeROStage, in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = 0, false, 0, 0, 0
+	}
+	if mode.Trains() {
+		// An evaluation forward inside the run, at the batch the note
+		// states (per_device_eval_batch_size, eval batch 8).
+		in.EvalBatch = quotedInt(evalBatch, r["note"])
+		if in.EvalBatch == 0 && evalSteps.MatchString(r["note"]) {
+			in.EvalBatch = 8 // the Trainer's per_device_eval_batch_size default
+		}
 	}
 	if cp := contextDegree(r); mode.Trains() && cp > 1 && !in.TensorParallel && in.Devices%(max(in.TensorParallelDegree, 1)*max(in.PipelineStages, 1)*cp) == 0 {
 		in.ContextParallel = cp

@@ -109,8 +109,9 @@ type RunSettings struct {
 	TensorParallel bool
 	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
 	TensorParallelDegree, PipelineStages, ExpertParallel int
-	// ContextParallel: Input's.
+	// ContextParallel and EvalBatch: Input's.
 	ContextParallel int
+	EvalBatch       int
 	Devices         int
 
 	Stack        oomsim.Stack
@@ -246,7 +247,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
-		Quant: r.Quant, Compiled: r.Compiled, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,

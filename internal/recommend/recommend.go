@@ -233,7 +233,10 @@ type Input struct {
 	// ContextParallel splits each training sequence by tokens over this
 	// many devices (context parallelism, ring attention, DeepSpeed-Ulysses
 	// sequence parallelism; 0 or 1: none).
-	ContextParallel     int
+	ContextParallel int
+	// EvalBatch is an evaluation forward's batch between training steps
+	// (0: none).
+	EvalBatch           int
 	OptimizerInBackward bool
 	Compiled            bool
 	// FusedKernels: Liger's RMSNorm and SwiGLU (oomsim.Plan's).
@@ -413,6 +416,10 @@ func Recommend(in Input) (*Result, error) {
 		return nil, inputf("--context-parallel-size %d applies to training (lora, qlora, training): inference splits no sequence over devices here", in.ContextParallel)
 	}
 	plan.ContextParallel = in.ContextParallel
+	if in.EvalBatch > 0 && !plan.Mode.Trains() {
+		return nil, inputf("--eval-batch-size %d applies to training (lora, qlora, training): the evaluation forward runs between training steps", in.EvalBatch)
+	}
+	plan.EvalBatch = in.EvalBatch
 	if plan.TensorParallel == 0 && !in.TensorParallel && (in.PipelineStages > 1 || in.ExpertParallel > 1) {
 		plan.TensorParallel = 1 // pipelining or expert parallelism alone: no matrix split
 	}

@@ -69,7 +69,10 @@ type Options struct {
 	ExpertParallelSize int
 	// ContextParallelSize splits each training sequence over devices.
 	ContextParallelSize int
-	Device              string
+	// EvalBatchSize is --eval-batch-size: an evaluation forward between
+	// training steps.
+	EvalBatchSize int
+	Device        string
 	// DeviceMemory names a device by its memory (24GiB): a generic GPU of
 	// that size, or the size of the --device given.
 	DeviceMemory string
@@ -185,6 +188,7 @@ not run the probe.`,
 	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training over every device, splitting weights and activations (--tensor-parallel-size for fewer)")
 	fl.IntVar(&opts.TensorParallelSize, "tensor-parallel-size", 0, "with --devices N: tensor (and sequence) parallelism over this many devices (Megatron's --tensor-model-parallel-size, vLLM's --tensor-parallel-size); the devices left are data-parallel replicas, which --zero-stage shards over")
 	fl.IntVar(&opts.ExpertParallelSize, "expert-parallel-size", 0, "with --devices N and a mixture-of-experts model: the devices of a pipeline stage its routed experts are split over (Megatron's --expert-model-parallel-size)")
+	fl.IntVar(&opts.EvalBatchSize, "eval-batch-size", 0, "training that evaluates between steps: the evaluation batch (the HF Trainer's per_device_eval_batch_size, 8 by default when it evaluates); its forward's logits and loss copies beside the weights and states can be the peak (0: no evaluation planned)")
 	fl.IntVar(&opts.ContextParallelSize, "context-parallel-size", 0, "with --devices N, training: the devices each sequence is split over by tokens (Megatron's --context-parallel-size, torchtitan's context_parallel_degree, ring attention, DeepSpeed-Ulysses sequence_parallel_size); each keeps 1/N of the activations and logits")
 	fl.IntVar(&opts.PipelineParallelSize, "pipeline-parallel-size", 0, "with --devices N: pipeline stages (1F1B) the blocks are split into (Megatron's --pipeline-model-parallel-size); the first stage holds as many micro-batches in flight as there are stages")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length) or concurrency (sequences served at once) that fits")
@@ -364,6 +368,10 @@ func (o *Options) Validate() error {
 	r.BatchSize, r.SeqLen, r.Devices, r.ZeROStage, r.OffloadParams = o.BatchSize, o.SeqLen, o.Devices, o.ZeROStage, o.OffloadParams
 	r.TensorParallel, r.TensorParallelDegree, r.PipelineStages, r.ExpertParallel = o.TensorParallel, o.TensorParallelSize, o.PipelineParallelSize, o.ExpertParallelSize
 	r.ContextParallel = o.ContextParallelSize
+	if o.EvalBatchSize < 0 || o.EvalBatchSize > 1<<20 {
+		return cmdutil.Usagef("invalid --eval-batch-size %d: want 0 (no evaluation) to %d", o.EvalBatchSize, 1<<20)
+	}
+	r.EvalBatch = o.EvalBatchSize
 	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
 	return nil
 }
