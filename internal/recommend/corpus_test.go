@@ -257,28 +257,18 @@ var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch
 var evalSteps = regexp.MustCompile(`(?i)eval(?:uation)?_strategy[ =:]*["']?(?:steps|epoch)`)
 
 // contextDegree is the row's context-parallel degree when its note (or
-// id) names one that divides its devices; 0 otherwise.
+// id) names one that divides its devices, or every device for a ring
+// named without one; 0 otherwise.
 func contextDegree(r map[string]string) int {
-	for _, text := range []string{r["note"], r["id"]} {
-		seen := map[int]bool{}
-		for _, m := range cpDegree.FindAllStringSubmatch(text, -1) {
-			if n := atoi0(m[1] + m[2]); n > 0 {
-				seen[n] = true
-			}
+	d := atoi0(r["devices"])
+	if n := parallelDegree(cpDegree, r); n > 0 {
+		if d > 0 && d%n == 0 {
+			return n
 		}
-		if len(seen) == 1 {
-			for n := range seen {
-				if d := atoi0(r["devices"]); d > 0 && d%n == 0 {
-					return n
-				}
-			}
-		}
-		if len(seen) > 1 {
-			return 0 // several (cp1 and cp2 compared): none is the row's
-		}
+		return 0
 	}
 	if ringAttention.MatchString(r["note"]) {
-		return atoi0(r["devices"]) // a ring over every process (EasyContext's parallel_mode)
+		return d // a ring over every process (EasyContext's parallel_mode)
 	}
 	return 0
 }
@@ -292,7 +282,7 @@ func parallelDegree(re *regexp.Regexp, r map[string]string) int {
 	for _, text := range []string{r["note"], r["id"]} {
 		seen := map[int]bool{}
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
-			if n := atoi0(m[1]); n > 0 {
+			if n := atoi0(strings.Join(m[1:], "")); n > 0 { // the one group that matched
 				seen[n] = true
 			}
 		}

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/devctl/devctl/internal/oomsim"
@@ -108,7 +107,6 @@ func countGemma4Text(c hfConfig) (oomsim.Model, error) {
 		}
 	}
 	var body, linear, expertsAll, expertsActive int64
-	nSliding := 0
 	for i := range L {
 		sliding := c.LayerTypes[i] == "sliding_attention"
 		d, nkv := hd, kv
@@ -126,9 +124,6 @@ func countGemma4Text(c hfConfig) (oomsim.Model, error) {
 			norms += d         // the k norm
 			if sliding || !kEqV {
 				lin += h * nkv * d // v_proj
-			}
-			if sliding {
-				nSliding++
 			}
 		}
 		width := ffn
@@ -177,10 +172,9 @@ func countGemma4Text(c hfConfig) (oomsim.Model, error) {
 	if ghd != hd || gkv != kv {
 		m.Arch.FullKVHeads, m.Arch.FullHeadDim = int(gkv), int(ghd)
 	}
-	var w int64
-	if err := json.Unmarshal(c.SlidingWindow, &w); err == nil && w > 0 && w <= maxDim && nSliding > 0 {
-		m.Arch.SlidingWindow, m.Arch.SlidingLayers = int(w), nSliding
-	}
+	// The KV-sharing layers keep no cache: the window's layers are counted
+	// among the others.
+	m.Arch.SlidingWindow, m.Arch.SlidingLayers = slidingLayers(c.hfSliding, c.LayerTypes[:L-shared], "gemma4", m.Arch.KVLayers)
 	return m, nil
 }
 
