@@ -97,6 +97,23 @@ type Model struct {
 	Notes []string `json:"notes,omitempty"`
 	// Arch is nil for models that are not transformers (ResNet).
 	Arch *Arch `json:"arch,omitempty"`
+	// Stored is how the published checkpoint stores its weights when it
+	// is already quantised (a GPTQ, AWQ, bitsandbytes, fp8 or mlx
+	// upload); nil for a 16/32-bit checkpoint.
+	Stored *StoredWeights `json:"stored_weights,omitempty"`
+}
+
+// StoredWeights is the storage of a checkpoint published quantised: the
+// precision and format a plan loads it in unless asked for another.
+type StoredWeights struct {
+	Precision capability.Precision `json:"precision"`
+	Format    QuantFormat          `json:"format"`
+	// Bits per weight with the format's constants; 0 takes the format's
+	// default (Plan.WeightBits).
+	Bits float64 `json:"bits,omitempty"`
+	// From says where it was read: "quantization_config: GPTQ 4-bit,
+	// group 128", "the name's -bnb-4bit".
+	From string `json:"from"`
 }
 
 // Plan is one way to run a model. Zero values take documented defaults.

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/oomsim"
 	"github.com/devctl/devctl/internal/suggest"
 )
 
@@ -62,6 +64,18 @@ func builtinConfig(id string) (canonical, source string, data []byte, ok bool) {
 	return "", "", nil, false
 }
 
+// builtinOwn reports whether the copy of id is that model's own
+// config.json (not its base model's, nor a re-upload's), the only kind
+// whose quantization_config says how the model is stored.
+func builtinOwn(id string) bool {
+	for _, e := range builtinIndex() {
+		if strings.EqualFold(e.id, id) {
+			return e.whose == "" || strings.HasPrefix(e.whose, "written from")
+		}
+	}
+	return false
+}
+
 // builtinByName lists the ids of the copies whose name after the
 // organisation is name, ignoring case ("llama-3.1-8b" finds
 // meta-llama/Llama-3.1-8B).
@@ -104,4 +118,103 @@ func unknownModel(name string, catalogue []CatalogModel) error {
 	slices.Sort(names)
 	return inputf("%s (catalogued: %s; or one of the %d Hugging Face models devctl keeps a config.json of, by ORG/NAME or the name after it, such as llama-3.1-8b or qwen3-8b; or any Hugging Face id such as Qwen/Qwen2-1.5B)",
 		msg, strings.Join(names, ", "), len(builtinIndex()))
+}
+
+// reupload is a name ending that marks a re-upload of another model's
+// weights (quantised or converted by a third party: unsloth, mlx-community,
+// TheBloke, bartowski, Qwen's own -AWQ), with the storage the ending
+// states (nil: 16-bit, or a GGUF file whose quantisation the name of the
+// repository does not fix).
+type reupload struct {
+	suffix string
+	stored *oomsim.StoredWeights
+	gguf   bool
+}
+
+func stored(p capability.Precision, f oomsim.QuantFormat, bits float64, from string) *oomsim.StoredWeights {
+	return &oomsim.StoredWeights{Precision: p, Format: f, Bits: bits, From: from}
+}
+
+// reuploads are tried in order, so a longer ending comes before its tail.
+var reuploads = []reupload{
+	{suffix: "-unsloth-bnb-4bit", stored: stored(capability.Int4, oomsim.QuantBnB, 0, "-bnb-4bit in the name: bitsandbytes 4-bit")},
+	{suffix: "-bnb-4bit", stored: stored(capability.Int4, oomsim.QuantBnB, 0, "-bnb-4bit in the name: bitsandbytes 4-bit")},
+	{suffix: "-bnb-8bit", stored: stored(capability.Int8, oomsim.QuantBnB, 0, "-bnb-8bit in the name: bitsandbytes 8-bit")},
+	{suffix: "-GPTQ-Int4", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-GPTQ-Int4 in the name: GPTQ 4-bit")},
+	{suffix: "-GPTQ-Int8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-GPTQ-Int8 in the name: GPTQ 8-bit")},
+	{suffix: "-GPTQ", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-GPTQ in the name: GPTQ 4-bit, the format's usual")},
+	{suffix: "-AWQ", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-AWQ in the name: AWQ 4-bit")},
+	{suffix: "-Int4", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-Int4 in the name: GPTQ 4-bit")},
+	{suffix: "-Int8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-Int8 in the name: GPTQ 8-bit")},
+	{suffix: "-W4A16", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-W4A16 in the name: 4-bit weights")},
+	{suffix: "-W8A8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 8, "-W8A8 in the name: 8-bit weights, a scale per channel")},
+	{suffix: "-FP8-Dynamic", stored: stored(capability.Int8, oomsim.QuantFP8, 0, "-FP8 in the name: fp8 weights")},
+	{suffix: "-FP8", stored: stored(capability.Int8, oomsim.QuantFP8, 0, "-FP8 in the name: fp8 weights")},
+	{suffix: "-NVFP4", stored: stored(capability.Int4, oomsim.QuantGPTQ, 4+8.0/16, "-NVFP4 in the name: 4 bits and an fp8 scale per 16")},
+	{suffix: "-i1-GGUF", gguf: true},
+	{suffix: "-GGUF", gguf: true},
+	{suffix: "-MLX"},
+	{suffix: "-bf16"},
+	{suffix: "-fp16"},
+}
+
+// mlxBits are mlx-community's endings (-4bit), read only when the name is
+// an mlx conversion's.
+var mlxBits = map[string]*oomsim.StoredWeights{
+	"-4bit": stored(capability.Int4, oomsim.QuantMLX, 0, "-4bit in the name: mlx 4-bit, group 64"),
+	"-8bit": stored(capability.Int8, oomsim.QuantMLX, 0, "-8bit in the name: mlx 8-bit, group 64"),
+	"-3bit": stored(capability.Int4, oomsim.QuantMLX, 3+32.0/64, "-3bit in the name: mlx 3-bit, group 64"),
+	"-6bit": stored(capability.Int8, oomsim.QuantMLX, 6+32.0/64, "-6bit in the name: mlx 6-bit, group 64"),
+}
+
+// reuploadOf finds the built-in model a re-upload packages: the name
+// after the organisation with its re-upload endings taken off
+// ("unsloth/phi-4-bnb-4bit" is microsoft/phi-4, "mlx-community/Qwen3-8B-4bit"
+// is Qwen/Qwen3-8B), and the storage the endings state. ok is false when
+// what is left names no single copy. A name under another organisation
+// with no ending (unsloth/phi-4) is taken to be the model of that name.
+func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, ok bool) {
+	name := id
+	if _, after, found := strings.Cut(id, "/"); found {
+		name = after
+	}
+	isMLX := strings.Contains(strings.ToLower(id), "mlx")
+	stripped := false
+	for changed := true; changed; {
+		changed = false
+		lower := strings.ToLower(name)
+		if isMLX {
+			for suffix, s := range mlxBits {
+				if strings.HasSuffix(lower, suffix) {
+					name, changed, stripped = name[:len(name)-len(suffix)], true, true
+					if st == nil {
+						st = s
+					}
+				}
+			}
+		}
+		for _, r := range reuploads {
+			if strings.HasSuffix(strings.ToLower(name), strings.ToLower(r.suffix)) && len(name) > len(r.suffix) {
+				name, changed, stripped = name[:len(name)-len(r.suffix)], true, true
+				if st == nil {
+					st = r.stored
+				}
+				gguf = gguf || r.gguf
+				break
+			}
+		}
+	}
+	if !stripped && !strings.Contains(id, "/") {
+		return "", nil, false, false // a bare name builtinByName did not find
+	}
+	ids := builtinByName(name)
+	for _, other := range ids[min(1, len(ids)):] {
+		if !strings.EqualFold(other, ids[0]) {
+			return "", nil, false, false // several models of that name
+		}
+	}
+	if len(ids) == 0 {
+		return "", nil, false, false
+	}
+	return ids[0], st, gguf, true
 }

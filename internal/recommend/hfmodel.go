@@ -21,6 +21,13 @@ var dtypeBytes = map[string]int64{"float32": 4, "float16": 2, "bfloat16": 2, "fl
 func ModelFromFiles(name string, config []byte, indexTotal int64) (oomsim.Model, []string, error) {
 	m, err := ParseHFConfig(config)
 	var notes []string
+	stored, note, qerr := ParseStoredWeights(config)
+	if err == nil && qerr != nil {
+		return oomsim.Model{}, nil, qerr
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 	var head struct {
 		ModelType  string `json:"model_type"`
 		TorchDtype string `json:"torch_dtype"`
@@ -32,7 +39,8 @@ func ModelFromFiles(name string, config []byte, indexTotal int64) (oomsim.Model,
 		if m.Name == "" {
 			m.Name = name
 		}
-		if indexTotal > 0 && bytesPer > 0 {
+		m.Stored = stored
+		if indexTotal > 0 && bytesPer > 0 && stored == nil {
 			counted := m.Params * bytesPer
 			switch d := indexTotal - counted; {
 			case d == 0:
@@ -48,6 +56,10 @@ func ModelFromFiles(name string, config []byte, indexTotal int64) (oomsim.Model,
 		n := indexTotal / bytesPer
 		if n <= 0 || n > MaxParams {
 			return oomsim.Model{}, nil, fmt.Errorf("the safetensors index's total_size %d is not a model size", indexTotal)
+		}
+		if stored != nil {
+			// The index holds the packed bytes, not 16-bit parameters.
+			return oomsim.Model{}, nil, fmt.Errorf("model_type %q is not one devctl counts, and its checkpoint is quantised (%s), so the safetensors index does not give the parameter count: give --model-params", head.ModelType, stored.From)
 		}
 		m = oomsim.Model{Name: name, Params: n}
 		notes = append(notes, fmt.Sprintf("model_type %q is not one devctl counts: %s parameters from the safetensors index (%d bytes of %s); the shape is assumed", head.ModelType, FormatParams(n), indexTotal, head.TorchDtype))

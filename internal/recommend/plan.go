@@ -410,8 +410,11 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 			switch ids := builtinByName(spec.Name); len(ids) {
 			case 1:
 				id, source, data, _ := builtinConfig(ids[0])
-				return fromFiles(id, source, data, nil, "--model "+spec.Name)
+				return fromBuiltin(id, source, data, "--model "+spec.Name)
 			case 0:
+				if m, source, ok := fromReupload(spec.Name, ""); ok {
+					return m, source, nil
+				}
 				return oomsim.Model{}, "", unknownModel(spec.Name, models)
 			default:
 				return oomsim.Model{}, "", inputf("--model %q is ambiguous: name one of %s", spec.Name, strings.Join(ids, ", "))
@@ -419,13 +422,28 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		}
 		// ORG/NAME: any Hugging Face model, never a catalogue guess.
 		files, err := hfhub.Fetch(ctx, spec.Name, deps.Hub)
-		if errors.Is(err, hfhub.ErrOffline) {
-			// No Hub and no cache: devctl's own copy of the config, when
-			// it keeps one (configs/hub), says so; else how to go on.
+		var why string
+		switch {
+		case errors.Is(err, hfhub.ErrOffline):
+			why = "the Hub was not reachable and no cache holds it"
+		case errors.Is(err, hfhub.ErrGated), errors.Is(err, hfhub.ErrUnauthorized):
+			why = "the Hub refused its config.json (" + err.Error() + ")"
+		case errors.Is(err, hfhub.ErrNotFound):
+			why = "the Hub has no config.json for it (" + err.Error() + ")"
+		}
+		if why != "" {
+			// No config from the Hub or the cache: devctl's own copy, when
+			// it keeps one (configs/hub), or of the model a re-upload
+			// packages, says so; else how to go on.
 			if id, source, data, ok := builtinConfig(spec.Name); ok {
-				return fromFiles(id, source+"; the Hub was not reachable and no cache holds it", data, nil, "--model "+spec.Name)
+				return fromBuiltin(id, source+"; "+why, data, "--model "+spec.Name)
 			}
-			return oomsim.Model{}, "", inputf("--model %s: %w; without the Hub, give the model's size instead: --model-params (e.g. 7B), or --model-config with its config.json", spec.Name, err)
+			if m, source, ok := fromReupload(spec.Name, why); ok {
+				return m, source, nil
+			}
+			if errors.Is(err, hfhub.ErrOffline) {
+				return oomsim.Model{}, "", inputf("--model %s: %w; without the Hub, give the model's size instead: --model-params (e.g. 7B), or --model-config with its config.json", spec.Name, err)
+			}
 		}
 		if err != nil {
 			return oomsim.Model{}, "", inputf("--model %s: %w", spec.Name, err)
@@ -459,6 +477,53 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		return fromFiles(spec.Config, "config.json", data, index, "--model-config "+spec.Config)
 	}
 	return oomsim.Model{}, "", inputf("give exactly one of --model-params, --model or --model-config")
+}
+
+// fromReupload plans a re-upload (unsloth/phi-4-bnb-4bit,
+// mlx-community/Qwen3-8B-4bit, Qwen/Qwen3-8B-GGUF) with devctl's copy of the
+// config of the model it packages and the storage its name states; why
+// says why the Hub's config was not used.
+func fromReupload(name, why string) (oomsim.Model, string, bool) {
+	base, st, gguf, ok := reuploadOf(name)
+	if !ok {
+		return oomsim.Model{}, "", false
+	}
+	id, source, data, ok := builtinConfig(base)
+	if !ok {
+		return oomsim.Model{}, "", false
+	}
+	m, source, err := fromBuiltin(id, source, data, "--model "+name)
+	if err != nil {
+		return oomsim.Model{}, "", false
+	}
+	m.Name = name
+	source += "; " + name + " is taken to re-package " + id
+	_, nameBase, _ := strings.Cut(name, "/")
+	_, idBase, _ := strings.Cut(id, "/")
+	if !strings.EqualFold(nameBase, idBase) {
+		m.Stored = st // the ending says how it is stored (nil: 16-bit, or a GGUF file's own)
+	}
+	switch {
+	case st != nil:
+		source += " (" + st.From + ")"
+	case gguf:
+		m.Notes = append(m.Notes, "a GGUF repository holds files of several quantisations: give the one you run with --precision 4bit or 8bit and --weight-bits (Q4_K_M 4.85, Q5_K_M 5.69, Q6_K 6.56, Q8_0 8.5), and --stack llama.cpp or ollama")
+	}
+	if why != "" {
+		source += "; " + why
+	}
+	return m, source, true
+}
+
+// fromBuiltin sizes a model from devctl's copy of its config.json; a copy
+// that is not the model's own (its base model's, a re-upload's) gives its
+// shapes but not how the model is stored.
+func fromBuiltin(id, source string, data []byte, flag string) (oomsim.Model, string, error) {
+	m, source, err := fromFiles(id, source, data, nil, flag)
+	if err == nil && !builtinOwn(id) {
+		m.Stored = nil
+	}
+	return m, source, err
 }
 
 // fromFiles sizes a model from config.json and its optional index.

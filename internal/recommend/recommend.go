@@ -285,6 +285,8 @@ type ModelInfo struct {
 	Source string       `json:"source"`
 	Family string       `json:"family,omitempty"`
 	Arch   *oomsim.Arch `json:"arch,omitempty"`
+	// Stored is the checkpoint's own quantisation, when it has one.
+	Stored *oomsim.StoredWeights `json:"stored_weights,omitempty"`
 }
 
 // Result is the recommendation. Field names are the stable JSON schema.
@@ -317,7 +319,7 @@ type Result struct {
 // Recommend makes every decision and estimates the memory.
 func Recommend(in Input) (*Result, error) {
 	t := in.Target
-	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch}}
+	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch, Stored: in.Model.Stored}}
 	why := func(d, c, w string) { r.Reasons = append(r.Reasons, Reason{d, c, w}) }
 	if m := in.Model; m.Experts > 0 {
 		why("model", "mixture of experts", fmt.Sprintf("%d experts, %d per token: all %s parameters stay resident (memory), %s are active per token (compute)",
@@ -326,6 +328,7 @@ func Recommend(in Input) (*Result, error) {
 	for _, n := range in.Model.Notes {
 		why("model", in.Model.Family, n)
 	}
+	in = loadStored(in, why)
 	if in.Model.Arch == nil && in.Model.Family == "" {
 		var note string
 		in.Model.Arch, note = oomsim.AssumeArchNote(in.Model.Params)
@@ -638,7 +641,9 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 			}
 			return "", fmt.Errorf("%w: precision %s (from %s) is not supported on %s (%s)", ErrContradiction, req, src, t.Name, need)
 		}
-		if plan.Mode == oomsim.QLoRA && (in.Precision == "" || in.Precision == capability.Auto) {
+		if st := in.Model.Stored; st != nil && in.PrecisionSource == storedSource(st) {
+			why("precision", string(req), "the checkpoint is stored so ("+st.From+"); --precision for another")
+		} else if plan.Mode == oomsim.QLoRA && (in.Precision == "" || in.Precision == capability.Auto) {
 			why("precision", string(req), "QLoRA trains adapters on NF4 4-bit weights")
 		} else {
 			why("precision", string(req), "requested ("+src+")")
@@ -683,6 +688,42 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	}
 	return base, nil
 }
+
+// loadStored plans a checkpoint published quantised (Model.Stored) as
+// it loads: transformers, vLLM and mlx keep GPTQ, AWQ, bitsandbytes, fp8
+// and mlx weights as stored, so unless --precision asks for another, the
+// plan takes the stored precision, format and bits. Full training needs
+// the 16-bit weights, and QLoRA 4-bit ones: those plans keep their own.
+func loadStored(in Input, why func(d, c, w string)) Input {
+	st := in.Model.Stored
+	if st == nil {
+		return in
+	}
+	asked := in.Precision != "" && in.Precision != capability.Auto
+	switch {
+	case in.Mode == oomsim.Training:
+		why("model", "stored "+string(st.Precision), "the checkpoint stores quantised weights ("+st.From+"); full training plans the 16-bit model it was made from")
+		return in
+	case asked && in.Precision != st.Precision:
+		why("model", "stored "+string(st.Precision), fmt.Sprintf("the checkpoint stores %s weights (%s); planned at %s as asked", st.Precision, st.From, in.Precision))
+		return in
+	case in.Mode == oomsim.QLoRA && st.Precision != capability.Int4:
+		why("model", "stored "+string(st.Precision), "the checkpoint stores "+string(st.Precision)+" weights ("+st.From+"); QLoRA plans 4-bit NF4 weights")
+		return in
+	}
+	if !asked {
+		in.Precision, in.PrecisionSource = st.Precision, storedSource(st)
+	}
+	if in.Quant == "" {
+		in.Quant = st.Format
+	}
+	if in.WeightBits == 0 {
+		in.WeightBits = st.Bits
+	}
+	return in
+}
+
+func storedSource(st *oomsim.StoredWeights) string { return "the checkpoint: " + st.From }
 
 // supports reports whether the plan can use a precision on the target: the
 // device's capability rules, or a stack that quantises weights itself

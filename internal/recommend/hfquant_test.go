@@ -1,0 +1,240 @@
+package recommend
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/devctl/devctl/configs"
+	"github.com/devctl/devctl/internal/capability"
+	"github.com/devctl/devctl/internal/hfhub"
+	"github.com/devctl/devctl/internal/oomsim"
+)
+
+// The quantisation blocks below are as the publishers write them:
+//   - AWQ: Qwen/Qwen2.5-7B-Instruct-AWQ's config.json (AutoAWQ's export);
+//   - GPTQ: TheBloke/Llama-2-7B-Chat-GPTQ's (AutoGPTQ via optimum, the
+//     block Intel Neural Compressor copies, neural_compressor/transformers
+//     "Refer to https://huggingface.co/TheBloke/Llama-2-7B-Chat-GPTQ");
+//   - bitsandbytes: an unsloth *-bnb-4bit upload (BitsAndBytesConfig.to_dict);
+//   - fp8: deepseek-ai/DeepSeek-V3's;
+//   - compressed-tensors: llm-compressor's W4A16 and FP8 schemes;
+//   - mxfp4: openai/gpt-oss-20b's (testdata/models/gpt-oss-20b.config.json);
+//   - mlx: mlx-lm's convert (mlx_lm/utils.py writes "quantization").
+func TestParseStoredWeights(t *testing.T) {
+	cases := []struct {
+		name, block string
+		prec        capability.Precision
+		format      oomsim.QuantFormat
+		bits        float64
+	}{
+		{"awq", `"quantization_config": {"bits": 4, "group_size": 128, "modules_to_not_convert": null, "quant_method": "awq", "version": "gemm", "zero_point": true}`,
+			capability.Int4, oomsim.QuantGPTQ, 0},
+		{"gptq", `"quantization_config": {"bits": 4, "group_size": 128, "damp_percent": 0.01, "desc_act": false, "sym": true, "true_sequential": true, "model_name_or_path": null, "model_file_base_name": "model", "quant_method": "gptq"}`,
+			capability.Int4, oomsim.QuantGPTQ, 0},
+		{"gptq 8-bit", `"quantization_config": {"bits": 8, "group_size": 128, "desc_act": false, "quant_method": "gptq"}`,
+			capability.Int8, oomsim.QuantGPTQ, 0},
+		{"gptq 3-bit group 64", `"quantization_config": {"bits": 3, "group_size": 64, "quant_method": "gptq"}`,
+			capability.Int4, oomsim.QuantGPTQ, 3 + 19.0/64},
+		{"gptq per channel", `"quantization_config": {"bits": 4, "group_size": -1, "quant_method": "gptq"}`,
+			capability.Int4, oomsim.QuantGPTQ, 4},
+		{"bnb nf4 double quant", `"quantization_config": {"_load_in_4bit": true, "_load_in_8bit": false, "bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_storage": "uint8", "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "llm_int8_enable_fp32_cpu_offload": false, "llm_int8_has_fp16_weight": false, "llm_int8_skip_modules": null, "llm_int8_threshold": 6.0, "load_in_4bit": true, "load_in_8bit": false, "quant_method": "bitsandbytes"}`,
+			capability.Int4, oomsim.QuantBnB, nf4DoubleQuantBits},
+		{"bnb 8-bit, old spelling", `"quantization_config": {"load_in_8bit": true, "quant_method": "bitsandbytes"}`,
+			capability.Int8, oomsim.QuantBnB, 0},
+		{"fp8 blocks", `"quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}`,
+			capability.Int8, oomsim.QuantFP8, 0},
+		{"compressed-tensors w4a16", `"quantization_config": {"config_groups": {"group_0": {"input_activations": null, "output_activations": null, "targets": ["Linear"], "weights": {"actorder": null, "block_structure": null, "dynamic": false, "group_size": 128, "num_bits": 4, "observer": "minmax", "strategy": "group", "symmetric": true, "type": "int"}}}, "format": "pack-quantized", "ignore": ["lm_head"], "quant_method": "compressed-tensors", "quantization_status": "compressed"}`,
+			capability.Int4, oomsim.QuantGPTQ, 0},
+		{"compressed-tensors fp8", `"quantization_config": {"config_groups": {"group_0": {"input_activations": {"dynamic": true, "num_bits": 8, "strategy": "token", "type": "float"}, "targets": ["Linear"], "weights": {"dynamic": false, "num_bits": 8, "strategy": "tensor", "symmetric": true, "type": "float"}}}, "format": "float-quantized", "ignore": ["lm_head"], "quant_method": "compressed-tensors"}`,
+			capability.Int8, oomsim.QuantFP8, 0},
+		{"compressed-tensors nvfp4", `"quantization_config": {"config_groups": {"group_0": {"weights": {"group_size": 16, "num_bits": 4, "strategy": "tensor_group", "symmetric": true, "type": "float"}}}, "format": "nvfp4-pack-quantized", "quant_method": "compressed-tensors"}`,
+			capability.Int4, oomsim.QuantGPTQ, 4.5},
+		{"mxfp4", `"quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"}`,
+			capability.Int4, oomsim.QuantGPTQ, 4.25},
+		{"mlx 4-bit", `"quantization": {"group_size": 64, "bits": 4}`, capability.Int4, oomsim.QuantMLX, 0},
+		{"mlx 6-bit", `"quantization": {"group_size": 64, "bits": 6}`, capability.Int8, oomsim.QuantMLX, 6.5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, note, err := ParseStoredWeights([]byte(`{"model_type": "llama", ` + c.block + `}`))
+			if err != nil || note != "" || st == nil {
+				t.Fatalf("got %+v, note %q, err %v", st, note, err)
+			}
+			if st.Precision != c.prec || st.Format != c.format || math.Abs(st.Bits-c.bits) > 1e-9 || st.From == "" {
+				t.Errorf("got %+v, want %s %s %g bits", st, c.prec, c.format, c.bits)
+			}
+		})
+	}
+}
+
+// A 16-bit config has no stored quantisation; a method devctl does not
+// size is said and planned at 16 bits; numbers no quantisation has are
+// refused with a line that names the field.
+func TestParseStoredWeightsRefusals(t *testing.T) {
+	st, note, err := ParseStoredWeights([]byte(`{"model_type": "llama", "torch_dtype": "bfloat16"}`))
+	if st != nil || note != "" || err != nil {
+		t.Errorf("16-bit config: %+v %q %v", st, note, err)
+	}
+	st, note, err = ParseStoredWeights([]byte(`{"quantization_config": {"quant_method": "hqq", "nbits": 4}}`))
+	if st != nil || !strings.Contains(note, `"hqq"`) || err != nil {
+		t.Errorf("hqq: %+v %q %v", st, note, err)
+	}
+	// A real copy of gpt-oss-20b's config (testdata/models) says gptq and
+	// gives no bits: said, and planned at 16 bits.
+	data, err := os.ReadFile("../../testdata/models/gpt-oss-20b.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, note, err = ParseStoredWeights(data)
+	if st != nil || !strings.Contains(note, "without bits") || err != nil {
+		t.Errorf("gpt-oss-20b copy: %+v %q %v", st, note, err)
+	}
+	for block, field := range map[string]string{
+		`{"quant_method": "gptq", "bits": 17}`:                                                          "bits 17",
+		`{"quant_method": "awq", "bits": 4, "group_size": 0}`:                                           "group_size 0",
+		`{"quant_method": "gptq", "bits": 4.5}`:                                                         "bits 4.5",
+		`{"quant_method": "gptq", "bits": "four"}`:                                                      "quantization_config",
+		`{"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": -3}}}}`: "num_bits -3",
+	} {
+		if _, _, err := ParseStoredWeights([]byte(`{"quantization_config": ` + block + `}`)); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want an error naming %q", block, err, field)
+		}
+	}
+}
+
+// A quantised checkpoint is planned as it is stored unless --precision
+// asks otherwise; full training plans the 16-bit model and says why.
+func TestStoredWeightsPlanAsLoaded(t *testing.T) {
+	base, err := configs.Hub.ReadFile("hub/qwen2.5-7b.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	awq := strings.Replace(string(base), "{", `{"quantization_config": {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": true}, `, 1)
+	m, _, err := ModelFromFiles("Qwen/Qwen2.5-7B-Instruct-AWQ", []byte(awq), 0)
+	if err != nil || m.Stored == nil {
+		t.Fatalf("%+v %v", m.Stored, err)
+	}
+	in := Input{Model: m, Mode: oomsim.Inference, BatchSize: 1, SeqLen: 4096, Devices: 1, Target: catalogueTarget(t, "rtx-4090")}
+	r, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Precision != capability.Int4 || r.Plan.Quant != oomsim.QuantGPTQ || r.Model.Stored == nil {
+		t.Errorf("AWQ checkpoint planned at %s %s, want 4bit gptq", r.Precision, r.Plan.Quant)
+	}
+	in.Precision, in.PrecisionSource = capability.BF16, "flag --precision"
+	if r, err := Recommend(in); err != nil || r.Precision != capability.BF16 || !hasReason(r, "planned at bf16 as asked") {
+		t.Errorf("--precision bf16 on an AWQ checkpoint: %v %v", r.Precision, err)
+	}
+	in.Precision, in.Mode = "", oomsim.Training
+	if r, err := Recommend(in); err != nil || r.Precision == capability.Int4 || !hasReason(r, "16-bit model") {
+		t.Errorf("full training of an AWQ checkpoint: %v %v", r.Precision, err)
+	}
+}
+
+func hasReason(r *Result, text string) bool {
+	for _, w := range r.Reasons {
+		if strings.Contains(w.Why, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// Re-uploads resolve to the model they package when the Hub gives no
+// config: offline, gated, or a GGUF repository without config.json.
+func TestReuploadsResolveToTheirModel(t *testing.T) {
+	cases := []struct {
+		id, base string
+		prec     capability.Precision
+		format   oomsim.QuantFormat
+		gguf     bool
+	}{
+		{"unsloth/phi-4-bnb-4bit", "microsoft/phi-4", capability.Int4, oomsim.QuantBnB, false},
+		{"unsloth/Qwen3-8B-unsloth-bnb-4bit", "Qwen/Qwen3-8B", capability.Int4, oomsim.QuantBnB, false},
+		{"mlx-community/Qwen3-8B-4bit", "Qwen/Qwen3-8B", capability.Int4, oomsim.QuantMLX, false},
+		{"lmstudio-community/Qwen3-8B-MLX-8bit", "Qwen/Qwen3-8B", capability.Int8, oomsim.QuantMLX, false},
+		{"Qwen/Qwen2.5-7B-Instruct-AWQ", "Qwen/Qwen2.5-7B-Instruct", capability.Int4, oomsim.QuantGPTQ, false},
+		{"Qwen/Qwen-7B-Chat-Int4", "Qwen/Qwen-7B-Chat", capability.Int4, oomsim.QuantGPTQ, false},
+		{"RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "meta-llama/Meta-Llama-3.1-8B-Instruct", capability.Int8, oomsim.QuantFP8, false},
+		{"bartowski/Qwen3-8B-GGUF", "Qwen/Qwen3-8B", "", "", true},
+		{"unsloth/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.2-3B-Instruct", "", "", false},
+	}
+	for _, c := range cases {
+		base, st, gguf, ok := reuploadOf(c.id)
+		if !ok || base != c.base || gguf != c.gguf {
+			t.Errorf("%s: %q gguf=%v ok=%v, want %s", c.id, base, gguf, ok, c.base)
+			continue
+		}
+		switch {
+		case c.prec == "" && st != nil:
+			t.Errorf("%s: stored %+v, want none", c.id, st)
+		case c.prec != "" && (st == nil || st.Precision != c.prec || st.Format != c.format):
+			t.Errorf("%s: stored %+v, want %s %s", c.id, st, c.prec, c.format)
+		}
+	}
+	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "someone/Qwen3-8B-notasuffix"} {
+		if base, _, _, ok := reuploadOf(id); ok {
+			t.Errorf("%s resolved to %s", id, base)
+		}
+	}
+}
+
+// LoadModel falls back on the re-upload's model when offline, and when the
+// Hub refuses the config or has none (a GGUF repository); the source line
+// says which copy was used and why.
+func TestLoadModelReuploadFallbacks(t *testing.T) {
+	offline := Deps{Hub: hfhub.Options{Offline: true, HubCaches: []string{t.TempDir()}, Cache: t.TempDir()}}
+	m, src, err := LoadModel(context.Background(), ModelSpec{Name: "unsloth/phi-4-bnb-4bit"}, offline)
+	if err != nil || m.Stored == nil || m.Stored.Precision != capability.Int4 || !strings.Contains(src, "microsoft/phi-4") || !strings.Contains(src, "re-package") {
+		t.Fatalf("offline re-upload: %+v %q %v", m.Stored, src, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.Contains(r.URL.Path, "meta-llama/"):
+			w.Header().Set("X-Error-Code", "GatedRepo")
+			w.WriteHeader(http.StatusForbidden)
+		default:
+			w.Header().Set("X-Error-Code", "EntryNotFound")
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	online := Deps{Hub: hfhub.Options{Endpoint: srv.URL, HubCaches: []string{t.TempDir()}, Cache: t.TempDir()}}
+	m, src, err = LoadModel(context.Background(), ModelSpec{Name: "meta-llama/Llama-3.1-8B"}, online)
+	if err != nil || m.Arch == nil || !strings.Contains(src, "gated") {
+		t.Errorf("gated id with a copy: %q %v", src, err)
+	}
+	m, src, err = LoadModel(context.Background(), ModelSpec{Name: "Qwen/Qwen3-8B-GGUF"}, online)
+	if err != nil || m.Stored != nil || !strings.Contains(src, "Qwen/Qwen3-8B") || !strings.Contains(strings.Join(m.Notes, " "), "GGUF") {
+		t.Errorf("GGUF repository: %+v %q %v", m.Stored, src, err)
+	}
+	if _, _, err := LoadModel(context.Background(), ModelSpec{Name: "nobody/nothing-here"}, online); !errors.Is(err, ErrInput) {
+		t.Errorf("no config and no copy: %v, want an input error", err)
+	}
+}
+
+func FuzzParseStoredWeights(f *testing.F) {
+	f.Add([]byte(`{"quantization_config": {"bits": 4, "group_size": 128, "quant_method": "awq"}}`))
+	f.Add([]byte(`{"quantization": {"group_size": 64, "bits": 4}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, _, err := ParseStoredWeights(data)
+		if err != nil || st == nil {
+			return
+		}
+		if st.Precision != capability.Int4 && st.Precision != capability.Int8 {
+			t.Fatalf("precision %q", st.Precision)
+		}
+		if st.Bits < 0 || st.Bits > 16 || math.IsNaN(st.Bits) || st.From == "" {
+			t.Fatalf("%+v", st)
+		}
+	})
+}
