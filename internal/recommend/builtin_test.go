@@ -39,6 +39,8 @@ func builtinWanted(t *testing.T) (index []byte, files map[string][]byte) {
 		case note == "base", strings.HasPrefix(note, "base;") && strings.Contains(file, ".published."):
 		case strings.HasPrefix(note, "base: instruct fine-tune of "), strings.HasPrefix(note, "base: chat fine-tune of "):
 			whose = append(whose, "its base model's config.json: the same shapes; its context length may differ")
+		case strings.HasPrefix(note, "base; re-upload or fine-tune config"):
+			whose = append(whose, "a re-upload's or fine-tune's config.json with the model's shapes")
 		default:
 			continue
 		}

@@ -172,6 +172,16 @@ func (w *corpusWorld) model(id string) (oomsim.Model, string) {
 			return c.Model(), ""
 		}
 	}
+	// As devctl plans --model ORG/NAME without the Hub: its built-in copy,
+	// or the copy of the model a re-upload packages.
+	if cid, _, data, ok := builtinConfig(id); ok {
+		if m, _, err := fromBuiltin(cid, "", data, id); err == nil {
+			return m, ""
+		}
+	}
+	if m, _, ok := fromReupload(id, ""); ok && strings.Contains(id, "/") {
+		return m, ""
+	}
 	size := ""
 	if s, ok := strings.CutPrefix(id, "params:"); ok {
 		size = s

@@ -85,15 +85,19 @@ func TestParseStoredWeightsRefusals(t *testing.T) {
 	if st != nil || !strings.Contains(note, `"hqq"`) || err != nil {
 		t.Errorf("hqq: %+v %q %v", st, note, err)
 	}
-	// A real copy of gpt-oss-20b's config (testdata/models) says gptq and
-	// gives no bits: said, and planned at 16 bits.
+	// openai/gpt-oss-20b's own config.json (testdata/models): MXFP4.
 	data, err := os.ReadFile("../../testdata/models/gpt-oss-20b.config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, note, err = ParseStoredWeights(data)
+	if st, _, err := ParseStoredWeights(data); err != nil || st == nil || st.Bits != 4.25 {
+		t.Errorf("gpt-oss-20b: %+v %v, want MXFP4", st, err)
+	}
+	// A copy of it on a side branch said gptq and gave no bits: said, and
+	// planned at 16 bits.
+	st, note, err = ParseStoredWeights([]byte(`{"quantization_config": {"modules_to_not_convert": ["lm_head"], "quant_method": "gptq"}}`))
 	if st != nil || !strings.Contains(note, "without bits") || err != nil {
-		t.Errorf("gpt-oss-20b copy: %+v %q %v", st, note, err)
+		t.Errorf("gptq without bits: %+v %q %v", st, note, err)
 	}
 	for block, field := range map[string]string{
 		`{"quant_method": "gptq", "bits": 17}`:                                                          "bits 17",
