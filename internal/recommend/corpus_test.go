@@ -221,7 +221,9 @@ func (w *corpusWorld) target(raw string, devices int) (Target, bool, string) {
 		if len(parts) > 1 {
 			be = backend.Backend(parts[1])
 		}
-		total := int64(gb * 1e9)
+		// As devctl reads --device 24GB: a GPU's "GB" is GiB (a 24 GB
+		// card has 24,576 MiB), 98.5% of it usable.
+		total := int64(gb * (1 << 30))
 		usable := int64(float64(total) * 0.985)
 		if be == backend.MPS {
 			usable = total * 3 / 4
