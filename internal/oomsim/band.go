@@ -21,7 +21,7 @@ type Band struct {
 // Pinned says which of a plan's choices the user gave; the band varies
 // only the others.
 type Pinned struct {
-	Attention, Stack, Mixed bool
+	Attention, Stack, Mixed, Recompute bool
 }
 
 // alternative is one assumption flipped.
@@ -71,6 +71,11 @@ func EstimateBand(p Plan, b Breakdown, pinned Pinned) Band {
 			q.Mixed = MixedPure
 			try("whether training keeps an fp32 master copy (pure 16-bit weights and optimizer)", q)
 		}
+	}
+	if !pinned.Recompute && ShardedRecipe(p) && p.Recompute == RecomputeFull {
+		q := p
+		q.Recompute = RecomputeNone
+		try("whether activations are checkpointed (sharded recipes turn it on; the HF Trainer's own default is off)", q)
 	}
 	// The allocator: from no fragmentation to twice the assumed share.
 	slack := b.AllocatorBytes

@@ -249,6 +249,9 @@ func withDefaults(p Plan) Plan {
 			if kbit && prof.QLoRARecompute != "" {
 				p.Recompute = prof.QLoRARecompute
 			}
+			if ShardedRecipe(p) {
+				p.Recompute = RecomputeFull
+			}
 		}
 		if p.Loss == "" {
 			p.Loss = prof.Loss
@@ -489,4 +492,18 @@ func deepspeed(p Plan) (Breakdown, error) {
 		b.Notes = append(b.Notes, "DeepSpeed's estimators assume Adam; the optimizer choice is not reflected")
 	}
 	return b, nil
+}
+
+// ShardedRecipe reports whether a plan is full training sharded over
+// several devices (ZeRO-3, FSDP's FULL_SHARD): how models too big for one
+// device are trained, by recipes that checkpoint activations unless told
+// not to:
+// LLaMA-Factory (disable_gradient_checkpointing false), axolotl's and
+// torchtune's distributed configs (gradient_checkpointing: true,
+// enable_activation_checkpointing: True), DeepSpeed-Chat's and FastChat's
+// training scripts (--gradient_checkpointing). With the recompute unstated,
+// such a plan takes full checkpointing; --recompute none plans without it,
+// and the band shows what it moves.
+func ShardedRecipe(p Plan) bool {
+	return p.Mode == Training && p.Sharding == ShardZeRO3 && p.Devices > 1
 }

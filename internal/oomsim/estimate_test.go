@@ -3,6 +3,7 @@ package oomsim
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/devctl/devctl/internal/capability"
@@ -304,4 +305,32 @@ func conventionOf(p Plan) (Breakdown, error) {
 	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
 	b.TotalBytes = b.ModelStatesBytes
 	return b, err
+}
+
+// Full training sharded over several devices takes full checkpointing when
+// the recompute is unstated, and the band shows the plan without it; a
+// stated recompute, one device, or LoRA keep their own.
+func TestShardedRecipeCheckpoints(t *testing.T) {
+	m := Model{Name: "7B", Params: 6_738_415_616, Arch: &Arch{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000}}
+	p := WithDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, BatchSize: 1, SeqLen: 4096, Devices: 8, Sharding: ShardZeRO3, Stack: StackDeepSpeed})
+	if p.Recompute != RecomputeFull {
+		t.Fatalf("sharded full training: recompute %q, want full", p.Recompute)
+	}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	band := EstimateBand(p, b, Pinned{})
+	if band.HighBytes <= b.TotalBytes || !strings.Contains(strings.Join(band.DependsOn, " "), "checkpointed") {
+		t.Errorf("band %+v does not show the plan without checkpointing", band)
+	}
+	for _, q := range []Plan{
+		{Model: m, Mode: Training, Precision: capability.BF16, SeqLen: 4096, Devices: 8, Sharding: ShardZeRO3, Stack: StackDeepSpeed, Recompute: RecomputeNone},
+		{Model: m, Mode: Training, Precision: capability.BF16, SeqLen: 4096, Devices: 1, Stack: StackDeepSpeed},
+		{Model: m, Mode: Training, Precision: capability.BF16, SeqLen: 4096, Devices: 8, Sharding: ShardZeRO2, Stack: StackDeepSpeed},
+	} {
+		if got := WithDefaults(q).Recompute; got != RecomputeNone {
+			t.Errorf("%d devices, sharding %q, recompute %q: got %q, want none", q.Devices, q.Sharding, q.Recompute, got)
+		}
+	}
 }

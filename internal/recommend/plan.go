@@ -254,7 +254,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		PromptLen:        r.PromptLen,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
-		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != ""},
+		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != "", Recompute: r.Recompute != ""},
 	}
 	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
 	res, err := Recommend(in)

@@ -493,6 +493,9 @@ func Recommend(in Input) (*Result, error) {
 	}
 	plan = oomsim.WithDefaults(plan) // the stack's regime for this precision
 	r.Precision = prec
+	if in.Recompute == "" && oomsim.ShardedRecipe(plan) && plan.Recompute == oomsim.RecomputeFull {
+		why("recompute", string(plan.Recompute), fmt.Sprintf("full training sharded over %d devices: the recipes that shard (LLaMA-Factory, axolotl, torchtune, DeepSpeed-Chat) checkpoint activations; --recompute none to plan without", plan.Devices))
+	}
 
 	b, err := oomsim.Estimate(plan)
 	if err != nil {
