@@ -207,7 +207,15 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, ok bool
 	if !stripped && !strings.Contains(id, "/") {
 		return "", nil, false, false // a bare name builtinByName did not find
 	}
-	ids := builtinByName(name)
+	var ids []string
+	// Re-uploads drop Meta's prefix and the -hf of the converted Llama 2
+	// checkpoints (unsloth/llama-3-8b-Instruct is Meta-Llama-3-8B-Instruct,
+	// TheBloke/Llama-2-7B-Chat-GPTQ is Llama-2-7b-chat-hf).
+	for _, n := range []string{name, "Meta-" + name, name + "-hf"} {
+		if ids = builtinByName(n); len(ids) > 0 {
+			break
+		}
+	}
 	for _, other := range ids[min(1, len(ids)):] {
 		if !strings.EqualFold(other, ids[0]) {
 			return "", nil, false, false // several models of that name

@@ -168,6 +168,8 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 		{"Qwen/Qwen-7B-Chat-Int4", "Qwen/Qwen-7B-Chat", capability.Int4, oomsim.QuantGPTQ, false},
 		{"RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "meta-llama/Meta-Llama-3.1-8B-Instruct", capability.Int8, oomsim.QuantFP8, false},
 		{"bartowski/Qwen3-8B-GGUF", "Qwen/Qwen3-8B", "", "", true},
+		{"unsloth/llama-3-8b-Instruct-bnb-4bit", "meta-llama/Meta-Llama-3-8B-Instruct", capability.Int4, oomsim.QuantBnB, false},
+		{"TheBloke/Llama-2-7B-Chat-GPTQ", "meta-llama/Llama-2-7b-chat-hf", capability.Int4, oomsim.QuantGPTQ, false},
 		{"unsloth/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.2-3B-Instruct", "", "", false},
 	}
 	for _, c := range cases {
