@@ -58,6 +58,12 @@ var corpusCounts = []struct {
 	{"qwen3-14b.config.json", 14_768_307_200, 0, "KerasHub qwen3_14b_en"},
 	{"qwen3-32b.config.json", 32_762_123_264, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-32B"},
 	{"qwen3-30b-a3b.config.json", 30_532_122_624, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-30B-A3B"},
+	// Added with round 24: the Hub's own Gemma 3 12B config, whose
+	// text_config leaves vocab_size and head_dim to Gemma3TextConfig.
+	{"gemma-3-12b-it.config.json", 12_187_325_040, 0, "llmfit google/gemma-3-12b-pt"},
+	{"qwen1.5-7b-chat.config.json", 7_721_324_544, 0, "llmfit Qwen/Qwen1.5-7B-Chat"},
+	{"qwen1.5-14b-chat.config.json", 14_167_290_880, 0, "llmfit Qwen/Qwen1.5-14B-Chat"},
+	{"deepseek-coder-6.7b-instruct.config.json", 6_740_512_768, 0, "llmfit deepseek-ai/deepseek-coder-6.7b-instruct"},
 	{"gemma-7b.config.json", 8_537_680_896, 0, "KerasHub gemma_7b_en"},
 	{"gemma-2-2b.config.json", 2_614_341_888, 0, "llmfit google/gemma-2-2b-it"},
 	{"gemma-2-9b.config.json", 9_241_705_984, 0, "llmfit google/gemma-2-9b-it"},

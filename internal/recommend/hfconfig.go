@@ -174,6 +174,12 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)
 	}
 	family := strings.ToLower(strings.TrimSpace(c.ModelType))
+	switch {
+	case family == "gemma3_text":
+		gemma3TextDefaults(&c)
+	case family == "gemma3" && c.TextConfig != nil:
+		gemma3TextDefaults(c.TextConfig)
+	}
 	var m oomsim.Model
 	var err error
 	switch family {
@@ -518,4 +524,28 @@ func countT5(c hfConfig) (oomsim.Model, error) {
 	m.Arch = &oomsim.Arch{Layers: int(enc + dec), KVLayers: int(2 * dec), Hidden: int(d), Heads: int(nh), KVHeads: int(nh),
 		HeadDim: int(dkv), FFN: int(dff), Vocab: int(V), MaxPositions: 512}
 	return m, nil
+}
+
+// gemma3TextDefaults fills what a Gemma 3 config.json leaves to
+// transformers' Gemma3TextConfig defaults: the Hub's own config.json of
+// google/gemma-3-12b-it and -27b-it (transformers 4.50) give no
+// vocab_size, head_dim, max_position_embeddings or tie_word_embeddings,
+// and the class's 262,208, 256, 131,072 and true apply; a sliding window
+// left out is 4,096.
+func gemma3TextDefaults(c *hfConfig) {
+	def := func(p **int64, v int64) {
+		if *p == nil {
+			*p = &v
+		}
+	}
+	def(&c.VocabSize, 262_208)
+	def(&c.HeadDim, 256)
+	def(&c.MaxPositionEmbeddings, 131_072)
+	if c.TieWordEmbeddings == nil {
+		t := true
+		c.TieWordEmbeddings = &t
+	}
+	if len(c.hfSliding.SlidingWindow) == 0 {
+		c.hfSliding.SlidingWindow = json.RawMessage("4096")
+	}
 }

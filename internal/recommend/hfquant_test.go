@@ -244,3 +244,20 @@ func FuzzParseStoredWeights(f *testing.F) {
 		}
 	})
 }
+
+// A config's _name_or_path that is where its author kept the model (a
+// local directory) does not become the model's name; an ORG/NAME does.
+func TestModelNameIsNotALocalPath(t *testing.T) {
+	for nameOrPath, want := range map[string]string{
+		"/home/someone/.cache/huggingface/hub/models--x--y/snapshots/abc": "given.json",
+		"./out/checkpoint-500": "given.json",
+		`C:\models\llama`:      "given.json",
+		"Qwen/Qwen2.5-7B":      "Qwen/Qwen2.5-7B",
+	} {
+		cfg := `{"_name_or_path": "` + strings.ReplaceAll(nameOrPath, `\`, `\\`) + `", "model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000}`
+		m, _, err := fromFiles("given.json", "config.json", []byte(cfg), nil, "--model-config given.json")
+		if err != nil || m.Name != want {
+			t.Errorf("_name_or_path %q: name %q (%v), want %q", nameOrPath, m.Name, err, want)
+		}
+	}
+}

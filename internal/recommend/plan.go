@@ -448,7 +448,9 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		if err != nil {
 			return oomsim.Model{}, "", inputf("--model %s: %w", spec.Name, err)
 		}
-		return fromFiles(spec.Name, "Hugging Face Hub ("+files.From+")", files.Config, files.Index, "--model "+spec.Name)
+		hm, source, err := fromFiles(spec.Name, "Hugging Face Hub ("+files.From+")", files.Config, files.Index, "--model "+spec.Name)
+		hm.Name = spec.Name // the id asked for, not the config's _name_or_path (often a local directory)
+		return hm, source, err
 	case spec.Config != "":
 		if deps.ReadFile == nil {
 			return oomsim.Model{}, "", errors.New("no file reader to read --model-config")
@@ -520,6 +522,7 @@ func fromReupload(name, why string) (oomsim.Model, string, bool) {
 // shapes but not how the model is stored.
 func fromBuiltin(id, source string, data []byte, flag string) (oomsim.Model, string, error) {
 	m, source, err := fromFiles(id, source, data, nil, flag)
+	m.Name = id // a copy's _name_or_path can be where its author kept it
 	if err == nil && !builtinOwn(id) {
 		m.Stored = nil
 	}
@@ -540,7 +543,9 @@ func fromFiles(name, source string, config, index []byte, flag string) (oomsim.M
 	if err != nil {
 		return oomsim.Model{}, "", inputf("%s: %w", flag, err)
 	}
-	if m.Name == "" {
+	if m.Name == "" || strings.Count(m.Name, "/") > 1 || strings.ContainsAny(m.Name[:1], "/.~\\") || strings.Contains(m.Name, ":") {
+		// No _name_or_path, or one that is where the config's author kept
+		// the model (/home/..., ./out, C:\models): the name given.
 		m.Name = name
 	}
 	m.Notes = append(m.Notes, notes...)
