@@ -136,6 +136,18 @@ func TestStoredWeightsPlanAsLoaded(t *testing.T) {
 	if r, err := Recommend(in); err != nil || r.Precision != capability.BF16 || !hasReason(r, "planned at bf16 as asked") {
 		t.Errorf("--precision bf16 on an AWQ checkpoint: %v %v", r.Precision, err)
 	}
+	// On a Mac the AWQ kernels do not run: the 16-bit model, said; an mlx
+	// conversion is planned under mlx.
+	mac := in
+	mac.Target, mac.Precision, mac.PrecisionSource = catalogueTarget(t, "apple-m4-16gb"), "", ""
+	if r, err := Recommend(mac); err != nil || r.Precision == capability.Int4 || !hasReason(r, "does not run") {
+		t.Errorf("AWQ checkpoint on a Mac: %v %v", r.Precision, err)
+	}
+	mlx := mac
+	mlx.Model.Stored = &oomsim.StoredWeights{Precision: capability.Int4, Format: oomsim.QuantMLX, From: "quantization: mlx 4-bit, group 64"}
+	if r, err := Recommend(mlx); err != nil || r.Precision != capability.Int4 || r.Plan.Stack != oomsim.StackMLX {
+		t.Errorf("mlx checkpoint on a Mac: %v %v %v", r.Precision, r.Plan.Stack, err)
+	}
 	in.Precision, in.Mode = "", oomsim.Training
 	if r, err := Recommend(in); err != nil || r.Precision == capability.Int4 || !hasReason(r, "16-bit model") {
 		t.Errorf("full training of an AWQ checkpoint: %v %v", r.Precision, err)

@@ -714,6 +714,16 @@ func loadStored(in Input, why func(d, c, w string)) Input {
 		why("model", "stored "+string(st.Precision), "the checkpoint stores "+string(st.Precision)+" weights ("+st.From+"); QLoRA plans 4-bit NF4 weights")
 		return in
 	}
+	t := in.Target
+	if st.Format == oomsim.QuantMLX && (in.Stack == "" || in.Stack == oomsim.StackAuto) && t.Backend == backend.MPS {
+		// An mlx conversion is what mlx-lm loads.
+		in.Stack = oomsim.StackMLX
+		why("stack", string(in.Stack), "the checkpoint is an mlx conversion ("+st.From+"), which mlx-lm runs")
+	}
+	if !asked && !supports(t, in.Stack, st.Precision) && !runsSlowly(t, st.Precision) {
+		why("model", "stored "+string(st.Precision), fmt.Sprintf("the checkpoint stores %s weights (%s), which %s does not run; planned as the 16-bit model (an mlx or GGUF conversion runs 4-bit there)", st.Precision, st.From, t.Name))
+		return in
+	}
 	if !asked {
 		in.Precision, in.PrecisionSource = st.Precision, storedSource(st)
 	}
