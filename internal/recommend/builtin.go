@@ -182,14 +182,14 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, ok bool
 	stripped := false
 	for changed := true; changed; {
 		changed = false
-		lower := strings.ToLower(name)
 		if isMLX {
 			for suffix, s := range mlxBits {
-				if strings.HasSuffix(lower, suffix) {
+				if strings.HasSuffix(strings.ToLower(name), suffix) {
 					name, changed, stripped = name[:len(name)-len(suffix)], true, true
 					if st == nil {
 						st = s
 					}
+					break
 				}
 			}
 		}
