@@ -734,7 +734,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		}
 	}
 	if s.p.Recompute == RecomputeSelective && !lora {
-		if s.prof.Stack == StackFSDP {
+		if s.prof.Stack.ShardsLikeFSDP() {
 			return opSACSaved(a, h, q, kv, f)
 		}
 		// Megatron's selective recompute (also NeMo's) recomputes only the
@@ -1310,7 +1310,7 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	switch s.prof.Stack {
-	case StackDeepSpeed, StackFSDP, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+	case StackDeepSpeed, StackFSDP, StackTorchtitan, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
 		return 0
 	}
 	return grads
@@ -1338,7 +1338,7 @@ func gatherBuffers(s settings, m Model) int64 {
 	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.TensorDegree())
 	gathered := 2 * 2 * block
 	switch s.prof.Stack {
-	case StackFSDP, StackTorchtune:
+	case StackFSDP, StackTorchtitan, StackTorchtune:
 		gathered += 2 * outside * (1 - 1/s.dp)
 	}
 	return sat(gathered)

@@ -28,7 +28,8 @@ const (
 	StackAxolotl      Stack = "axolotl"       // transformers under axolotl's configs
 	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
 	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
-	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (torchtitan, accelerate's FSDP plugin)
+	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (accelerate's FSDP plugin, llama-cookbook)
+	StackTorchtitan   Stack = "torchtitan"    // FSDP2 under torchtitan, whose AdamW is fused by default
 	StackMegatron     Stack = "megatron"      // Megatron-Core: Megatron-LM, NeMo, Megatron-Bridge
 	StackLitGPT       Stack = "litgpt"
 	StackTorchtune    Stack = "torchtune"
@@ -45,14 +46,14 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackTorchtitan, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
 var stackAliases = map[string]Stack{
 	"transformers": StackHF, "huggingface": StackHF, "accelerate": StackHF, "peft": StackHF,
 	"llamafactory": StackLlamaFactory, "llama_factory": StackLlamaFactory, "hf-trainer": StackHF, "hf-generate": StackHF,
-	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "torchtitan": StackFSDP, "fsdp2": StackFSDP,
+	"llama-recipes": StackFSDP, "llama-cookbook": StackFSDP, "fsdp2": StackFSDP,
 	"text-generation-inference": StackTGI, "text-generation-server": StackTGI,
 	"turbomind": StackLMDeploy, "lmdeploy-turbomind": StackLMDeploy, "lmdeploy-pytorch": StackLMDeploy,
 	"trtllm": StackTRTLLM, "trt-llm": StackTRTLLM, "tensorrt_llm": StackTRTLLM,
@@ -281,6 +282,9 @@ var profiles = map[Stack]Profile{
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
+	StackTorchtitan: {Stack: StackTorchtitan, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true, FusedOptimizer: true,
+		Source: "torchtitan: FSDP2 as fsdp, with its optimizer's default implementation \"fused\" (job_config Optimizer.implementation), whose AdamW step makes no temporaries"},
 	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, FusedNorms: true,
 		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
@@ -778,3 +782,8 @@ func OllamaParallel(p Plan) int {
 	}
 	return 2
 }
+
+// ShardsLikeFSDP reports whether the stack runs PyTorch FSDP/FSDP2 itself
+// (fsdp, torchtitan): FULL_SHARD by default over several devices, whole
+// embedding and head gathered, torchtitan's per-op selective recompute.
+func (s Stack) ShardsLikeFSDP() bool { return s == StackFSDP || s == StackTorchtitan }

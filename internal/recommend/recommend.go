@@ -453,7 +453,7 @@ func Recommend(in Input) (*Result, error) {
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
 		case in.ZeROStage < 0:
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices, data parallel: every device holds the whole model", plan.Devices))
-		case plan.Stack == oomsim.StackFSDP:
+		case plan.Stack.ShardsLikeFSDP():
 			// FSDP's default sharding_strategy is FULL_SHARD (FSDP2's
 			// fully_shard): parameters, gradients and states sharded.
 			plan.Sharding = oomsim.ShardZeRO3
