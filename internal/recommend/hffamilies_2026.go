@@ -90,6 +90,8 @@ type qwenVision struct {
 	NumHiddenLayers *int64 `json:"num_hidden_layers"`
 	ImageSize       *int64 `json:"image_size"`
 	NumChannels     *int64 `json:"num_channels"`
+	// Llama 3.2 Vision's tiles
+	mllamaVisionFields
 }
 
 // siglipParams counts Gemma 3's vision tower and projector: SigLIP's
@@ -206,6 +208,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countNemotronH(c)
 	case "distilbert":
 		m, err = countDistilBERT(c)
+	case "mllama":
+		m, err = countMllama(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
