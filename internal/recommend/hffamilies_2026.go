@@ -36,16 +36,16 @@ type hfConfig2026 struct {
 	FFNConfig      *dbrxFFN    `json:"ffn_config"`
 
 	// Gemma 4
-	GlobalHeadDim           *int64    `json:"global_head_dim"`
-	NumGlobalKeyValueHeads  *int64    `json:"num_global_key_value_heads"`
-	AttentionKEqV           *bool     `json:"attention_k_eq_v"`
-	EnableMoEBlock          *bool     `json:"enable_moe_block"`
-	TopKExperts             *int64    `json:"top_k_experts"`
-	HiddenSizePerLayerInput *int64    `json:"hidden_size_per_layer_input"`
-	VocabSizePerLayerInput  *int64    `json:"vocab_size_per_layer_input"`
-	NumKVSharedLayers       *int64    `json:"num_kv_shared_layers"`
-	UseDoubleWideMLP        *bool     `json:"use_double_wide_mlp"`
-	AudioConfig             *struct{} `json:"audio_config"`
+	GlobalHeadDim           *int64        `json:"global_head_dim"`
+	NumGlobalKeyValueHeads  *int64        `json:"num_global_key_value_heads"`
+	AttentionKEqV           *bool         `json:"attention_k_eq_v"`
+	EnableMoEBlock          *bool         `json:"enable_moe_block"`
+	TopKExperts             *int64        `json:"top_k_experts"`
+	HiddenSizePerLayerInput *int64        `json:"hidden_size_per_layer_input"`
+	VocabSizePerLayerInput  *int64        `json:"vocab_size_per_layer_input"`
+	NumKVSharedLayers       *int64        `json:"num_kv_shared_layers"`
+	UseDoubleWideMLP        *bool         `json:"use_double_wide_mlp"`
+	AudioConfig             *gemma3nAudio `json:"audio_config"`
 
 	// Nemotron-H (hybrid Mamba-2)
 	HybridOverridePattern           string `json:"hybrid_override_pattern"`
@@ -90,6 +90,11 @@ type qwenVision struct {
 	NumHiddenLayers *int64 `json:"num_hidden_layers"`
 	ImageSize       *int64 `json:"image_size"`
 	NumChannels     *int64 `json:"num_channels"`
+	// Llama 3.2 Vision's tiles
+	mllamaVisionFields
+	// Gemma 3n's timm tower and its soft-token vocabulary
+	Architecture string `json:"architecture"`
+	VocabSize    *int64 `json:"vocab_size"`
 }
 
 // siglipParams counts Gemma 3's vision tower and projector: SigLIP's
@@ -206,6 +211,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countNemotronH(c)
 	case "distilbert":
 		m, err = countDistilBERT(c)
+	case "mllama":
+		m, err = countMllama(c)
+	case "gemma3n", "gemma3n_text":
+		m, err = countGemma3n(c, family)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
