@@ -206,6 +206,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countNemotronH(c)
 	case "distilbert":
 		m, err = countDistilBERT(c)
+	case "lfm2":
+		m, err = countLFM2(c)
+	case "granitemoehybrid":
+		m, err = countGraniteMoeHybrid(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
