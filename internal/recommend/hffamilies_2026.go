@@ -210,6 +210,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countLFM2(c)
 	case "granitemoehybrid":
 		m, err = countGraniteMoeHybrid(c)
+	case "ernie4_5_moe":
+		m, err = countErnieMoE(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
