@@ -19,7 +19,8 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"granite", "glm", "glm4", "gpt_oss", "llama4", "llama4_text", "cohere", "cohere2", "starcoder2", "olmo", "olmoe", "mpt",
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
-	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text"}
+	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
+	"lfm2", "granitemoehybrid", "ernie4_5_moe"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -141,6 +142,9 @@ type hfConfig struct {
 	hfSliding
 	mllamaFields
 	gemma3nFields
+	hfConvHybrid
+	hfMambaHybrid
+	hfErnieMoE
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen

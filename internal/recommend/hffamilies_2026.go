@@ -215,6 +215,12 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countMllama(c)
 	case "gemma3n", "gemma3n_text":
 		m, err = countGemma3n(c, family)
+	case "lfm2":
+		m, err = countLFM2(c)
+	case "granitemoehybrid":
+		m, err = countGraniteMoeHybrid(c)
+	case "ernie4_5_moe":
+		m, err = countErnieMoE(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
