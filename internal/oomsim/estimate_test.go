@@ -334,3 +334,31 @@ func TestShardedRecipeCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// Expandable segments leave no allocator slack on CUDA (the flag, or
+// torchtitan's launcher); ROCm keeps it.
+func TestExpandableSegmentsNoSlack(t *testing.T) {
+	m := Model{Name: "7B", Params: 6_738_415_616, Arch: &Arch{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000}}
+	base := Plan{Model: m, Mode: Training, Precision: capability.BF16, BatchSize: 2, SeqLen: 4096, Devices: 8, Sharding: ShardZeRO3, Backend: "cuda"}
+	for _, q := range []Plan{
+		func() Plan { p := base; p.Stack = StackFSDP; p.ExpandableSegments = true; return p }(),
+		func() Plan { p := base; p.Stack = StackTorchtitan; return p }(),
+	} {
+		b, err := Estimate(WithDefaults(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.AllocatorBytes != 0 || b.ReservedBytes != b.PeakAllocatedBytes {
+			t.Errorf("%s expandable=%v: allocator %d, reserved %d, allocated %d", q.Stack, q.ExpandableSegments, b.AllocatorBytes, b.ReservedBytes, b.PeakAllocatedBytes)
+		}
+	}
+	p := base
+	p.Stack, p.Backend = StackTorchtitan, "rocm"
+	if b, err := Estimate(WithDefaults(p)); err != nil || b.AllocatorBytes == 0 {
+		t.Errorf("ROCm keeps the slack: %d (%v)", b.AllocatorBytes, err)
+	}
+	p.Stack, p.Backend = StackFSDP, "cuda"
+	if b, err := Estimate(WithDefaults(p)); err != nil || b.AllocatorBytes == 0 {
+		t.Errorf("fsdp without expandable segments keeps the slack: %d (%v)", b.AllocatorBytes, err)
+	}
+}

@@ -260,6 +260,11 @@ type Plan struct {
 	// EagerModuleLoading: the CUDA runtime loads every module at start-up
 	// (torch before 1.13 or CUDA before 11.7), a larger context.
 	EagerModuleLoading bool `json:"-"`
+	// ExpandableSegments: PyTorch's CUDA allocator maps physical pages into
+	// growing segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True),
+	// so freed blocks are reused whatever their size: reserved stays at the
+	// peak of live tensors. Set by the flag or by a stack that sets it.
+	ExpandableSegments bool `json:"expandable_segments,omitempty"`
 }
 
 // GradAccum is the number of micro-batches accumulated per step.

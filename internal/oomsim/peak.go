@@ -354,8 +354,14 @@ func finishCounters(s settings, b *Breakdown) {
 	if ggml {
 		slack = 0 // ggml allocates each buffer at its size: no caching allocator
 	}
+	held := max(b.heldBytes, 0)
+	if (p.ExpandableSegments || s.prof.ExpandableSegments) && (p.Backend == backend.CUDA || p.Backend == "") {
+		// Expandable segments reuse any freed block: no phase-held
+		// segments, no split-block slack (ROCm's allocator keeps its own).
+		slack, held = 0, 0
+	}
 	transient := max(b.PeakAllocatedBytes-add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes), 0)
-	b.ReservedBytes = b.PeakAllocatedBytes + max(b.heldBytes, 0) + sat(float64(transient)*slack)
+	b.ReservedBytes = b.PeakAllocatedBytes + held + sat(float64(transient)*slack)
 	b.AllocatorBytes = b.ReservedBytes - b.PeakAllocatedBytes
 	where := p.Backend
 	if p.OnCPU {

@@ -200,6 +200,10 @@ type Profile struct {
 	// temporary the size of one state (torch/optim/adamw.py
 	// _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs)).
 	FusedOptimizer bool
+	// ExpandableSegments: the stack's launcher sets
+	// PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's
+	// run_train.sh).
+	ExpandableSegments bool
 	// FusedNorms: the stack's RMSNorm/LayerNorm is one kernel that keeps
 	// its 16-bit input (and the per-token rstd) for the backward, where
 	// transformers' LlamaRMSNorm keeps an fp32 upcast of its input and,
@@ -283,8 +287,8 @@ var profiles = map[Stack]Profile{
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
 	StackTorchtitan: {Stack: StackTorchtitan, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true, FusedOptimizer: true,
-		Source: "torchtitan: FSDP2 as fsdp, with its optimizer's default implementation \"fused\" (job_config Optimizer.implementation), whose AdamW step makes no temporaries"},
+		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true, FusedOptimizer: true, ExpandableSegments: true,
+		Source: "torchtitan: FSDP2 as fsdp, with its optimizer's default implementation \"fused\" (job_config Optimizer.implementation), whose AdamW step makes no temporaries, launched by run_train.sh with PYTORCH_ALLOC_CONF=expandable_segments:True"},
 	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, FusedNorms: true,
 		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},

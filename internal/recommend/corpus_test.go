@@ -143,6 +143,8 @@ func quotedInt(re *regexp.Regexp, note string) int {
 	return v
 }
 
+var expandable = regexp.MustCompile(`expandable_segments[:=]\s*[Tt]rue`)
+
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
 // model resolves a corpus model id: a config.json (models.tsv), a
@@ -595,6 +597,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	if in.Devices == 1 {
 		in.ZeROStage, in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = 0, false, 0, 0, 0
 	}
+	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, where the row's
+	// note quotes it, as --expandable-segments.
+	in.ExpandableSegments = expandable.MatchString(r["note"])
 	if mode.Trains() {
 		// An evaluation forward inside the run, at the batch the note
 		// states (per_device_eval_batch_size, eval batch 8).

@@ -123,6 +123,9 @@ type RunSettings struct {
 	Quant        oomsim.QuantFormat
 	WeightBits   float64
 	Compiled     bool
+	// ExpandableSegments: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+	// (--expandable-segments).
+	ExpandableSegments bool
 	// Loss and FusedKernels: --kernels (oomsim.Plan's; "" is the stack's loss).
 	Loss         oomsim.Loss
 	FusedKernels bool
@@ -247,7 +250,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
-		Quant: r.Quant, Compiled: r.Compiled, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,

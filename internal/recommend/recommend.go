@@ -239,6 +239,8 @@ type Input struct {
 	EvalBatch           int
 	OptimizerInBackward bool
 	Compiled            bool
+	// ExpandableSegments: the allocator reuses any freed block (oomsim.Plan's).
+	ExpandableSegments bool
 	// FusedKernels: Liger's RMSNorm and SwiGLU (oomsim.Plan's).
 	FusedKernels bool
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
@@ -390,7 +392,7 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, FusedKernels: in.FusedKernels, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
@@ -493,6 +495,13 @@ func Recommend(in Input) (*Result, error) {
 	}
 	plan = oomsim.WithDefaults(plan) // the stack's regime for this precision
 	r.Precision = prec
+	if t.Backend == backend.CUDA && (plan.ExpandableSegments || oomsim.ProfileOf(plan.Stack).ExpandableSegments) {
+		src := "--expandable-segments"
+		if !plan.ExpandableSegments {
+			src = string(plan.Stack) + "'s launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True"
+		}
+		why("allocator", "expandable segments", src+": freed blocks are reused whatever their size, so reserved memory stays at the peak of live tensors")
+	}
 	if in.Recompute == "" && oomsim.ShardedRecipe(plan) && plan.Recompute == oomsim.RecomputeFull {
 		why("recompute", string(plan.Recompute), fmt.Sprintf("full training sharded over %d devices: the recipes that shard (LLaMA-Factory, axolotl, torchtune, DeepSpeed-Chat) checkpoint activations; --recompute none to plan without", plan.Devices))
 	}
