@@ -221,6 +221,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countGraniteMoeHybrid(c)
 	case "ernie4_5_moe":
 		m, err = countErnieMoE(c)
+	case "minimax_m2":
+		m, err = countMiniMaxM2(c)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
