@@ -28,6 +28,11 @@ func TestParseHFConfigDeepSeekV32(t *testing.T) {
 	moeScales := (E + 1) * (2*fp8Blocks(moeFFN, h) + fp8Blocks(h, moeFFN))
 	denseScales := 2*fp8Blocks(denseFFN, h) + fp8Blocks(h, denseFFN)
 	scales := 62*layerScales + 3*denseScales + 59*moeScales // 58 MoE layers and the MTP layer's; its eh_proj stays bf16
+	// Without the scales: the Hub's later count of deepseek-ai/DeepSeek-V3.2
+	// (the MoE-grouping journal of testdata/models/README.md).
+	if got := m.Params + mtp; got != 685_355_329_792 {
+		t.Errorf("%d + MTP %d = %d, want the Hub's 685,355,329,792", m.Params, mtp, got)
+	}
 	if got := m.Params + mtp + scales; got != 685_396_921_376 {
 		t.Errorf("%d + MTP %d + FP8 scales %d = %d, want llmfit's 685,396,921,376", m.Params, mtp, scales, got)
 	}
