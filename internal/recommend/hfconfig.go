@@ -20,7 +20,7 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
 	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
-	"lfm2", "granitemoehybrid", "ernie4_5_moe"}
+	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "kimi_k2", "minimax", "minimax_m1"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -145,6 +145,8 @@ type hfConfig struct {
 	hfConvHybrid
 	hfMambaHybrid
 	hfErnieMoE
+	hfMiniMax
+	hfDSA
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -217,6 +219,13 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		}
 	case "deepseek_v2", "deepseek_v3":
 		m, err = countDeepSeek(c, family)
+	case "kimi_k2":
+		// Kimi K2 (moonshotai/Kimi-K2-Instruct and -Base, K2-Thinking):
+		// DeepseekV3ForCausalLM under Moonshot's name (384 experts, 64
+		// heads, one dense layer), counted as DeepSeek-V3.
+		m, err = countDeepSeek(c, "deepseek_v3")
+	case "deepseek_v32":
+		m, err = countDeepSeekV32(c)
 	case "glm4_moe_lite":
 		// GLM-4.7-Flash: DeepSeek-V3's layer (multi-head latent attention,
 		// a sigmoid-routed mixture of experts with a shared expert, the
@@ -327,7 +336,8 @@ func need(name string, v *int64) (int64, error) {
 	case "num_attention_heads", "num_key_value_heads", "n_head", "num_heads", "head_dim", "d_kv", "relative_attention_num_buckets",
 		"num_kv_heads", "n_head_kv", "encoder_attention_heads", "num_experts_per_tok", "kv_channels", "multi_query_group_num", "n_shared_experts", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_layer_freq", "decoder_sparse_step", "num_mel_bins",
 		"n_heads", "kv_n_heads", "moe_top_k", "in_chans", "in_channels", "patch_size", "spatial_merge_size", "temporal_patch_size", "interleave_moe_layer_step", "full_attention_interval",
-		"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim":
+		"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+		"index_n_heads", "index_head_dim":
 		limit = maxHeads
 	case "hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "d_ff", "vocab_size", "type_vocab_size",
 		"n_embed", "ffn_dim", "word_embed_proj_dim", "moe_intermediate_size", "shared_expert_intermediate_size", "q_lora_rank", "kv_lora_rank",

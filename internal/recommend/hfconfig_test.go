@@ -136,7 +136,8 @@ func FuzzParseHFConfig(f *testing.F) {
 		"gemma-4-26b-a4b-it.config.json", "gemma-4-31b-it.config.json", "qwen3-vl-8b-instruct.config.json", "qwen3-vl-30b-a3b-instruct.config.json", "glm-4.7-flash.config.json",
 		"nvidia-nemotron-3-nano-30b-a3b.config.json", "distilbert-base-uncased.config.json", "minicpm-2b-sft-bf16.config.json",
 		"llama-3.2-11b-vision-instruct.thai-handwriting.config.json", "gemma-3n-e4b-it.published.config.json",
-		"lfm2-700m.config.json", "lfm2-1.2b-p-vector.config.json", "granite-4.0-h-tiny.published.config.json", "ernie-4.5-21b-a3b.published.config.json"} {
+		"lfm2-700m.config.json", "lfm2-1.2b-p-vector.config.json", "granite-4.0-h-tiny.published.config.json", "ernie-4.5-21b-a3b.published.config.json",
+		"minimax-m2.config.json", "deepseek-v3.2-exp-ptpc.config.json", "kimi-k2-instruct.published.config.json", "minimax-m1.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)

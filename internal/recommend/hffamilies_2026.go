@@ -221,6 +221,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countGraniteMoeHybrid(c)
 	case "ernie4_5_moe":
 		m, err = countErnieMoE(c)
+	case "minimax_m2":
+		m, err = countMiniMaxM2(c)
+	case "minimax", "minimax_m1":
+		m, err = countMiniMax(c, family)
 	case "internlm":
 		m, err = countInternLM(c)
 	case "baichuan":
