@@ -20,7 +20,7 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
 	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
-	"lfm2", "granitemoehybrid", "ernie4_5_moe"}
+	"lfm2", "granitemoehybrid", "ernie4_5_moe", "llava", "llava_next", "internvl", "falcon_h1"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -145,6 +145,8 @@ type hfConfig struct {
 	hfConvHybrid
 	hfMambaHybrid
 	hfErnieMoE
+	hfVLWrapper
+	hfFalconH1
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
