@@ -92,6 +92,8 @@ type qwenVision struct {
 	NumChannels     *int64 `json:"num_channels"`
 	// Llama 3.2 Vision's tiles
 	mllamaVisionFields
+	// LLaVA's CLIP and InternVL's InternViT
+	wrappedVisionFields
 	// Gemma 3n's timm tower and its soft-token vocabulary
 	Architecture string `json:"architecture"`
 	VocabSize    *int64 `json:"vocab_size"`
@@ -229,6 +231,12 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countInternLM(c)
 	case "baichuan":
 		m, err = countBaichuan(c)
+	case "llava", "llava_next":
+		m, err = countLlava(c, family)
+	case "internvl":
+		m, err = countInternVL(c)
+	case "falcon_h1":
+		m, err = countFalconH1(c)
 	default:
 		return m, false, nil
 	}
