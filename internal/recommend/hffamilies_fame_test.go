@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// GLM-4.5V, GLM-4.1V-9B-Thinking, Seed-OSS-36B and OLMo 3 7B against the
+// GLM-4.5V, GLM-4.1V-9B-Thinking, Seed-OSS-36B, OLMo 3 7B and EXAONE 4.0 1.2B against the
 // Hub's safetensors totals (testdata/models/README.md).
 func TestParseHFConfigFamilyE(t *testing.T) {
 	for _, tc := range []struct {
@@ -19,6 +19,7 @@ func TestParseHFConfigFamilyE(t *testing.T) {
 		{"glm-4.1v-9b-thinking.published.config.json", "glm4v", 10_292_777_472, 892_498_432, 40, 2, 128, 0, 0, 0, 0},
 		{"seed-oss-36b-4.3test2.config.json", "seed_oss", 36_151_104_512, 0, 64, 8, 128, 0, 0, 0, 0},
 		{"olmo-3-7b.published.config.json", "olmo3", 7_298_011_136, 0, 32, 32, 128, 24, 4096, 0, 0},
+		{"exaone-4.0-1.2b.published.config.json", "exaone4", 1_279_391_488, 0, 30, 8, 64, 0, 0, 0, 0},
 	} {
 		m, err := ParseHFConfig(readModel(t, tc.file))
 		if err != nil {
@@ -39,8 +40,8 @@ func TestParseHFConfigFamilyE(t *testing.T) {
 	}
 }
 
-// OLMo 3 32B's shapes (Olmo-3-1125-32B, llmfit: the Hub's count) with
-// Olmo3Config's default layer pattern, and Seed-OSS with an o_proj bias.
+// OLMo 3 32B's and EXAONE-4.0-32B's shapes (llmfit: the Hub's counts) with
+// their config classes' default layer patterns, and Seed-OSS with an o_proj bias.
 func TestFamilyEShapes(t *testing.T) {
 	olmo32 := strings.NewReplacer(`"hidden_size": 4096`, `"hidden_size": 5120`, `"intermediate_size": 11008`, `"intermediate_size": 27648`,
 		`"num_attention_heads": 32`, `"num_attention_heads": 40`, `"num_hidden_layers": 32`, `"num_hidden_layers": 64`,
@@ -55,6 +56,17 @@ func TestFamilyEShapes(t *testing.T) {
 	}
 	if m.Params != 32_233_522_176 || m.Arch.KVHeads != 8 || m.Arch.SlidingLayers != 48 || m.Arch.SlidingWindow != 4096 {
 		t.Errorf("OLMo 3 32B: %d params, arch %+v; want 32,233,522,176, 8 KV heads, 48 sliding layers of 4096", m.Params, m.Arch)
+	}
+	// EXAONE-4.0-32B's shapes (llmfit's record of its config): untied, and
+	// Exaone4Config's default pattern of three sliding layers to a full one.
+	exaone32 := strings.NewReplacer(`"hidden_size": 2048`, `"hidden_size": 5120`, `"intermediate_size": 4096`, `"intermediate_size": 27392`,
+		`"head_dim": 64`, `"head_dim": 128`, `"num_attention_heads": 32`, `"num_attention_heads": 40`, `"num_hidden_layers": 30`, `"num_hidden_layers": 64`,
+		`"sliding_window": null`, `"sliding_window": 4096`, `"tie_word_embeddings": true`, `"tie_word_embeddings": false`)
+	data = string(readModel(t, "exaone-4.0-1.2b.published.config.json"))
+	start, end = strings.Index(data, `"layer_types"`), strings.Index(data, `"max_position_embeddings"`)
+	m, err = ParseHFConfig([]byte(exaone32.Replace(data[:start] + data[end:])))
+	if err != nil || m.Params != 32_003_216_384 || m.Arch.SlidingLayers != 48 || m.Arch.SlidingWindow != 4096 {
+		t.Errorf("EXAONE-4.0-32B: %d params, %v, arch %+v; want 32,003,216,384 with 48 sliding layers of 4096", m.Params, err, m.Arch)
 	}
 	seed := strings.Replace(string(readModel(t, "seed-oss-36b-4.3test2.config.json")), `"attention_out_bias": false`, `"attention_out_bias": true`, 1)
 	if m, err := ParseHFConfig([]byte(seed)); err != nil || m.Params != 36_151_104_512+64*5120 {
@@ -77,6 +89,8 @@ func TestParseHFConfigFamilyEBad(t *testing.T) {
 		{`{"model_type": "olmo3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10, "intermediate_size": 8, "layer_types": ["full_attention"]}`, "olmo3 config.json: layer_types has 1 entries for 2 layers"},
 		{`{"model_type": "olmo3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1, "vocab_size": 10, "intermediate_size": 8, "layer_types": ["linear_attention"]}`, "layer_types has \"linear_attention\""},
 		{`{"model_type": "olmo3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1, "vocab_size": 10, "intermediate_size": 8, "sliding_window": -5}`, "sliding_window is -5"},
+		{`{"model_type": "exaone4", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10, "intermediate_size": 8, "sliding_window_pattern": 0}`, "exaone4 config.json: sliding_window_pattern 0"},
+		{`{"model_type": "exaone4", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10}`, "exaone4 config.json: missing intermediate_size"},
 	} {
 		if _, err := ParseHFConfig([]byte(bad.config)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%.80s: %v, want %q", bad.config, err, bad.want)

@@ -15,7 +15,7 @@ type hfFamE struct {
 }
 
 // countFamilyE dispatches the families added together in round 24 (helper
-// fam-e): glm4v, glm4v_moe, seed_oss and olmo3.
+// fam-e): glm4v, glm4v_moe, seed_oss, olmo3 and exaone4.
 func countFamilyE(c hfConfig, family string) (oomsim.Model, error) {
 	switch family {
 	case "glm4v", "glm4v_moe":
@@ -24,6 +24,8 @@ func countFamilyE(c hfConfig, family string) (oomsim.Model, error) {
 		return countSeedOSS(c)
 	case "olmo3":
 		return countOLMo3(c)
+	case "exaone4":
+		return countEXAONE4(c)
 	}
 	return oomsim.Model{}, fmt.Errorf("%w %q", ErrUnsupportedFamily, family)
 }

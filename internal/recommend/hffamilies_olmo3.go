@@ -22,10 +22,9 @@ func countOLMo3(c hfConfig) (oomsim.Model, error) {
 	if err != nil {
 		return m, err
 	}
-	L := m.Arch.Layers
 	types := c.LayerTypes
 	if len(types) == 0 {
-		for i := range L {
+		for i := range m.Arch.Layers {
 			if (i+1)%4 != 0 {
 				types = append(types, "sliding_attention")
 			} else {
@@ -33,8 +32,18 @@ func countOLMo3(c hfConfig) (oomsim.Model, error) {
 			}
 		}
 	}
-	if len(types) != L {
-		return oomsim.Model{}, fmt.Errorf("layer_types has %d entries for %d layers", len(types), L)
+	if err := setSlidingLayers(&m, types, c.SlidingWindow, 4096); err != nil {
+		return oomsim.Model{}, err
+	}
+	return m, nil
+}
+
+// setSlidingLayers sets the Arch's sliding layers from one layer type per
+// layer ("sliding_attention" or "full_attention") and the window, raw from
+// the file: def when absent, none when null.
+func setSlidingLayers(m *oomsim.Model, types []string, rawWindow json.RawMessage, def int64) error {
+	if len(types) != m.Arch.Layers {
+		return fmt.Errorf("layer_types has %d entries for %d layers", len(types), m.Arch.Layers)
 	}
 	sliding := 0
 	for _, t := range types {
@@ -43,19 +52,19 @@ func countOLMo3(c hfConfig) (oomsim.Model, error) {
 			sliding++
 		case "full_attention":
 		default:
-			return oomsim.Model{}, fmt.Errorf("layer_types has %q: want sliding_attention or full_attention", t)
+			return fmt.Errorf("layer_types has %q: want sliding_attention or full_attention", t)
 		}
 	}
-	window := int64(4096)
-	if raw := bytes.TrimSpace(c.SlidingWindow); len(raw) > 0 {
+	window := def
+	if raw := bytes.TrimSpace(rawWindow); len(raw) > 0 {
 		if bytes.Equal(raw, []byte("null")) {
 			window = 0
 		} else if err := json.Unmarshal(raw, &window); err != nil || window <= 0 || window > maxDim {
-			return oomsim.Model{}, fmt.Errorf("sliding_window is %s: want a positive number of tokens or null", raw)
+			return fmt.Errorf("sliding_window is %s: want a positive number of tokens or null", raw)
 		}
 	}
 	if window > 0 && sliding > 0 {
 		m.Arch.SlidingWindow, m.Arch.SlidingLayers = int(window), sliding
 	}
-	return m, nil
+	return nil
 }
