@@ -237,6 +237,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countInternVL(c)
 	case "falcon_h1":
 		m, err = countFalconH1(c)
+	case "glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4":
+		m, err = countFamilyE(c, family)
 	default:
 		return m, false, nil
 	}

@@ -1,0 +1,58 @@
+package recommend
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/devctl/devctl/internal/oomsim"
+)
+
+// countEXAONE4 counts Exaone4ForCausalLM (LG AI's EXAONE 4.0 1.2B and 32B,
+// model_type exaone4) as transformers' modeling_exaone4.py builds it:
+// grouped-query attention without biases and with per-head q/k RMSNorms
+// (head_dim wide), a gated MLP, RMSNorms only after attention and after the
+// MLP (no input norm), a final norm, and the head (untied unless
+// tie_word_embeddings; EXAONE-4.0-1.2B ties it). Layers attend to a
+// sliding_window or to everything by layer_types; without layer_types,
+// Exaone4Config makes every sliding_window_pattern-th layer (4 by default)
+// full, and a null window makes every layer full. EXAONE-4.0-1.2B counts
+// 1,279,391,488 and EXAONE-4.0-32B 32,003,216,384, the Hub's counts.
+func countEXAONE4(c hfConfig) (oomsim.Model, error) {
+	var f fields
+	d, ffn, err := shapedDecoder(c, &f)
+	if err != nil {
+		return oomsim.Model{}, err
+	}
+	if f.err != nil {
+		return oomsim.Model{}, f.err
+	}
+	d.norms, d.qkNorm = 2, true
+	d.tied = flag(c.TieWordEmbeddings, false)
+	d.mlp, d.activeFFN = dense(d.h, ffn, false), ffn
+	m := d.count()
+	types := c.LayerTypes
+	null := bytes.Equal(bytes.TrimSpace(c.SlidingWindow), []byte("null"))
+	if len(types) == 0 && !null {
+		pattern := int64(4)
+		if c.SlidingWindowPattern != nil {
+			pattern = *c.SlidingWindowPattern
+		}
+		if pattern < 1 {
+			return oomsim.Model{}, fmt.Errorf("sliding_window_pattern %d: want a positive period, or layer_types", pattern)
+		}
+		for i := range int64(m.Arch.Layers) {
+			if (i+1)%pattern != 0 {
+				types = append(types, "sliding_attention")
+			} else {
+				types = append(types, "full_attention")
+			}
+		}
+	}
+	if len(types) == 0 {
+		return m, nil // a null window: every layer full
+	}
+	if err := setSlidingLayers(&m, types, c.SlidingWindow, 4096); err != nil {
+		return oomsim.Model{}, err
+	}
+	return m, nil
+}
