@@ -33,18 +33,19 @@ func countEXAONE4(c hfConfig) (oomsim.Model, error) {
 	types := c.LayerTypes
 	null := bytes.Equal(bytes.TrimSpace(c.SlidingWindow), []byte("null"))
 	if len(types) == 0 && !null {
-		pattern := int64(4)
+		pattern := windowPattern{every: 4}
 		if c.SlidingWindowPattern != nil {
 			pattern = *c.SlidingWindowPattern
 		}
-		if pattern < 1 {
-			return oomsim.Model{}, fmt.Errorf("sliding_window_pattern %d: want a positive period, or layer_types", pattern)
-		}
 		for i := range int64(m.Arch.Layers) {
-			if (i+1)%pattern != 0 {
-				types = append(types, "sliding_attention")
-			} else {
+			global, ok := pattern.global(i)
+			if !ok {
+				return oomsim.Model{}, fmt.Errorf("sliding_window_pattern %d: want a positive period, a string of L and G, or layer_types", pattern.every)
+			}
+			if global {
 				types = append(types, "full_attention")
+			} else {
+				types = append(types, "sliding_attention")
 			}
 		}
 	}

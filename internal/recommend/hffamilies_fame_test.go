@@ -1,6 +1,9 @@
 package recommend
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,5 +108,41 @@ func TestParseHFConfigFamilyEBad(t *testing.T) {
 	m, err = ParseHFConfig([]byte(strings.Replace(glm, `"vision_config"`, `"no_vision_config"`, 1)))
 	if err != nil || m.Params != 106_852_251_264 || m.VisionParams != 0 || !strings.Contains(strings.Join(m.Notes, " "), "vision tower is not counted") {
 		t.Errorf("GLM-4.5V without vision_config: %d, %v, %q", m.Params, err, m.Notes)
+	}
+}
+
+// sliding_window_pattern may be a period or a string of L and G (EXAONE 4's
+// docstring writes "LLLG"); both give the same sliding layers, and a string
+// with other letters is one clear error.
+func TestSlidingWindowPatternLetters(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "exaone-4.0-1.2b.published.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg, "layer_types")
+	cfg["sliding_window"] = 4096 // the 1.2B model has none; the 32B model's window
+	var want int
+	for i, pattern := range []any{4, "LLLG"} {
+		cfg["sliding_window_pattern"] = pattern
+		b, _ := json.Marshal(cfg)
+		m, err := ParseHFConfig(b)
+		if err != nil {
+			t.Fatalf("pattern %v: %v", pattern, err)
+		}
+		if i == 0 {
+			want = m.Arch.SlidingLayers
+		}
+		if m.Arch.SlidingLayers != want || want == 0 {
+			t.Errorf("pattern %v: %d sliding layers, want %d (and some)", pattern, m.Arch.SlidingLayers, want)
+		}
+	}
+	cfg["sliding_window_pattern"] = "LLXG"
+	b, _ := json.Marshal(cfg)
+	if _, err := ParseHFConfig(b); err == nil || !strings.Contains(err.Error(), "sliding_window_pattern") {
+		t.Errorf("LLXG: %v, want an error naming sliding_window_pattern", err)
 	}
 }

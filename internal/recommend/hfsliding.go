@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 )
 
 // hfSliding holds what a config.json says of sliding-window attention:
@@ -9,7 +11,41 @@ import (
 // null, or beside a use_sliding_window switch.
 type hfSliding struct {
 	SlidingWindow        json.RawMessage `json:"sliding_window"`
-	SlidingWindowPattern *int64          `json:"sliding_window_pattern"`
+	SlidingWindowPattern *windowPattern  `json:"sliding_window_pattern"`
+}
+
+// windowPattern is sliding_window_pattern: a period (Gemma 3's 6: every
+// sixth layer global) or, in EXAONE 4's and Gemma 3n's docstrings, a
+// string of L (local, sliding) and G (global) repeated over the layers
+// ("LLLG").
+type windowPattern struct {
+	every   int64
+	letters string
+}
+
+func (w *windowPattern) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		s = strings.ToUpper(strings.TrimSpace(s))
+		if s == "" || strings.Trim(s, "LG") != "" || len(s) > 1024 {
+			return fmt.Errorf("sliding_window_pattern %q: want a period or a string of L and G", s)
+		}
+		w.letters = s
+		return nil
+	}
+	return json.Unmarshal(b, &w.every)
+}
+
+// global reports whether layer i (from 0) attends globally under the
+// pattern; ok is false for a period below 1.
+func (w windowPattern) global(i int64) (global, ok bool) {
+	if w.letters != "" {
+		return w.letters[i%int64(len(w.letters))] == 'G', true
+	}
+	if w.every < 1 {
+		return false, false
+	}
+	return (i+1)%w.every == 0, true
 }
 
 // slidingLayers is the window and how many of the KV layers attend only to
@@ -48,8 +84,15 @@ func slidingLayers(c hfSliding, layerTypes []string, family string, kvLayers int
 		if family == "cohere2" {
 			pattern = 4
 		}
-		if c.SlidingWindowPattern != nil {
-			pattern = *c.SlidingWindowPattern
+		if p := c.SlidingWindowPattern; p != nil && p.letters != "" {
+			for i := range int64(kvLayers) {
+				if g, _ := p.global(i); !g {
+					n++
+				}
+			}
+			break
+		} else if p != nil {
+			pattern = p.every
 		}
 		if pattern < 1 || pattern > int64(kvLayers) {
 			return 0, 0
