@@ -21,7 +21,8 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
 	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
 	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "kimi_k2", "minimax", "minimax_m1",
-	"llava", "llava_next", "internvl", "falcon_h1"}
+	"llava", "llava_next", "internvl", "falcon_h1",
+	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -150,6 +151,7 @@ type hfConfig struct {
 	hfDSA
 	hfVLWrapper
 	hfFalconH1
+	hfMoEVariants
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -174,7 +176,7 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	// encoding/json refuses; anything after the one object (a second
 	// object, a stray brace, a concatenated file) is refused, not ignored.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	data, topWidths, textWidths := liftPerLayerWidths(data)
+	data, topWidths, textWidths := liftPerLayerWidths(dropPerLayerMoEWidths(data))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
 		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)

@@ -237,6 +237,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countInternVL(c)
 	case "falcon_h1":
 		m, err = countFalconH1(c)
+	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe":
+		m, err = countFamiliesF(c, family)
 	default:
 		return m, false, nil
 	}
