@@ -237,7 +237,7 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countInternVL(c)
 	case "falcon_h1":
 		m, err = countFalconH1(c)
-	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe":
+	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni":
 		m, err = countFamiliesF(c, family)
 	default:
 		return m, false, nil

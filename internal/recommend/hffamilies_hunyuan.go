@@ -10,8 +10,8 @@ import (
 )
 
 // hfMoEVariants holds the config.json fields of Tencent's Hunyuan,
-// inclusionAI's Ling (bailing_moe) and LiquidAI's LFM2-MoE (embedded in
-// hfConfig). Hunyuan gives some of them per layer, as lists.
+// inclusionAI's Ling (bailing_moe), LiquidAI's LFM2-MoE and Qwen2.5-Omni
+// (embedded in hfConfig). Hunyuan gives some of them per layer, as lists.
 type hfMoEVariants struct {
 	HunyuanTopK           json.RawMessage `json:"moe_topk"`          // an int, or one per layer
 	NumSharedExpert       json.RawMessage `json:"num_shared_expert"` // an int, or one per layer
@@ -22,6 +22,7 @@ type hfMoEVariants struct {
 	NumNextNPredictLayers *int64          `json:"num_nextn_predict_layers"`
 	NumDenseLayers        *int64          `json:"num_dense_layers"`
 	RouterExpertBias      *bool           `json:"moe_router_enable_expert_bias"`
+	ThinkerConfig         *omniThinker    `json:"thinker_config"` // Qwen2.5-Omni
 }
 
 // perLayerMoEWidths finds a moe_intermediate_size given as a list.
@@ -167,9 +168,12 @@ func countHunyuan(c hfConfig, family string) (oomsim.Model, error) {
 	return m, nil
 }
 
-// countFamiliesF dispatches Hunyuan V1, Ling (bailing_moe) and LFM2-MoE.
+// countFamiliesF dispatches Hunyuan V1, Ling (bailing_moe), LFM2-MoE and
+// Qwen2.5-Omni.
 func countFamiliesF(c hfConfig, family string) (oomsim.Model, error) {
 	switch family {
+	case "qwen2_5_omni":
+		return countQwen25Omni(c)
 	case "bailing_moe":
 		return countBailingMoE(c)
 	case "lfm2_moe":

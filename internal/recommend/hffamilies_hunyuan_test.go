@@ -126,3 +126,37 @@ func TestParseHFConfigLFM2MoE(t *testing.T) {
 		}
 	}
 }
+
+// Qwen2.5-Omni-7B's thinker: the Qwen2 language model with its own head,
+// the Qwen2.5-VL vision encoder and the Whisper-style audio encoder; the
+// count is the Hub's of a thinker-only checkpoint of these shapes
+// (testdata/models/README.md).
+func TestParseHFConfigQwen25Omni(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "qwen2.5-omni-7b.published.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7,615,616,512 (Qwen2-7B) + 676,550,144 (vision) + 639,647,232 (audio)
+	if m.Family != "qwen2_5_omni" || m.Params != 8_931_813_888 || m.VisionParams != 676_550_144+639_647_232 || m.HeadParams == 0 {
+		t.Errorf("%s: %d params, %d in the encoders, head %d; want 8,931,813,888 and 1,316,197,376, untied", m.Family, m.Params, m.VisionParams, m.HeadParams)
+	}
+	if a := m.Arch; a == nil || a.KVLayers != 28 || a.KVHeads != 4 || a.HeadDim != 128 || a.Hidden != 3584 {
+		t.Errorf("arch %+v, want the language model's 28 KV layers of 4 heads of 128", m.Arch)
+	}
+	for _, bad := range []string{
+		`{"model_type": "qwen2_5_omni"}`,
+		`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}}}`,
+		`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32}, "vision_config": {"depth": 2}}}`,
+		`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32}, "audio_config": {"d_model": 30, "encoder_attention_heads": 4}}}`,
+		`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32}, "audio_config": {"encoder_layers": 0}}}`,
+	} {
+		if _, err := ParseHFConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "qwen2_5_omni") {
+			t.Errorf("%s: %v, want one clear error", bad, err)
+		}
+	}
+	// Without the towers, the language model alone, and the notes say so.
+	lm, err := ParseHFConfig([]byte(`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32}}}`))
+	if err != nil || lm.VisionParams != 0 || !strings.Contains(strings.Join(lm.Notes, " "), "not counted") {
+		t.Errorf("no towers: %v, %+v", err, lm)
+	}
+}
