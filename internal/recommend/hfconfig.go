@@ -22,7 +22,8 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
 	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "kimi_k2", "minimax", "minimax_m1",
 	"llava", "llava_next", "internvl", "falcon_h1",
-	"glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4"}
+	"glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4",
+	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -152,6 +153,7 @@ type hfConfig struct {
 	hfVLWrapper
 	hfFalconH1
 	hfFamE
+	hfMoEVariants
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -176,7 +178,7 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	// encoding/json refuses; anything after the one object (a second
 	// object, a stray brace, a concatenated file) is refused, not ignored.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	data, topWidths, textWidths := liftPerLayerWidths(data)
+	data, topWidths, textWidths := liftPerLayerWidths(dropPerLayerMoEWidths(data))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
 		return oomsim.Model{}, fmt.Errorf("not a valid config.json: %v", err)
