@@ -239,7 +239,7 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countFalconH1(c)
 	case "glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4":
 		m, err = countFamilyE(c, family)
-	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni":
+	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan":
 		m, err = countFamiliesF(c, family)
 	default:
 		return m, false, nil

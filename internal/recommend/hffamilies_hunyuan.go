@@ -106,6 +106,14 @@ func countHunyuan(c hfConfig, family string) (oomsim.Model, error) {
 	if flag(c.UseCLA, false) {
 		return oomsim.Model{}, fmt.Errorf("use_cla (cross-layer attention, Hunyuan-Large) is not counted")
 	}
+	if family == "hunyuan" {
+		// Tencent's remote code names both kinds "hunyuan" (the Hub's own
+		// Hunyuan-A13B config.json): experts make it the MoE model.
+		family = "hunyuan_v1_dense"
+		if c.NumExperts != nil && *c.NumExperts > 1 {
+			family = "hunyuan_v1_moe"
+		}
+	}
 	var f fields
 	d := standardShape(c, &f)
 	if f.err != nil {

@@ -25,11 +25,6 @@ func TestParseHFConfigHunyuanMoE(t *testing.T) {
 	if a := m.Arch; a == nil || a.KVLayers != 32 || a.KVHeads != 8 || a.HeadDim != 128 || a.FFN != 9*3072 || !a.Gated {
 		t.Errorf("arch %+v, want 32 KV layers of 8 heads of 128, an active MLP of 9 × 3072", m.Arch)
 	}
-	// The remote code's name: model_type "hunyuan" is not counted (it is
-	// also Hunyuan-Large's, with cross-layer attention).
-	if _, err := ParseHFConfig(readModel(t, "hunyuan-a13b-instruct.config.json")); err == nil {
-		t.Error("model_type hunyuan counted, want unsupported")
-	}
 	// The dense models: the same attention and a SwiGLU MLP; Hunyuan-7B's
 	// shapes (its Hub config.json: 4096 hidden, 32 layers, 32 heads, 8 KV
 	// heads, MLP 14336, 128167 tokens, tied).
@@ -158,5 +153,19 @@ func TestParseHFConfigQwen25Omni(t *testing.T) {
 	lm, err := ParseHFConfig([]byte(`{"model_type": "qwen2_5_omni", "thinker_config": {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32}}}`))
 	if err != nil || lm.VisionParams != 0 || !strings.Contains(strings.Join(lm.Notes, " "), "not counted") {
 		t.Errorf("no towers: %v, %+v", err, lm)
+	}
+}
+
+// The Hub's own Hunyuan-A13B config.json says model_type "hunyuan" (the
+// remote code's name): counted as hunyuan_v1_moe, with the same count;
+// cross-layer attention (Hunyuan-Large) stays refused.
+func TestHunyuanRemoteCodeName(t *testing.T) {
+	m, err := ParseHFConfig(readModel(t, "hunyuan-a13b-instruct.config.json"))
+	if err != nil || m.Params != 80_393_183_232 || m.Experts != 64 {
+		t.Fatalf("%d params, %d experts (%v); want 80,393,183,232 and 64", m.Params, m.Experts, err)
+	}
+	bad := `{"model_type": "hunyuan", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 32, "use_cla": true}`
+	if _, err := ParseHFConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "use_cla") {
+		t.Errorf("use_cla: %v, want it refused", err)
 	}
 }
