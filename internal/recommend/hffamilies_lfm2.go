@@ -101,14 +101,7 @@ func countLFM2(c hfConfig) (oomsim.Model, error) {
 		return oomsim.Model{}, err
 	}
 	h := d.h
-	q, k := d.heads*d.hd, d.kv*d.hd
-	attnLinear := 2*h*q + 2*h*k
-	attn := attnLinear + 2*d.hd
-	convLinear := h*3*h + h*h
-	conv := convLinear + h*kernel
-	if flag(c.ConvBias, false) {
-		conv += 3*h + h + h
-	}
+	attn, attnLinear, conv, convLinear := lfm2Mixers(c, h, d.heads*d.hd, d.kv*d.hd, d.hd, kernel)
 	mlp := 3 * h * ff
 	var nAttn, body, linear int64
 	for _, a := range attention {
@@ -174,4 +167,19 @@ func lfm2Attention(c hfConfig, L int64) ([]bool, error) {
 		}
 	}
 	return attention, nil
+}
+
+// lfm2Mixers are one LFM2 layer's token mixers: the attention block (q, k,
+// v and o, and the per-head q/k norms) and the short-convolution block (in
+// and out projections, the depthwise kernel, and biases when conv_bias is
+// set), each with its Linear share (what quantisation stores at low bits).
+func lfm2Mixers(c hfConfig, h, q, k, hd, kernel int64) (attn, attnLinear, conv, convLinear int64) {
+	attnLinear = 2*h*q + 2*h*k
+	attn = attnLinear + 2*hd
+	convLinear = h*3*h + h*h
+	conv = convLinear + h*kernel
+	if flag(c.ConvBias, false) {
+		conv += 3*h + h + h
+	}
+	return attn, attnLinear, conv, convLinear
 }

@@ -64,14 +64,7 @@ func countLFM2MoE(c hfConfig) (oomsim.Model, error) {
 		return oomsim.Model{}, err
 	}
 	h := d.h
-	q, k := d.heads*d.hd, d.kv*d.hd
-	attnLinear := 2*h*q + 2*h*k
-	attn := attnLinear + 2*d.hd
-	convLinear := h*3*h + h*h
-	conv := convLinear + h*kernel
-	if flag(c.ConvBias, false) {
-		conv += 3*h + h + h
-	}
+	attn, attnLinear, conv, convLinear := lfm2Mixers(c, h, d.heads*d.hd, d.kv*d.hd, d.hd, kernel)
 	denseMLP := 3 * h * ffn
 	one := 3 * h * expertFFN
 	router := E * h

@@ -30,22 +30,9 @@ type hfMiniMax struct {
 // multi-token-prediction modules the config names (use_mtp,
 // num_mtp_modules) are not in the released checkpoint and not counted.
 func countMiniMaxM2(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, expertFFN, E, topK, err := miniMaxExperts(c)
+	if err != nil {
 		return oomsim.Model{}, err
-	}
-	expertFFN := f.need("intermediate_size", c.IntermediateSize)
-	E := f.need("num_local_experts", c.NumLocalExperts)
-	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
-	if f.err != nil {
-		return oomsim.Model{}, f.err
-	}
-	if topK > E {
-		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
-	}
-	if v := c.SharedIntermediateSize; v != nil && *v != 0 {
-		return oomsim.Model{}, fmt.Errorf("shared_intermediate_size %d: MiniMax-M2 has no shared expert, and a config with one is not counted", *v)
 	}
 	for i, t := range c.AttnTypeList {
 		if t != 1 {
@@ -99,22 +86,9 @@ func countMiniMaxM2(c hfConfig) (oomsim.Model, error) {
 // decay buffers are not parameters and not counted. A shared expert
 // (shared_intermediate_size) is refused: no released config has one.
 func countMiniMax(c hfConfig, family string) (oomsim.Model, error) {
-	var f fields
-	d := standardShape(c, &f)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, expertFFN, E, topK, err := miniMaxExperts(c)
+	if err != nil {
 		return oomsim.Model{}, err
-	}
-	expertFFN := f.need("intermediate_size", c.IntermediateSize)
-	E := f.need("num_local_experts", c.NumLocalExperts)
-	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
-	if f.err != nil {
-		return oomsim.Model{}, f.err
-	}
-	if topK > E {
-		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
-	}
-	if v := c.SharedIntermediateSize; v != nil && *v != 0 {
-		return oomsim.Model{}, fmt.Errorf("shared_intermediate_size %d: a shared expert is not counted", *v)
 	}
 	full := make([]bool, d.L)
 	switch {
@@ -177,4 +151,28 @@ func countMiniMax(c hfConfig, family string) (oomsim.Model, error) {
 	m.Arch.KVLayers = int(nFull)
 	m.Notes = append(m.Notes, fmt.Sprintf("%s: %d of %d layers are full attention with a KV cache; the %d lightning-attention layers keep a fixed state of %d heads of %d x %d per sequence instead (not estimated)", family, nFull, d.L, nLin, d.heads, d.hd, d.hd))
 	return m, nil
+}
+
+// miniMaxExperts reads what both MiniMax generations share: the decoder's
+// shape and heads, the experts' width, count and top-k. A shared expert
+// (shared_intermediate_size) is refused: no released config has one.
+func miniMaxExperts(c hfConfig) (d decoder, expertFFN, E, topK int64, err error) {
+	var f fields
+	d = standardShape(c, &f)
+	if err := d.checkHeads(c, &f); err != nil {
+		return d, 0, 0, 0, err
+	}
+	expertFFN = f.need("intermediate_size", c.IntermediateSize)
+	E = f.need("num_local_experts", c.NumLocalExperts)
+	topK = f.need("num_experts_per_tok", c.NumExpertsPerTok)
+	if f.err != nil {
+		return d, 0, 0, 0, f.err
+	}
+	if topK > E {
+		return d, 0, 0, 0, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
+	}
+	if v := c.SharedIntermediateSize; v != nil && *v != 0 {
+		return d, 0, 0, 0, fmt.Errorf("shared_intermediate_size %d: MiniMax has no shared expert, and a config with one is not counted", *v)
+	}
+	return d, expertFFN, E, topK, nil
 }
