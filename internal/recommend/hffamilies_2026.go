@@ -94,6 +94,8 @@ type qwenVision struct {
 	mllamaVisionFields
 	// LLaVA's CLIP and InternVL's InternViT
 	wrappedVisionFields
+	// Kimi-VL's MoonViT and DeepSeek-VL2's SigLIP
+	famGVisionFields
 	// Gemma 3n's timm tower and its soft-token vocabulary
 	Architecture string `json:"architecture"`
 	VocabSize    *int64 `json:"vocab_size"`
@@ -241,6 +243,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countFamilyE(c, family)
 	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan":
 		m, err = countFamiliesF(c, family)
+	case "kimi_vl", "deepseek_vl_v2":
+		m, err = countFamiliesG(c, family)
 	default:
 		return m, false, nil
 	}
