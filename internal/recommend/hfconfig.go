@@ -23,7 +23,8 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "kimi_k2", "minimax", "minimax_m1",
 	"llava", "llava_next", "internvl", "falcon_h1",
 	"glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4",
-	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan"}
+	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan",
+	"phi3_v"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -154,6 +155,7 @@ type hfConfig struct {
 	hfFalconH1
 	hfFamE
 	hfMoEVariants
+	hfPhi3V
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
