@@ -243,6 +243,8 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countFamiliesF(c, family)
 	case "phi3_v":
 		m, err = countPhi3V(c)
+	case "qwen3_omni_moe":
+		m, err = countQwen3OmniMoe(c)
 	default:
 		return m, false, nil
 	}
