@@ -24,7 +24,7 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"llava", "llava_next", "internvl", "falcon_h1",
 	"glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4",
 	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan",
-	"kimi_vl", "deepseek_vl_v2"}
+	"kimi_vl", "deepseek_vl_v2", "phi3_v", "qwen3_omni_moe"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -156,6 +156,7 @@ type hfConfig struct {
 	hfFamE
 	hfMoEVariants
 	hfFamG
+	hfPhi3V
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen

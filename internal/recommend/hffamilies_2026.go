@@ -245,6 +245,10 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countFamiliesF(c, family)
 	case "kimi_vl", "deepseek_vl_v2":
 		m, err = countFamiliesG(c, family)
+	case "phi3_v":
+		m, err = countPhi3V(c)
+	case "qwen3_omni_moe":
+		m, err = countQwen3OmniMoe(c)
 	default:
 		return m, false, nil
 	}

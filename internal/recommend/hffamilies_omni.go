@@ -25,6 +25,7 @@ type omniAudio struct {
 	OutputDim      *int64 `json:"output_dim"`
 	MaxSourcePos   *int64 `json:"max_source_positions"`
 	ScaleEmbedding *bool  `json:"scale_embedding"`
+	qwen3OmniAudioFields
 }
 
 // countQwen25Omni counts Qwen2.5-Omni (model_type qwen2_5_omni) as
