@@ -247,12 +247,8 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	rope := f.need("qk_rope_head_dim", c.QKRopeHeadDim)
 	vDim := f.need("v_head_dim", c.VHeadDim)
 	denseFFN := f.need("intermediate_size", c.IntermediateSize)
-	expertFFN := f.need("moe_intermediate_size", c.MoEIntermediateSize)
-	E := f.need("n_routed_experts", c.NRoutedExperts)
-	nShared := f.opt("n_shared_experts", c.NSharedExperts, 0)
-	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
-	firstDense := f.opt("first_k_dense_replace", c.FirstKDenseReplace, 0)
-	freq := f.opt("moe_layer_freq", c.MoELayerFreq, 1)
+	x := readRoutedExperts(c, &f)
+	expertFFN, E, nShared, topK, firstDense, freq := x.expertFFN, x.E, x.nShared, x.topK, x.firstDense, x.freq
 	var qRank int64
 	if c.QLoraRank != nil {
 		qRank = f.need("q_lora_rank", c.QLoraRank)
@@ -260,8 +256,8 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
-	if topK > E {
-		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
+	if err := x.check(); err != nil {
+		return oomsim.Model{}, err
 	}
 	if err := tooMany(d.L, E+nShared, 3*d.h, max(expertFFN, denseFFN, kvRank+qRank+d.heads*(nope+rope+vDim))); err != nil {
 		return oomsim.Model{}, err
@@ -855,4 +851,30 @@ func countGLM1(c hfConfig) (oomsim.Model, error) {
 	d.tied = flag(c.TieWordEmbeddings, true)
 	d.mlp, d.activeFFN = plain(d.h, inner, true), inner
 	return d.count(), nil
+}
+
+// routedExperts is the DeepSeekMoE layout of a config (DeepSeek-V2/V3,
+// GLM-4.5, DeepSeek-VL2): n_routed_experts experts of
+// moe_intermediate_size, n_shared_experts shared ones, top-k routing, the
+// first first_k_dense_replace blocks dense and every moe_layer_freq-th
+// block after them a mixture.
+type routedExperts struct{ expertFFN, E, nShared, topK, firstDense, freq int64 }
+
+func readRoutedExperts(c hfConfig, f *fields) routedExperts {
+	return routedExperts{
+		expertFFN:  f.need("moe_intermediate_size", c.MoEIntermediateSize),
+		E:          f.need("n_routed_experts", c.NRoutedExperts),
+		nShared:    f.opt("n_shared_experts", c.NSharedExperts, 0),
+		topK:       f.need("num_experts_per_tok", c.NumExpertsPerTok),
+		firstDense: f.opt("first_k_dense_replace", c.FirstKDenseReplace, 0),
+		freq:       f.opt("moe_layer_freq", c.MoELayerFreq, 1),
+	}
+}
+
+// check refuses a top-k larger than the experts it picks from.
+func (x routedExperts) check() error {
+	if x.topK > x.E {
+		return fmt.Errorf("num_experts_per_tok %d is more than the %d experts", x.topK, x.E)
+	}
+	return nil
 }

@@ -1,8 +1,6 @@
 package recommend
 
 import (
-	"fmt"
-
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
@@ -21,16 +19,13 @@ func countGLM4MoE(c hfConfig) (oomsim.Model, error) {
 	if err != nil {
 		return oomsim.Model{}, err
 	}
-	expertFFN := f.need("moe_intermediate_size", c.MoEIntermediateSize)
-	E := f.need("n_routed_experts", c.NRoutedExperts)
-	nShared := f.opt("n_shared_experts", c.NSharedExperts, 0)
-	topK := f.need("num_experts_per_tok", c.NumExpertsPerTok)
-	firstDense := f.opt("first_k_dense_replace", c.FirstKDenseReplace, 0)
+	x := readRoutedExperts(c, &f)
+	expertFFN, E, nShared, topK, firstDense := x.expertFFN, x.E, x.nShared, x.topK, x.firstDense
 	if f.err != nil {
 		return oomsim.Model{}, f.err
 	}
-	if topK > E {
-		return oomsim.Model{}, fmt.Errorf("num_experts_per_tok %d is more than the %d experts", topK, E)
+	if err := x.check(); err != nil {
+		return oomsim.Model{}, err
 	}
 	if err := tooMany(d.L, E+nShared, 3*d.h, max(expertFFN, ffn)); err != nil {
 		return oomsim.Model{}, err
