@@ -102,17 +102,9 @@ func countQwen25Omni(c hfConfig) (oomsim.Model, error) {
 // bins, 32 layers, 20 heads, 5120, 1280, output 3584).
 func omniAudioParams(a *omniAudio) (int64, error) {
 	var f fields
-	d := f.opt("d_model", a.DModel, 1280)
-	layers := f.opt("encoder_layers", a.EncoderLayers, 32)
-	heads := f.opt("encoder_attention_heads", a.EncoderHeads, 20)
-	ffn := f.opt("encoder_ffn_dim", a.EncoderFFNDim, 5120)
-	mel := f.opt("num_mel_bins", a.NumMelBins, 128)
-	out := f.opt("output_dim", a.OutputDim, 3584)
-	if f.err != nil {
-		return 0, f.err
-	}
-	if d%heads != 0 {
-		return 0, fmt.Errorf("encoder_attention_heads %d does not divide d_model %d", heads, d)
+	d, layers, ffn, mel, out, err := omniAudioShape(a, &f)
+	if err != nil {
+		return 0, err
 	}
 	if err := tooMany(layers, d, 4*d+2*ffn); err != nil {
 		return 0, err
@@ -120,4 +112,24 @@ func omniAudioParams(a *omniAudio) (int64, error) {
 	layer := 4*d*d + 3*d + 2*d*ffn + ffn + d + 2*2*d
 	convs := mel*d*3 + d + d*d*3 + d
 	return convs + layers*layer + 2*out + 2*d + d*out + out, nil
+}
+
+// omniAudioShape reads the Whisper-style audio encoder's shape both
+// Qwen Omni generations share, with their config classes' defaults (1280
+// wide, 32 layers of 20 heads, FFN 5120, 128 mel bins, output 3584); f
+// keeps reading what the caller reads next.
+func omniAudioShape(a *omniAudio, f *fields) (d, layers, ffn, mel, out int64, err error) {
+	d = f.opt("d_model", a.DModel, 1280)
+	layers = f.opt("encoder_layers", a.EncoderLayers, 32)
+	heads := f.opt("encoder_attention_heads", a.EncoderHeads, 20)
+	ffn = f.opt("encoder_ffn_dim", a.EncoderFFNDim, 5120)
+	mel = f.opt("num_mel_bins", a.NumMelBins, 128)
+	out = f.opt("output_dim", a.OutputDim, 3584)
+	if f.err != nil {
+		return 0, 0, 0, 0, 0, f.err
+	}
+	if d%heads != 0 {
+		return 0, 0, 0, 0, 0, fmt.Errorf("encoder_attention_heads %d does not divide d_model %d", heads, d)
+	}
+	return d, layers, ffn, mel, out, nil
 }

@@ -115,18 +115,13 @@ func qwen3OmniVisionDefaults(v qwenVision) qwenVision {
 // 20 heads, 5120, 1280, output 3584, downsample 480).
 func qwen3OmniAudioParams(a *omniAudio) (int64, error) {
 	var f fields
-	d := f.opt("d_model", a.DModel, 1280)
-	layers := f.opt("encoder_layers", a.EncoderLayers, 32)
-	heads := f.opt("encoder_attention_heads", a.EncoderHeads, 20)
-	ffn := f.opt("encoder_ffn_dim", a.EncoderFFNDim, 5120)
-	mel := f.opt("num_mel_bins", a.NumMelBins, 128)
-	out := f.opt("output_dim", a.OutputDim, 3584)
+	d, layers, ffn, mel, out, err := omniAudioShape(a, &f)
+	if err != nil {
+		return 0, err
+	}
 	ds := f.opt("downsample_hidden_size", a.DownsampleHiddenSize, 480)
 	if f.err != nil {
 		return 0, f.err
-	}
-	if d%heads != 0 {
-		return 0, fmt.Errorf("encoder_attention_heads %d does not divide d_model %d", heads, d)
 	}
 	freq := ((((mel+1)/2+1)/2 + 1) / 2)
 	for _, err := range []error{tooMany(layers, d, 4*d+2*ffn), tooMany(9, ds, ds), tooMany(ds, freq, d), tooMany(d, out)} {
