@@ -49,14 +49,8 @@ type hfConvHybrid struct {
 // conv_L_cache values per channel, a fixed size per sequence not planned.
 func countLFM2(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := decoder{}
-	d.h = f.need("hidden_size", c.HiddenSize)
-	d.L = f.need("num_hidden_layers", c.NumHiddenLayers)
-	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
-	d.kv = f.opt("num_key_value_heads", c.NumKeyValueHeads, 8)
-	d.vocab = f.need("vocab_size", c.VocabSize)
-	d.maxPos, _ = opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, err := lfm2Shape(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
 	ffName, ffField := "intermediate_size", c.IntermediateSize
@@ -182,4 +176,17 @@ func lfm2Mixers(c hfConfig, h, q, k, hd, kernel int64) (attn, attnLinear, conv, 
 		conv += 3*h + h + h
 	}
 	return attn, attnLinear, conv, convLinear
+}
+
+// lfm2Shape reads the decoder shape both LFM2 generations share, with
+// their config classes' 8 KV heads when num_key_value_heads is left out.
+func lfm2Shape(c hfConfig, f *fields) (decoder, error) {
+	d := decoder{}
+	d.h = f.need("hidden_size", c.HiddenSize)
+	d.L = f.need("num_hidden_layers", c.NumHiddenLayers)
+	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
+	d.kv = f.opt("num_key_value_heads", c.NumKeyValueHeads, 8)
+	d.vocab = f.need("vocab_size", c.VocabSize)
+	d.maxPos, _ = opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
+	return d, d.checkHeads(c, f)
 }

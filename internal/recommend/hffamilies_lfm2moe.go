@@ -25,14 +25,8 @@ import (
 // Only the attention layers keep a KV cache.
 func countLFM2MoE(c hfConfig) (oomsim.Model, error) {
 	var f fields
-	d := decoder{}
-	d.h = f.need("hidden_size", c.HiddenSize)
-	d.L = f.need("num_hidden_layers", c.NumHiddenLayers)
-	d.heads = f.need("num_attention_heads", c.NumAttentionHeads)
-	d.kv = f.opt("num_key_value_heads", c.NumKeyValueHeads, 8)
-	d.vocab = f.need("vocab_size", c.VocabSize)
-	d.maxPos, _ = opt("max_position_embeddings", c.MaxPositionEmbeddings, 0)
-	if err := d.checkHeads(c, &f); err != nil {
+	d, err := lfm2Shape(c, &f)
+	if err != nil {
 		return oomsim.Model{}, err
 	}
 	kernel := f.opt("conv_L_cache", c.ConvLCache, 3)
