@@ -559,8 +559,8 @@ func countT5(c hfConfig) (oomsim.Model, error) {
 
 // gemma3TextDefaults fills what a Gemma 3 config.json leaves to
 // transformers' Gemma3TextConfig defaults: the Hub's own config.json of
-// google/gemma-3-12b-it and -27b-it (transformers 4.50) give no
-// vocab_size, head_dim, max_position_embeddings or tie_word_embeddings,
+// google/gemma-3-12b-it (transformers 4.50) gives no vocab_size,
+// head_dim, max_position_embeddings or tie_word_embeddings,
 // and the class's 262,208, 256, 131,072 and true apply; a sliding window
 // left out is 4,096.
 func gemma3TextDefaults(c *hfConfig) {
