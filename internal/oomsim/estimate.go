@@ -118,14 +118,18 @@ func LoRAParams(m Model, rank int) int64 {
 // (EleutherAI "Transformer Math 101"): AdamW keeps fp32 momentum and
 // variance (8), bitsandbytes 8-bit AdamW 2, SGD with momentum 4, Adafactor
 // factored second moments plus momentum ≈ 4 (HF perf docs: "slightly more
-// than 4 bytes"). Mixed precision adds an fp32 master copy (4).
+// than 4 bytes"), Lion and Muon one momentum (4), LOMO none. GaLore is
+// counted as AdamW: the published conventions predate it. Mixed precision
+// adds an fp32 master copy (4).
 func optimizerBytesPerParam(opt Optimizer, mixed bool) float64 {
 	var b float64
 	switch opt {
 	case AdamW8bit:
 		b = 2
-	case SGD, Adafactor:
+	case SGD, Adafactor, Lion, Muon:
 		b = 4
+	case LOMO, AdaLomo:
+		b = 0
 	default:
 		b = 8
 	}
@@ -262,7 +266,10 @@ func withDefaults(p Plan) Plan {
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:
 			// Decided once the precision is: fp32 training has no regime.
-		case p.Mixed == "" && (prof.PureHalf || loadsCheckpointDtype(p)):
+		case p.Mixed == "" && (prof.PureHalf || loadsCheckpointDtype(p) || p.Optimizer == LOMO || p.Optimizer == AdaLomo):
+			// LOMO and AdaLomo update the 16-bit weights in place inside
+			// the backward: there is no fp32 master copy (LOMO, Table 1:
+			// LLaMA-7B at 12.55 GB of fp16 parameters and no optimizer).
 			p.Mixed = MixedPure
 		case p.Mixed == "":
 			p.Mixed = MixedAMP

@@ -250,6 +250,9 @@ type Plan struct {
 	// ready and frees the gradient (torchtune's optimizer_in_bwd): the
 	// gradients are never all alive.
 	OptimizerInBackward bool `json:"optimizer_in_backward,omitempty"`
+	// GaLoreRank is the projection rank of a GaLore optimizer; 0 means
+	// DefaultGaLoreRank.
+	GaLoreRank int `json:"galore_rank,omitempty"`
 	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
 	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
 	ZeRO2Legacy bool `json:"-"`
@@ -445,6 +448,12 @@ func (p Plan) Validate() error {
 	if p.ContextParallel < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)*max(p.ContextParallel, 1)) != 0 {
 		return fmt.Errorf("context-parallel degree %d times tensor-parallel degree %d times pipeline stages %d does not divide the %d devices",
 			p.ContextParallel, max(p.TensorParallel, 1), max(p.PipelineStages, 1), p.devices())
+	}
+	if p.GaLoreRank < 0 || p.GaLoreRank > 1<<16 {
+		return fmt.Errorf("GaLore rank %d is outside 0..%d", p.GaLoreRank, 1<<16)
+	}
+	if (p.Mode == LoRA || p.Mode == QLoRA) && p.Optimizer.FullParameterOnly() {
+		return fmt.Errorf("optimizer %s trains every weight (mode training); with mode %s use adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion or muon", p.Optimizer, p.Mode)
 	}
 	if p.PromptLen < 0 || (p.SeqLen > 0 && p.PromptLen > p.SeqLen) {
 		return fmt.Errorf("prompt length %d is outside 0..%d (the sequence length)", p.PromptLen, p.SeqLen)

@@ -523,17 +523,17 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	switch {
 	case s.prof.Stack == StackDeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
 		w, g = 2*P, 2*P
-		o = P * (4 + adamStateBytes(p.Optimizer, 4))
+		o = 4*P + optimizerStates(p, P, 4)
 	case s.pure:
 		stateB = 2
 		w, g = 2*P, 2*P
-		o = P * adamStateBytes(p.Optimizer, 2)
+		o = optimizerStates(p, P, 2)
 	case p.Precision == capability.FP32:
 		w, g = 4*P, 4*P
-		o = P * adamStateBytes(p.Optimizer, 4)
+		o = optimizerStates(p, P, 4)
 	default: // AMP
 		w, g = 4*P+2*P, 4*P
-		o = P * adamStateBytes(p.Optimizer, 4)
+		o = optimizerStates(p, P, 4)
 	}
 	w, g, o = w*s.wFrac, g*s.sFrac, o*s.sFrac
 	if p.Offload == OffloadCPU {
@@ -549,7 +549,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	if p.Optimizer.Paged() {
 		o = 0
 	}
-	if p.OptimizerInBackward {
+	if p.OptimizerInBackward || p.Optimizer.InBackward() {
 		// Each gradient is applied and freed as the backward produces
 		// it: about one block's gradients are alive at a time.
 		if a := p.Model.Arch; a != nil && a.Layers > 0 {
@@ -565,18 +565,127 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 
 // adamStateBytes is the optimizer state per trainable parameter when the
 // states are kept in stateBytes-wide values: AdamW two states, 8-bit AdamW
-// two 1-byte states (bitsandbytes), SGD with momentum one, Adafactor its
+// two 1-byte states (bitsandbytes), SGD with momentum, Lion and Muon one
+// (LoRA's adapters are all matrices, which Muon steps), Adafactor its
 // factored second moments (about one byte per value for matrices).
 func adamStateBytes(opt Optimizer, stateBytes float64) float64 {
 	switch opt {
 	case AdamW8bit, PagedAdamW8bit:
 		return 2
-	case SGD:
+	case SGD, Lion, Muon:
 		return stateBytes
 	case Adafactor:
 		return 1
 	}
 	return 2 * stateBytes
+}
+
+// DefaultGaLoreRank is GaLore's projection rank when none is given: the HF
+// Trainer's galore_adamw default (optim_args rank) and galore-torch's
+// README examples.
+const DefaultGaLoreRank = 128
+
+// optimizerStates is full training's optimizer state for P trainable
+// parameters, each state value stateB bytes wide (before sharding).
+//
+//   - Muon: one momentum buffer per hidden matrix; the embeddings and the
+//     untied head (adamWParams) get AdamW's two states.
+//   - GaLore: per attention/MLP matrix of m×n, a projector of
+//     rank×min(m,n) in the gradient's dtype and two Adam states of the
+//     projected gradient, rank×max(m,n) (galore_projector.py projects the
+//     shorter side); 8-bit GaLore keeps those states in one byte. The
+//     embeddings and head get plain AdamW (GaLore targets attn and mlp).
+//   - LOMO none; AdaLomo a row and a column vector per matrix.
+//   - The rest: adamStateBytes per parameter.
+func optimizerStates(p Plan, P, stateB float64) float64 {
+	side := math.Min(float64(adamWParams(p.Model)), P)
+	switch {
+	case p.Optimizer == Muon:
+		return (P-side)*stateB + side*2*stateB
+	case p.Optimizer.GaLore():
+		rank := p.GaLoreRank
+		if rank <= 0 {
+			rank = DefaultGaLoreRank
+		}
+		proj, state := galoreValues(p.Model.Arch, rank)
+		stB := stateB
+		if p.Optimizer == GaLore8bit || p.Optimizer == GaLore8bitLayerwise {
+			stB = 1
+		}
+		return side*2*stateB + (P-side)*(proj*stateB+2*state*stB)
+	case p.Optimizer == LOMO:
+		return 0
+	case p.Optimizer == AdaLomo:
+		return P * factoredValues(p.Model.Arch) * stateB
+	}
+	return P * adamStateBytes(p.Optimizer, stateB)
+}
+
+// adamWParams are the parameters every Muon and GaLore recipe leaves to
+// AdamW: the input embeddings and the untied output head.
+func adamWParams(m Model) int64 {
+	if m.Arch == nil {
+		return 0
+	}
+	return int64(m.Arch.Vocab)*int64(m.Arch.Hidden) + m.HeadParams
+}
+
+// galoreValues are GaLore's projector values and values of one projected
+// state per projected parameter, from one block's attention and MLP
+// matrices (the experts of a mixture have the MLP's shape ratios). A
+// model without a transformer shape keeps full Adam states (0, 1).
+func galoreValues(a *Arch, rank int) (proj, state float64) {
+	if a == nil || a.Hidden <= 0 {
+		return 0, 1
+	}
+	var params, p, st float64
+	for _, mn := range blockMatrices(a) {
+		m, n := float64(mn[0]), float64(mn[1])
+		r := math.Min(float64(rank), math.Min(m, n))
+		params += m * n
+		p += r * math.Min(m, n)
+		st += r * math.Max(m, n)
+	}
+	return p / params, st / params
+}
+
+// factoredValues are the values of a factored second moment (a row and a
+// column vector per matrix, as AdaLomo keeps) per parameter.
+func factoredValues(a *Arch) float64 {
+	if a == nil || a.Hidden <= 0 {
+		return 0
+	}
+	var params, rc float64
+	for _, mn := range blockMatrices(a) {
+		params += float64(mn[0]) * float64(mn[1])
+		rc += float64(mn[0] + mn[1])
+	}
+	return rc / params
+}
+
+// blockMatrices are one block's weight matrices (rows, columns): the
+// query, key, value and output projections and the two or three MLP ones.
+func blockMatrices(a *Arch) [][2]int {
+	h, hd := a.Hidden, a.HeadDim
+	if hd <= 0 && a.Heads > 0 {
+		hd = h / a.Heads
+	}
+	q, kv := a.Heads*hd, a.KVHeads*hd
+	if q <= 0 {
+		q = h
+	}
+	if kv <= 0 {
+		kv = q
+	}
+	ffn := a.FFN
+	if ffn <= 0 {
+		ffn = 4 * h
+	}
+	ms := [][2]int{{h, q}, {h, kv}, {h, kv}, {q, h}, {h, ffn}, {ffn, h}}
+	if a.Gated {
+		ms = append(ms, [2]int{h, ffn})
+	}
+	return ms
 }
 
 // trainingPeak is when full training's memory peaks. Gradients are freed

@@ -44,10 +44,52 @@ const (
 	PagedAdamW8bit Optimizer = "paged-adamw-8bit"
 	SGD            Optimizer = "sgd"
 	Adafactor      Optimizer = "adafactor"
+	// Lion (Chen et al. 2023, "Symbolic Discovery of Optimization
+	// Algorithms"; lion-pytorch) keeps one momentum state per parameter.
+	Lion Optimizer = "lion"
+	// Muon (Keller Jordan 2024; torch.optim.Muon since PyTorch 2.9) keeps
+	// one momentum buffer per hidden weight matrix; every Muon recipe
+	// (modded-nanogpt, Moonlight, nanochat) steps the embeddings, the
+	// output head and the 1-D parameters with AdamW.
+	Muon Optimizer = "muon"
+	// GaLore (Zhao et al. 2024; galore-torch, the HF Trainer's
+	// galore_adamw*) runs AdamW on rank-r projections of the attention and
+	// MLP weights' gradients: a projector and two states of the projected
+	// size per matrix; the other parameters get plain AdamW. The 8-bit
+	// variant keeps bitsandbytes 8-bit states; the layerwise variants step
+	// each weight inside the backward, so its gradient is freed at once.
+	GaLore              Optimizer = "galore"
+	GaLore8bit          Optimizer = "galore-8bit"
+	GaLoreLayerwise     Optimizer = "galore-layerwise"
+	GaLore8bitLayerwise Optimizer = "galore-8bit-layerwise"
+	// LOMO (Lv et al. 2023, "Full Parameter Fine-tuning for Large Language
+	// Models with Limited Resources") fuses the update into the backward:
+	// no optimizer state and one parameter's gradient at a time. AdaLomo
+	// (Lv et al. 2024) adds Adafactor-style factored second moments (a row
+	// and a column vector per matrix).
+	LOMO    Optimizer = "lomo"
+	AdaLomo Optimizer = "adalomo"
 )
 
 // Paged reports whether the optimizer's states live in paged unified memory.
 func (o Optimizer) Paged() bool { return o == PagedAdamW || o == PagedAdamW8bit }
+
+// GaLore reports whether the optimizer projects gradients to low rank.
+func (o Optimizer) GaLore() bool {
+	return o == GaLore || o == GaLore8bit || o == GaLoreLayerwise || o == GaLore8bitLayerwise
+}
+
+// InBackward reports whether the optimizer steps each parameter inside the
+// backward pass (LOMO, AdaLomo, layerwise GaLore), freeing its gradient
+// there: the run never holds the whole model's gradients.
+func (o Optimizer) InBackward() bool {
+	return o == LOMO || o == AdaLomo || o == GaLoreLayerwise || o == GaLore8bitLayerwise
+}
+
+// FullParameterOnly reports whether the optimizer is built for full
+// training (GaLore projects full weight gradients; LOMO and AdaLomo fuse
+// the update of every weight): with LoRA it is a contradiction.
+func (o Optimizer) FullParameterOnly() bool { return o.GaLore() || o == LOMO || o == AdaLomo }
 
 // Recompute is the activation recomputation (checkpointing) level.
 type Recompute string
@@ -144,7 +186,7 @@ func (o Objective) Reference() bool { return o == ObjectiveDPO || o == Objective
 // Accepted values, in the order help texts show them.
 var (
 	Modes       = []Mode{Inference, Training, LoRA, QLoRA}
-	Optimizers  = []Optimizer{AdamW, AdamWFused, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor}
+	Optimizers  = []Optimizer{AdamW, AdamWFused, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor, Lion, Muon, GaLore, GaLore8bit, GaLoreLayerwise, GaLore8bitLayerwise, LOMO, AdaLomo}
 	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
 	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA, AttentionFlash}
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}

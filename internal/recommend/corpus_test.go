@@ -479,24 +479,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		return c, "no optimizer step (forward and backward only)"
 	}
 	switch o := r["optimizer"]; o {
-	case "", "none", "adamw", "adam":
-		in.Optimizer = oomsim.AdamW
-	case "adamw-fused", "adamw-loop":
-		// torch's fused AdamW, or a per-parameter loop (CS336's own
-		// AdamW): no state-sized foreach temporary at the step.
-		in.Optimizer = oomsim.AdamWFused
-	case "paged-adamw-32bit":
-		in.Optimizer = oomsim.PagedAdamW
-	case "paged-adamw-8bit":
-		in.Optimizer = oomsim.PagedAdamW8bit
-	case "adamw-8bit", "adamw-4bit", "adamw-fp8":
-		in.Optimizer = oomsim.AdamW8bit
-	case "sgd":
-		in.Optimizer = oomsim.SGD
-	case "adafactor":
-		in.Optimizer = oomsim.Adafactor
+	case "galore", "galore-adamw8bit":
+		in.Optimizer, in.GaLoreRank = galoreFromNote(o, r["note"])
 	default:
-		return c, "optimizer " + o
+		opt, ok := corpusOptimizers[o]
+		if !ok {
+			return c, "optimizer " + o
+		}
+		in.Optimizer = opt
 	}
 	switch g := r["grad_ckpt"]; g {
 	case "full":
@@ -993,6 +983,36 @@ func TestCorpusMeasuredPeaks(t *testing.T) {
 			t.Log(m)
 		}
 	}
+}
+
+// corpusOptimizers maps the corpus's optimizer column to devctl's: the
+// fused and per-parameter-loop (CS336's own) AdamW have no state-sized
+// foreach temporary at the step; 4-bit and fp8 AdamW are counted as 8-bit.
+var corpusOptimizers = map[string]oomsim.Optimizer{
+	"": oomsim.AdamW, "none": oomsim.AdamW, "adamw": oomsim.AdamW, "adam": oomsim.AdamW,
+	"adamw-fused": oomsim.AdamWFused, "adamw-loop": oomsim.AdamWFused,
+	"paged-adamw-32bit": oomsim.PagedAdamW, "paged-adamw-8bit": oomsim.PagedAdamW8bit,
+	"adamw-8bit": oomsim.AdamW8bit, "adamw-4bit": oomsim.AdamW8bit, "adamw-fp8": oomsim.AdamW8bit,
+	"sgd": oomsim.SGD, "adafactor": oomsim.Adafactor, "lion": oomsim.Lion, "muon": oomsim.Muon,
+	"lomo": oomsim.LOMO, "adalomo": oomsim.AdaLomo,
+}
+
+// galoreFromNote reads a GaLore row's variant and rank from its note, where
+// the collectors copied the command line: the 8-bit states
+// (galore_adamw8bit, "GaLore 8-bit"), the per-layer step (layerwise,
+// _per_layer) and --rank / galore_rank.
+func galoreFromNote(optimizer, note string) (oomsim.Optimizer, int) {
+	eight := optimizer == "galore-adamw8bit" || regexp.MustCompile(`(?i)galore[ _-]?(adamw)?[ _-]?8-?bit`).MatchString(note)
+	layerwise := regexp.MustCompile(`(?i)layerwise|per_layer`).MatchString(note)
+	opt := map[[2]bool]oomsim.Optimizer{
+		{false, false}: oomsim.GaLore, {true, false}: oomsim.GaLore8bit,
+		{false, true}: oomsim.GaLoreLayerwise, {true, true}: oomsim.GaLore8bitLayerwise,
+	}[[2]bool{eight, layerwise}]
+	rank := 0
+	if m := regexp.MustCompile(`(?i)(?:galore[_-]rank|--rank)[ =]+(\d+)`).FindStringSubmatch(note); m != nil {
+		rank = atoi0(m[1])
+	}
+	return opt, rank
 }
 
 // TestCorpusOutcomes compares devctl's verdict (fits) with what happened:

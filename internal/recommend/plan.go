@@ -120,6 +120,7 @@ type RunSettings struct {
 	LoRARank     int
 	LoRATargets  oomsim.LoRATargets
 	LoRALayers   int
+	GaLoreRank   int
 	Quant        oomsim.QuantFormat
 	WeightBits   float64
 	Compiled     bool
@@ -249,7 +250,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
-		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers,
+		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, GaLoreRank: r.GaLoreRank,
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,

@@ -203,8 +203,10 @@ type Input struct {
 	LoRARank     int
 	LoRATargets  oomsim.LoRATargets
 	LoRALayers   int
-	Quant        oomsim.QuantFormat
-	WeightBits   float64
+	// GaLoreRank is a GaLore optimizer's projection rank (0: the default).
+	GaLoreRank int
+	Quant      oomsim.QuantFormat
+	WeightBits float64
 	// KVBits is the KV cache's element width when it is quantised (8 for
 	// fp8 or int8, 4 for q4_0); 0 is the compute dtype.
 	KVBits   int
@@ -391,13 +393,16 @@ func Recommend(in Input) (*Result, error) {
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
-		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers,
+		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, GaLoreRank: in.GaLoreRank,
 		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
 	if in.KVCacheTokens > 0 && (plan.Mode != oomsim.Inference || !oomsim.CountsKVTokens(plan.Stack)) {
 		return nil, fmt.Errorf("%w: --kv-cache-tokens sizes the KV cache of vllm, sglang, lmdeploy or tensorrt-llm (--mode inference), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
+	}
+	if (plan.Mode == oomsim.LoRA || plan.Mode == oomsim.QLoRA) && plan.Optimizer.FullParameterOnly() {
+		return nil, fmt.Errorf("%w: --optimizer %s trains every weight (--mode training); with --mode %s use adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion or muon", ErrContradiction, plan.Optimizer, plan.Mode)
 	}
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:

@@ -85,6 +85,7 @@ type Options struct {
 	WeightBits  float64
 	Mixed       string
 	LoRARank    int
+	GaLoreRank  int
 	LoRATargets string
 	LoRALayers  int
 	Quant       string
@@ -166,7 +167,8 @@ not run the probe.`,
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
-	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd or adafactor")
+	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion, muon (AdamW for the embeddings and head), galore, galore-8bit, galore-layerwise, galore-8bit-layerwise, lomo or adalomo (the last six full training only)")
+	fl.IntVar(&opts.GaLoreRank, "galore-rank", oomsim.DefaultGaLoreRank, "projection rank of a GaLore optimizer (the HF Trainer's optim_args rank)")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the release of the stack's distribution when it is not the one installed here (transformers 4.44.2 for hf, deepspeed, llama-factory and axolotl; vllm 0.6.4; llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
@@ -334,6 +336,9 @@ func (o *Options) Validate() error {
 	if o.LoRARank < 1 || o.LoRARank > 1<<14 {
 		return cmdutil.Usagef("invalid --lora-rank %d: want 1 to %d", o.LoRARank, 1<<14)
 	}
+	if o.GaLoreRank < 1 || o.GaLoreRank > 1<<16 {
+		return cmdutil.Usagef("invalid --galore-rank %d: want 1 to %d", o.GaLoreRank, 1<<16)
+	}
 	if o.LoRALayers < 0 || o.LoRALayers > 1<<12 {
 		return cmdutil.Usagef("invalid --lora-layers %d: want 0 (every block) to %d", o.LoRALayers, 1<<12)
 	}
@@ -375,7 +380,7 @@ func (o *Options) Validate() error {
 	}
 	r.EvalBatch = o.EvalBatchSize
 	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
-	r.ExpandableSegments = o.Expandable
+	r.ExpandableSegments, r.GaLoreRank = o.Expandable, o.GaLoreRank
 	return nil
 }
 
