@@ -394,6 +394,15 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantBnB
 	case w == "int8":
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantBnB
+	case w == "int4-autoround":
+		// AutoRound exports GPTQ's packing at 4 bits, group 128.
+		in.Precision, in.Quant = capability.Int4, oomsim.QuantGPTQ
+	case w == "hqq4", w == "aqlm2":
+		// HQQ's default group of 64 with an fp16 scale and zero; AQLM
+		// 1x16 codes over 8 weights (hfquant.go sizes both from a config).
+		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, map[string]float64{"hqq4": 4.5, "aqlm2": 2}[w]
+	case w == "gptq3-g128":
+		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, 3+19.0/128
 	case w == "gptq4", w == "awq4", w == "mxfp4", strings.HasPrefix(w, "exl"), strings.HasPrefix(w, "gptq4-g"):
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGPTQ
 		if g, ok := strings.CutPrefix(w, "gptq4-g"); ok {

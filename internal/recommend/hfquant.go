@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,7 +28,23 @@ type quantBlock struct {
 	LoadIn8bitOld *bool  `json:"load_in_8bit"`
 	DoubleQuant   *bool  `json:"bnb_4bit_use_double_quant"`
 	QuantAlgo     string `json:"quant_algo"` // NVIDIA ModelOpt: FP8, NVFP4
-	ConfigGroups  map[string]struct {
+	// HQQ (HqqConfig.to_dict): hqq's BaseQuantizeConfig under quant_config.
+	HQQ *struct {
+		Weight *struct {
+			NBits     *float64 `json:"nbits"`
+			GroupSize *float64 `json:"group_size"`
+		} `json:"weight_quant_params"`
+	} `json:"quant_config"`
+	// Some HQQ exports write the bits at the top.
+	NBits *float64 `json:"nbits"`
+	// AQLM (AqlmConfig): additive quantisation's codes.
+	InGroupSize      *float64 `json:"in_group_size"`
+	OutGroupSize     *float64 `json:"out_group_size"`
+	NumCodebooks     *float64 `json:"num_codebooks"`
+	NBitsPerCodebook *float64 `json:"nbits_per_codebook"`
+	// Quanto and EETQ (QuantoConfig, EetqConfig): the weights' dtype.
+	Weights      string `json:"weights"`
+	ConfigGroups map[string]struct {
 		Weights *struct {
 			NumBits   *float64 `json:"num_bits"`
 			Type      string   `json:"type"`
@@ -107,6 +124,22 @@ func ParseStoredWeights(config []byte) (*oomsim.StoredWeights, string, error) {
 		default:
 			return nil, fmt.Sprintf("%s: ModelOpt %q is not a format devctl sizes: planned as the 16-bit model", key, q.QuantAlgo), nil
 		}
+	case "auto-round", "intel/auto-round", "autoround":
+		// AutoRound exports GPTQ's packing ("auto_round:gptq"), 4 bits
+		// at group 128 by default (transformers' AutoRoundConfig).
+		bits, group = cmp.Or(bits, 4), cmp.Or(group, 128)
+		integerGroup(s, bits, group, oomsim.QuantGPTQ)
+		s.From = fmt.Sprintf("%s: AutoRound %g-bit%s", key, bits, groupText(group))
+	case "hqq":
+		return hqqStorage(q, key)
+	case "aqlm":
+		return aqlmStorage(q, key)
+	case "quanto", "eetq":
+		return quantoStorage(q, method, key)
+	case "bitnet":
+		// BitNet b1.58: ternary weights packed four to a byte, and a
+		// scale per tensor.
+		s.Precision, s.Format, s.Bits, s.From = capability.Int4, oomsim.QuantGPTQ, 2, key+": BitNet ternary weights packed in 2 bits"
 	case "compressed-tensors":
 		return compressedTensors(q, key)
 	case "":
@@ -127,6 +160,84 @@ func ParseStoredWeights(config []byte) (*oomsim.StoredWeights, string, error) {
 		s.From = fmt.Sprintf("%s: mlx %g-bit%s", key, bits, groupText(group))
 	default:
 		return nil, fmt.Sprintf("%s: quant_method %q is not one devctl sizes: planned as the 16-bit model (give --precision and --weight-bits for its storage)", key, q.QuantMethod), nil
+	}
+	return s, "", nil
+}
+
+// hqqStorage sizes HQQ (mobiusml/hqq, transformers' HqqConfig): nbits
+// packed with an fp16 scale and zero per group (4 bits at group 64 by
+// default).
+func hqqStorage(q *quantBlock, key string) (*oomsim.StoredWeights, string, error) {
+	w, where := quantBlock{Bits: cmp.Or(q.NBits, q.Bits), GroupSize: q.GroupSize}, key
+	if q.HQQ != nil && q.HQQ.Weight != nil {
+		w, where = quantBlock{Bits: q.HQQ.Weight.NBits, GroupSize: q.HQQ.Weight.GroupSize}, key+".quant_config.weight_quant_params"
+	}
+	bits, group, err := w.bitsAndGroup(where)
+	if err != nil {
+		return nil, "", err
+	}
+	bits, group = cmp.Or(bits, 4), cmp.Or(group, 64)
+	s := &oomsim.StoredWeights{Format: oomsim.QuantGPTQ, Precision: capability.Int4, Bits: bits}
+	if group > 0 {
+		s.Bits = bits + 32/group
+	}
+	if bits > 4 {
+		s.Precision = capability.Int8
+	}
+	s.From = fmt.Sprintf("%s: HQQ %g-bit%s", key, bits, groupText(group))
+	return s, "", nil
+}
+
+// aqlmStorage sizes AQLM (Egiazarian et al. 2024): each group of
+// in_group_size × out_group_size weights is num_codebooks codes of
+// nbits_per_codebook bits (1×16 over 8 weights: 2 bits a weight). The
+// codebooks themselves (2^nbits vectors per matrix, about 1 MiB at 1×16)
+// are left out and said.
+func aqlmStorage(q *quantBlock, key string) (*oomsim.StoredWeights, string, error) {
+	get := func(v *float64, def float64) float64 {
+		if v == nil {
+			return def
+		}
+		return *v
+	}
+	in, out := get(q.InGroupSize, 8), get(q.OutGroupSize, 1)
+	books, nbits := get(q.NumCodebooks, 1), get(q.NBitsPerCodebook, 16)
+	for _, v := range []float64{in, out, books, nbits} {
+		if math.IsNaN(v) || v < 1 || v > 1<<16 || v != math.Trunc(v) {
+			return nil, "", fmt.Errorf("%s: AQLM group sizes, codebooks and code bits must be whole numbers from 1 to 65536", key)
+		}
+	}
+	bits := books * nbits / (in * out)
+	if bits > 8 {
+		return nil, "", fmt.Errorf("%s: AQLM at %g bits a weight (%g codebooks of %g bits over %g×%g weights) is not a quantisation", key, bits, books, nbits, in, out)
+	}
+	s := &oomsim.StoredWeights{Format: oomsim.QuantGPTQ, Precision: capability.Int4, Bits: bits}
+	if bits > 4.5 {
+		s.Precision = capability.Int8
+	}
+	s.From = fmt.Sprintf("%s: AQLM %gx%g over %gx%g weights (%.3g bits a weight; its codebooks not counted)", key, books, nbits, in, out, bits)
+	return s, "", nil
+}
+
+// quantoStorage sizes optimum-quanto's and EETQ's weights: int8 with a
+// scale per channel, int4 and int2 with a bf16 scale and shift per group
+// of 128 (quanto's default), float8.
+func quantoStorage(q *quantBlock, method, key string) (*oomsim.StoredWeights, string, error) {
+	w := strings.ToLower(strings.TrimSpace(q.Weights))
+	if w == "" {
+		w = "int8" // both configs' default
+	}
+	s := &oomsim.StoredWeights{From: fmt.Sprintf("%s: %s %s weights", key, method, w)}
+	switch w {
+	case "int8":
+		s.Precision, s.Format, s.Bits = capability.Int8, oomsim.QuantGPTQ, 8
+	case "float8":
+		s.Precision, s.Format = capability.Int8, oomsim.QuantFP8
+	case "int4", "int2":
+		bits := map[string]float64{"int4": 4, "int2": 2}[w]
+		s.Precision, s.Format, s.Bits = capability.Int4, oomsim.QuantGPTQ, bits+32.0/128
+	default:
+		return nil, fmt.Sprintf("%s: %s weights %q are not a dtype devctl sizes: planned as the 16-bit model", key, method, q.Weights), nil
 	}
 	return s, "", nil
 }

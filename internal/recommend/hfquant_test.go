@@ -59,6 +59,30 @@ func TestParseStoredWeights(t *testing.T) {
 			capability.Int4, oomsim.QuantGPTQ, 4.25},
 		{"mlx 4-bit", `"quantization": {"group_size": 64, "bits": 4}`, capability.Int4, oomsim.QuantMLX, 0},
 		{"mlx 6-bit", `"quantization": {"group_size": 64, "bits": 6}`, capability.Int8, oomsim.QuantMLX, 6.5},
+		// AutoRound as Intel's exports write it (a SpinQuant design note
+		// quotes the block); AQLM as BlackSamorez/Llama-2-7b-AQLM-2Bit-1x16-hf
+		// (quoted in vLLM's aqlm.py); HQQ as HqqConfig.to_dict nests hqq's
+		// BaseQuantizeConfig, and as some exports flatten it.
+		{"auto-round", `"quantization_config": {"quant_method": "intel/auto-round", "bits": 4, "group_size": 128}`,
+			capability.Int4, oomsim.QuantGPTQ, 0},
+		{"auto-round 2-bit group 64", `"quantization_config": {"quant_method": "auto-round", "bits": 2, "group_size": 64, "sym": true}`,
+			capability.Int4, oomsim.QuantGPTQ, 2 + 18.0/64},
+		{"aqlm 1x16", `"quantization_config": {"in_group_size": 8, "nbits_per_codebook": 16, "num_codebooks": 1, "out_group_size": 1, "quant_method": "aqlm", "linear_weights_not_to_quantize": ["model.embed_tokens.weight", "lm_head.weight"]}`,
+			capability.Int4, oomsim.QuantGPTQ, 2},
+		{"aqlm 2x8", `"quantization_config": {"in_group_size": 8, "nbits_per_codebook": 8, "num_codebooks": 2, "out_group_size": 1, "quant_method": "aqlm"}`,
+			capability.Int4, oomsim.QuantGPTQ, 2},
+		{"hqq nested", `"quantization_config": {"quant_config": {"offload_meta": false, "scale_quant_params": null, "weight_quant_params": {"axis": 1, "channel_wise": true, "group_size": 64, "nbits": 4, "optimize": true, "round_zero": true, "view_as_float": false}, "zero_quant_params": null}, "quant_method": "hqq", "skip_modules": ["lm_head"]}`,
+			capability.Int4, oomsim.QuantGPTQ, 4.5},
+		{"hqq flat 2-bit", `"quantization_config": {"quant_method": "hqq", "nbits": 2, "group_size": 16}`,
+			capability.Int4, oomsim.QuantGPTQ, 4},
+		{"quanto int4", `"quantization_config": {"quant_method": "quanto", "weights": "int4", "activations": null}`,
+			capability.Int4, oomsim.QuantGPTQ, 4.25},
+		{"quanto float8", `"quantization_config": {"quant_method": "quanto", "weights": "float8"}`,
+			capability.Int8, oomsim.QuantFP8, 0},
+		{"eetq", `"quantization_config": {"quant_method": "eetq", "weights": "int8"}`,
+			capability.Int8, oomsim.QuantGPTQ, 8},
+		{"bitnet", `"quantization_config": {"quant_method": "bitnet", "modules_to_not_convert": ["lm_head"]}`,
+			capability.Int4, oomsim.QuantGPTQ, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,9 +105,13 @@ func TestParseStoredWeightsRefusals(t *testing.T) {
 	if st != nil || note != "" || err != nil {
 		t.Errorf("16-bit config: %+v %q %v", st, note, err)
 	}
-	st, note, err = ParseStoredWeights([]byte(`{"quantization_config": {"quant_method": "hqq", "nbits": 4}}`))
-	if st != nil || !strings.Contains(note, `"hqq"`) || err != nil {
-		t.Errorf("hqq: %+v %q %v", st, note, err)
+	st, note, err = ParseStoredWeights([]byte(`{"quantization_config": {"quant_method": "vptq", "config_for_layers": {}}}`))
+	if st != nil || !strings.Contains(note, `"vptq"`) || err != nil {
+		t.Errorf("vptq: %+v %q %v", st, note, err)
+	}
+	st, note, err = ParseStoredWeights([]byte(`{"quantization_config": {"quant_method": "quanto", "weights": "int3"}}`))
+	if st != nil || !strings.Contains(note, `"int3"`) || err != nil {
+		t.Errorf("quanto int3: %+v %q %v", st, note, err)
 	}
 	// openai/gpt-oss-20b's own config.json (testdata/models): MXFP4.
 	data, err := os.ReadFile("../../testdata/models/gpt-oss-20b.config.json")
@@ -105,6 +133,9 @@ func TestParseStoredWeightsRefusals(t *testing.T) {
 		`{"quant_method": "gptq", "bits": 4.5}`:                                                         "bits 4.5",
 		`{"quant_method": "gptq", "bits": "four"}`:                                                      "quantization_config",
 		`{"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": -3}}}}`: "num_bits -3",
+		`{"quant_method": "hqq", "quant_config": {"weight_quant_params": {"nbits": 9}}}`:                "weight_quant_params: bits 9",
+		`{"quant_method": "aqlm", "num_codebooks": 0}`:                                                  "AQLM",
+		`{"quant_method": "aqlm", "num_codebooks": 8, "nbits_per_codebook": 16}`:                        "16 bits a weight",
 	} {
 		if _, _, err := ParseStoredWeights([]byte(`{"quantization_config": ` + block + `}`)); err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v, want an error naming %q", block, err, field)
@@ -243,6 +274,9 @@ func FuzzParseStoredWeights(f *testing.F) {
 	f.Add([]byte(`{"quantization": {"group_size": 64, "bits": 4}}`))
 	f.Add([]byte(`{"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}}`))
 	f.Add([]byte(`{"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "aqlm", "in_group_size": 8, "num_codebooks": 1, "nbits_per_codebook": 16}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "hqq", "quant_config": {"weight_quant_params": {"nbits": 4, "group_size": 64}}}}`))
+	f.Add([]byte(`{"quantization_config": {"quant_method": "quanto", "weights": "int2"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, _, err := ParseStoredWeights(data)
 		if err != nil || st == nil {
