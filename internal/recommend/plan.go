@@ -125,8 +125,10 @@ type RunSettings struct {
 	WeightBits   float64
 	Compiled     bool
 	// ExpandableSegments: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-	// (--expandable-segments).
+	// (--expandable-segments, or the environment: ExpandableFrom names
+	// where it was read; "" is the flag).
 	ExpandableSegments bool
+	ExpandableFrom     string
 	// Loss and FusedKernels: --kernels (oomsim.Plan's; "" is the stack's loss).
 	Loss         oomsim.Loss
 	FusedKernels bool
@@ -159,6 +161,29 @@ func (r RunSettings) withDefaults() RunSettings {
 	r.Offload = or(r.Offload, oomsim.OffloadNone)
 	r.BatchSize, r.Devices = max(r.BatchSize, 1), max(r.Devices, 1)
 	return r
+}
+
+// ExpandableFromEnv reads whether PyTorch's CUDA allocator will run with
+// expandable segments from the environment the run inherits:
+// PYTORCH_ALLOC_CONF (PyTorch 2.9's name, read first) or
+// PYTORCH_CUDA_ALLOC_CONF, comma-separated key:value options, as
+// c10's allocator config parses them ("expandable_segments:True").
+// from is the variable and its option, for the reason line.
+func ExpandableFromEnv(lookup func(string) (string, bool)) (on bool, from string) {
+	for _, name := range []string{"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"} {
+		v, ok := lookup(name)
+		if !ok {
+			continue
+		}
+		for _, opt := range strings.Split(v, ",") {
+			key, val, _ := strings.Cut(opt, ":")
+			if strings.TrimSpace(key) == "expandable_segments" {
+				return strings.TrimSpace(val) == "True", name + "=expandable_segments:" + strings.TrimSpace(val)
+			}
+		}
+		return false, "" // the first variable set is the one PyTorch reads
+	}
+	return false, ""
 }
 
 // or is v, or def when v is empty.
@@ -251,7 +276,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, GaLoreRank: r.GaLoreRank,
-		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,

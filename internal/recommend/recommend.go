@@ -5,6 +5,7 @@
 package recommend
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -241,8 +242,10 @@ type Input struct {
 	EvalBatch           int
 	OptimizerInBackward bool
 	Compiled            bool
-	// ExpandableSegments: the allocator reuses any freed block (oomsim.Plan's).
+	// ExpandableSegments: the allocator reuses any freed block (oomsim.Plan's);
+	// ExpandableFrom says where that was read ("": --expandable-segments).
 	ExpandableSegments bool
+	ExpandableFrom     string
 	// FusedKernels: Liger's RMSNorm and SwiGLU (oomsim.Plan's).
 	FusedKernels bool
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
@@ -501,7 +504,7 @@ func Recommend(in Input) (*Result, error) {
 	plan = oomsim.WithDefaults(plan) // the stack's regime for this precision
 	r.Precision = prec
 	if t.Backend == backend.CUDA && (plan.ExpandableSegments || oomsim.ProfileOf(plan.Stack).ExpandableSegments) {
-		src := "--expandable-segments"
+		src := cmp.Or(in.ExpandableFrom, "--expandable-segments")
 		if !plan.ExpandableSegments {
 			src = string(plan.Stack) + "'s launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True"
 		}

@@ -41,3 +41,28 @@ func TestSetStrategy(t *testing.T) {
 		})
 	}
 }
+
+// The allocator's expandable segments are read from the variable PyTorch
+// reads: PYTORCH_ALLOC_CONF before PYTORCH_CUDA_ALLOC_CONF, options
+// separated by commas, "True" only.
+func TestExpandableFromEnv(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		on   bool
+		from string
+	}{
+		{map[string]string{}, false, ""},
+		{map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, true, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+		{map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128, expandable_segments:True"}, true, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+		{map[string]string{"PYTORCH_ALLOC_CONF": "expandable_segments:True", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:False"}, true, "PYTORCH_ALLOC_CONF=expandable_segments:True"},
+		{map[string]string{"PYTORCH_ALLOC_CONF": "max_split_size_mb:128", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, false, ""},
+		{map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:False"}, false, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False"},
+		{map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments=True"}, false, ""},
+	}
+	for _, c := range cases {
+		on, from := ExpandableFromEnv(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		if on != c.on || from != c.from {
+			t.Errorf("%v: got %v %q, want %v %q", c.env, on, from, c.on, c.from)
+		}
+	}
+}

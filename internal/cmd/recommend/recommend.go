@@ -108,6 +108,9 @@ type Options struct {
 	Max           string
 	// RequireFit makes a plan that does not fit exit 3 (scripts and CI).
 	RequireFit bool
+	// LookupEnv reads the environment the planned run would inherit
+	// (PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF).
+	LookupEnv func(string) (string, bool)
 
 	// precisionRegime is what a Lightning --precision name (bf16-true,
 	// bf16-mixed) says about the weights: read by RunE from the global flag.
@@ -116,6 +119,7 @@ type Options struct {
 	run             recommend.RunSettings // set by Validate
 	strat           oomsim.Strategy       // --strategy, set by Validate ("" for auto)
 	devMem          int64                 // --device-memory, set by Validate
+	expandableFrom  string                // the environment variable that set Expandable, by RunE
 }
 
 // NewCmdRecommend builds `devctl recommend`. runF, when not nil, replaces
@@ -133,7 +137,8 @@ func NewCmdRecommend(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comma
 			rep, _, err := cmdutil.RunProbeOn(ctx, f, h, cfg, nil)
 			return rep, err
 		},
-		Deps: cmdutil.PlanDeps(f),
+		Deps:      cmdutil.PlanDeps(f),
+		LookupEnv: f.LookupEnv,
 	}
 	cmd := &cobra.Command{
 		Use:   "recommend",
@@ -156,6 +161,9 @@ not run the probe.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if p := cmd.Flag("precision"); p != nil && p.Changed {
 				opts.precisionRegime = capability.TrainingRegime(p.Value.String())
+			}
+			if e := cmd.Flag("expandable-segments"); e != nil && !e.Changed && opts.LookupEnv != nil {
+				opts.Expandable, opts.expandableFrom = recommend.ExpandableFromEnv(opts.LookupEnv)
 			}
 			return cmdutil.Execute(cmd.Context(), opts, runF)
 		},
@@ -182,7 +190,7 @@ not run the probe.`,
 	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
-	fl.BoolVar(&opts.Expandable, "expandable-segments", false, "PyTorch's CUDA allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: freed blocks are reused whatever their size, so reserved memory stays near the peak of live tensors (torchtitan's launcher sets it)")
+	fl.BoolVar(&opts.Expandable, "expandable-segments", false, "PyTorch's CUDA allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: freed blocks are reused whatever their size, so reserved memory stays near the peak of live tensors (torchtitan's launcher sets it); unset, read from PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF")
 	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
@@ -380,7 +388,7 @@ func (o *Options) Validate() error {
 	}
 	r.EvalBatch = o.EvalBatchSize
 	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
-	r.ExpandableSegments, r.GaLoreRank = o.Expandable, o.GaLoreRank
+	r.ExpandableSegments, r.ExpandableFrom, r.GaLoreRank = o.Expandable, o.expandableFrom, o.GaLoreRank
 	return nil
 }
 
