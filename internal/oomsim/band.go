@@ -62,7 +62,7 @@ func EstimateBand(p Plan, b Breakdown, pinned Pinned) Band {
 			try("how the loss is computed (fp32 logits for every position)", q)
 		}
 	}
-	if !pinned.Mixed && p.Mode == Training && p.Precision != "" && p.Precision.Level() == 1 && p.Optimizer != LOMO && p.Optimizer != AdaLomo {
+	if !pinned.Mixed && p.Mode == Training && p.Precision != "" && p.Precision.Level() == 1 && !p.Optimizer.NoMasterCopy() {
 		q := p
 		if p.Mixed == MixedPure {
 			q.Mixed = MixedAMP

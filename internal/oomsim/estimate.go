@@ -266,10 +266,11 @@ func withDefaults(p Plan) Plan {
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:
 			// Decided once the precision is: fp32 training has no regime.
-		case p.Mixed == "" && (prof.PureHalf || loadsCheckpointDtype(p) || p.Optimizer == LOMO || p.Optimizer == AdaLomo):
+		case p.Mixed == "" && (prof.PureHalf || loadsCheckpointDtype(p) || p.Optimizer.NoMasterCopy()):
 			// LOMO and AdaLomo update the 16-bit weights in place inside
-			// the backward: there is no fp32 master copy (LOMO, Table 1:
-			// LLaMA-7B at 12.55 GB of fp16 parameters and no optimizer).
+			// the backward, BAdam all but its active block: there is no
+			// fp32 master copy (LOMO, Table 1: LLaMA-7B at 12.55 GB of
+			// fp16 parameters and no optimizer).
 			p.Mixed = MixedPure
 		case p.Mixed == "":
 			p.Mixed = MixedAMP

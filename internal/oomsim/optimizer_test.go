@@ -35,6 +35,7 @@ func TestOptimizerStatesByHand(t *testing.T) {
 		{GaLore, 0, 8*side + (P-side)*(4*proj+2*4*state)},
 		{GaLore8bit, 0, 8*side + (P-side)*(4*proj+2*1*state)},
 		{LOMO, 0, 0},
+		{BAdam, 0, 12 * P / 32},
 	}
 	for _, c := range cases {
 		p := WithDefaults(Plan{Model: llama2_7B, Mode: Training, Precision: capability.BF16, Mixed: MixedAMP, BatchSize: 1, SeqLen: 1024, Optimizer: c.opt, GaLoreRank: c.rank, Stack: StackHF})
@@ -57,17 +58,18 @@ func TestOptimizerStatesByHand(t *testing.T) {
 	}
 }
 
-// LOMO and AdaLomo update in the backward: 16-bit weights without a master
-// copy (LOMO's Table 1: 12.55 GB of fp16 parameters for LLaMA-7B, no
-// optimizer state) and about one block's gradients alive.
+// LOMO and AdaLomo update in the backward, BAdam one block at a time:
+// 16-bit weights without a master copy (LOMO's Table 1: 12.55 GB of fp16
+// parameters for LLaMA-7B, no optimizer state) and about one block's
+// gradients alive.
 func TestInBackwardOptimizers(t *testing.T) {
-	for _, opt := range []Optimizer{LOMO, AdaLomo, GaLoreLayerwise, GaLore8bitLayerwise} {
+	for _, opt := range []Optimizer{LOMO, AdaLomo, BAdam, GaLoreLayerwise, GaLore8bitLayerwise} {
 		p := WithDefaults(Plan{Model: llama2_7B, Mode: Training, Precision: capability.FP16, BatchSize: 1, SeqLen: 512, Optimizer: opt, Stack: StackHF})
 		b, err := Estimate(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if opt == LOMO || opt == AdaLomo {
+		if opt.NoMasterCopy() {
 			if p.Mixed != MixedPure || b.WeightsBytes != 2*llama2_7B.Params {
 				t.Errorf("%s: mixed %q, weights %d; want pure 16-bit weights", opt, p.Mixed, b.WeightsBytes)
 			}
@@ -83,7 +85,7 @@ func TestInBackwardOptimizers(t *testing.T) {
 
 // Optimizers that train every weight are refused with LoRA.
 func TestFullParameterOptimizersRefuseLoRA(t *testing.T) {
-	for _, opt := range []Optimizer{GaLore, GaLore8bitLayerwise, LOMO, AdaLomo} {
+	for _, opt := range []Optimizer{GaLore, GaLore8bitLayerwise, LOMO, AdaLomo, BAdam} {
 		p := Plan{Model: llama2_7B, Mode: LoRA, Precision: capability.BF16, Optimizer: opt, LoRARank: 16}
 		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "mode training") {
 			t.Errorf("%s with LoRA: %v", opt, err)

@@ -549,9 +549,10 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	if p.Optimizer.Paged() {
 		o = 0
 	}
-	if p.OptimizerInBackward || p.Optimizer.InBackward() {
+	if p.OptimizerInBackward || p.Optimizer.InBackward() || p.Optimizer == BAdam {
 		// Each gradient is applied and freed as the backward produces
-		// it: about one block's gradients are alive at a time.
+		// it (BAdam: only the active block has gradients): about one
+		// block's gradients are alive at a time.
 		if a := p.Model.Arch; a != nil && a.Layers > 0 {
 			g /= float64(a.Layers)
 		}
@@ -596,6 +597,8 @@ const DefaultGaLoreRank = 128
 //     shorter side); 8-bit GaLore keeps those states in one byte. The
 //     embeddings and head get plain AdamW (GaLore targets attn and mlp).
 //   - LOMO none; AdaLomo a row and a column vector per matrix.
+//   - BAdam: the active block's fp32 copy and Adam states, 12 B a
+//     parameter of one layer.
 //   - The rest: adamStateBytes per parameter.
 func optimizerStates(p Plan, P, stateB float64) float64 {
 	side := math.Min(float64(adamWParams(p.Model)), P)
@@ -615,6 +618,10 @@ func optimizerStates(p Plan, P, stateB float64) float64 {
 		return side*2*stateB + (P-side)*(proj*stateB+2*state*stB)
 	case p.Optimizer == LOMO:
 		return 0
+	case p.Optimizer == BAdam && p.Model.Arch != nil && p.Model.Arch.Layers > 0:
+		// The active block (one layer, LLaMA-Factory's badam_mode
+		// "layer"): its fp32 copy and Adam's two fp32 states.
+		return 12 * P / float64(p.Model.Arch.Layers)
 	case p.Optimizer == AdaLomo:
 		return P * factoredValues(p.Model.Arch) * stateB
 	}

@@ -1003,7 +1003,7 @@ var corpusOptimizers = map[string]oomsim.Optimizer{
 	"paged-adamw-32bit": oomsim.PagedAdamW, "paged-adamw-8bit": oomsim.PagedAdamW8bit,
 	"adamw-8bit": oomsim.AdamW8bit, "adamw-4bit": oomsim.AdamW8bit, "adamw-fp8": oomsim.AdamW8bit,
 	"sgd": oomsim.SGD, "adafactor": oomsim.Adafactor, "lion": oomsim.Lion, "muon": oomsim.Muon,
-	"lomo": oomsim.LOMO, "adalomo": oomsim.AdaLomo,
+	"lomo": oomsim.LOMO, "adalomo": oomsim.AdaLomo, "badam": oomsim.BAdam,
 }
 
 // galoreFromNote reads a GaLore row's variant and rank from its note, where
