@@ -241,7 +241,9 @@ func withDefaults(p Plan) Plan {
 			_, p.Prealloc, _ = servingDefaults(p)
 		}
 	} else {
-		p.PromptLen = 0 // training has no prompt to prefill
+		if p.Objective != ObjectiveGRPO {
+			p.PromptLen = 0 // supervised training has no prompt to prefill
+		}
 		if p.Optimizer == "" {
 			p.Optimizer = AdamW
 		}
@@ -261,6 +263,13 @@ func withDefaults(p Plan) Plan {
 			p.Loss = prof.Loss
 		}
 		p = trlRelease(p, pinnedRecompute, pinnedLoss)
+		if p.Objective == ObjectiveGRPO && !pinnedLoss && p.Stack != StackUnsloth {
+			// GRPOTrainer computes its own loss from the completion's
+			// logits (use_liger_loss off by default), whatever the
+			// stack's supervised loss; Unsloth's GRPO keeps its own
+			// chunked kernel.
+			p.Loss = LossFull
+		}
 		switch {
 		case p.Mode != Training:
 			p.Mixed = ""

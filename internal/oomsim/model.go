@@ -253,6 +253,18 @@ type Plan struct {
 	// GaLoreRank is the projection rank of a GaLore optimizer; 0 means
 	// DefaultGaLoreRank.
 	GaLoreRank int `json:"galore_rank,omitempty"`
+	// Rollout, RolloutShare, RolloutSleep and RolloutSteps describe a GRPO
+	// step's generation: the engine ("" is hf), a colocated vLLM's
+	// gpu_memory_utilization (0: DefaultRolloutShare), whether vLLM's
+	// sleep mode releases it during the training step, and TRL's
+	// steps_per_generation (0 or 1: one): each device generates BatchSize ×
+	// RolloutSteps sequences at once.
+	Rollout      RolloutEngine `json:"rollout,omitempty"`
+	RolloutShare float64       `json:"rollout_gpu_memory_utilization,omitempty"`
+	RolloutSleep bool          `json:"rollout_sleep_mode,omitempty"`
+	RolloutSteps int           `json:"rollout_steps_per_generation,omitempty"`
+	// KLReference keeps GRPO's frozen reference model (beta != 0).
+	KLReference bool `json:"kl_reference,omitempty"`
 	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
 	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
 	ZeRO2Legacy bool `json:"-"`
@@ -370,6 +382,11 @@ type Breakdown struct {
 	// gathered blocks, 4-bit dequantisation, a serving engine's CUDA
 	// graphs.
 	BuffersBytes int64 `json:"buffers_bytes"`
+	// RolloutBytes is a GRPO step's generation: the KV cache and prefill
+	// of model.generate (a phase apart from the training step), or a
+	// colocated vLLM's share of the device (held through the step unless
+	// it sleeps).
+	RolloutBytes int64 `json:"rollout_bytes,omitempty"`
 	// EvalBytes is a training run's evaluation forward between steps at
 	// Plan.EvalBatch: one block's working set and the batch's logits with
 	// the loss's copies, beside the weights and optimizer states (the
@@ -427,7 +444,7 @@ func (p Plan) Validate() error {
 		check("optimizer", p.Optimizer, Optimizers), check("recompute", p.Recompute, Recomputes),
 		check("attention", p.Attention, Attentions), check("convention", p.Convention, Conventions),
 		check("offload", p.Offload, Offloads), check("sharding", p.Sharding, Shardings),
-		check("objective", p.Objective, Objectives),
+		check("objective", p.Objective, Objectives), check("rollout", p.Rollout, Rollouts),
 	} {
 		if err != nil {
 			return err
@@ -448,6 +465,9 @@ func (p Plan) Validate() error {
 	if p.ContextParallel < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)*max(p.ContextParallel, 1)) != 0 {
 		return fmt.Errorf("context-parallel degree %d times tensor-parallel degree %d times pipeline stages %d does not divide the %d devices",
 			p.ContextParallel, max(p.TensorParallel, 1), max(p.PipelineStages, 1), p.devices())
+	}
+	if p.RolloutShare != p.RolloutShare || p.RolloutShare < 0 || p.RolloutShare >= 1 || p.RolloutSteps < 0 || p.RolloutSteps > 1<<12 {
+		return fmt.Errorf("rollout share %g must be in [0, 1) and steps per generation %d in 0..%d", p.RolloutShare, p.RolloutSteps, 1<<12)
 	}
 	if p.GaLoreRank < 0 || p.GaLoreRank > 1<<16 {
 		return fmt.Errorf("GaLore rank %d is outside 0..%d", p.GaLoreRank, 1<<16)

@@ -11,7 +11,7 @@ import (
 // llama2_7B is Llama-2-7B's shape (config.json: 4096 hidden, 32 layers,
 // 11008 gated MLP, 32000 vocabulary, untied head).
 var llama2_7B = Model{Name: "7B", Params: 6_738_415_616, HeadParams: 32000 * 4096,
-	Arch: &Arch{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000, Gated: true}}
+	Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000, Gated: true}}
 
 // The optimizers' states, counted by hand from their definitions for
 // Llama-2-7B under AMP (fp32 states, 4 bytes a value).

@@ -320,6 +320,9 @@ func realistic(p Plan) (Breakdown, error) {
 			lossThenRecompute(logits, recompute)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
+	if s.trains && p.Objective == ObjectiveGRPO {
+		grpoRollout(s, &b)
+	}
 	if s.trains && p.EvalBatch > 0 && a != nil {
 		// The evaluation forward runs between steps, after the optimizer
 		// has stepped and the gradients are freed: the weights and states
@@ -345,7 +348,7 @@ func realistic(p Plan) (Breakdown, error) {
 func finishCounters(s settings, b *Breakdown) {
 	p := s.p
 	b.OverlapBytes = b.PeakAllocatedBytes - add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes,
-		b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes, b.EvalBytes)
+		b.LogitsBytes, b.KVCacheBytes, b.BuffersBytes, b.EvalBytes, b.RolloutBytes)
 	slack := allocatorSlackInference
 	if s.trains {
 		slack = allocatorSlackTraining
@@ -361,6 +364,9 @@ func finishCounters(s settings, b *Breakdown) {
 		slack, held = 0, 0
 	}
 	transient := max(b.PeakAllocatedBytes-add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes), 0)
+	if p.Objective == ObjectiveGRPO && p.Rollout == RolloutVLLMColocate {
+		transient = max(transient-b.RolloutBytes, 0) // vLLM's share is one block sized at start-up
+	}
 	b.ReservedBytes = b.PeakAllocatedBytes + held + sat(float64(transient)*slack)
 	b.AllocatorBytes = b.ReservedBytes - b.PeakAllocatedBytes
 	where := p.Backend
@@ -749,7 +755,7 @@ func deepSpeedZeRO(s settings) bool {
 // reference is a 16-bit inference engine, sharded only at ZeRO-3.
 func referenceModel(s settings, P float64) float64 {
 	p := s.p
-	if !p.Objective.Reference() || p.Mode != Training {
+	if !(p.Objective.Reference() || p.Objective == ObjectiveGRPO && p.KLReference) || p.Mode != Training {
 		return 0
 	}
 	d := float64(p.devices())
@@ -1030,7 +1036,13 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	act *= s.streamB
 	// The LM head is column-parallel too: each device has its share of
 	// the vocabulary's logits (Megatron's vocab-parallel cross-entropy).
-	logits = lossBuffers(s, a, tokens) / s.n
+	lossTokens := tokens
+	if p.Objective == ObjectiveGRPO && p.PromptLen > 0 && float64(p.PromptLen) < seq {
+		// TRL computes logits for the completion's positions only
+		// (logits_to_keep).
+		lossTokens = tokens * (seq - float64(p.PromptLen)) / seq
+	}
+	logits = lossBuffers(s, a, lossTokens) / s.n
 	if pp := float64(p.PipelineDegree()); pp > 1 {
 		// 1F1B: the first stage holds pp micro-batches in flight through
 		// its L/pp blocks, as many activations as one micro-batch through
@@ -1044,6 +1056,67 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		}
 	}
 	return act, logits, recompute * s.streamB
+}
+
+// grpoRollout adds a GRPO step's generation (TRL's GRPOTrainer, which
+// Unsloth's GRPO runs too) to a training breakdown:
+//   - model.generate (use_vllm=False, TRL's default): a KV cache of the
+//     generation batch (per_device_train_batch_size × steps_per_generation
+//     sequences of prompt + completion), the prefill of their prompts and
+//     the last position's logits. It runs between training steps, with the
+//     weights and optimizer states but neither activations nor gradients
+//     (set to None after each step); weights sharded by ZeRO-3 or FSDP are
+//     gathered whole for it (TRL's ds3_gather_for_generation, True by
+//     default; FSDP's summon_full_params).
+//   - a colocated vLLM (vllm_mode="colocate", Unsloth's fast_inference):
+//     its gpu_memory_utilization share of the device, taken at start-up and
+//     held through the training step, unless its sleep mode releases it
+//     (then it is a phase like generate's).
+//   - a vLLM server on other devices: nothing here.
+func grpoRollout(s settings, b *Breakdown) {
+	p, a := s.p, s.p.Model.Arch
+	states := add(b.WeightsBytes, b.OptimizerBytes)
+	phase := func(what string) {
+		if gen := add(states, b.RolloutBytes); gen > b.PeakAllocatedBytes {
+			b.PeakAllocatedBytes = gen
+			b.Notes = append(b.Notes, fmt.Sprintf("the rollout (%s, %s) is the peak, not the training step", what, fmtGiB(b.RolloutBytes)))
+		}
+	}
+	switch p.Rollout {
+	case RolloutVLLMServer:
+		b.Notes = append(b.Notes, "grpo: completions come from a separate vLLM server (vllm_mode server): nothing of the rollout on these devices")
+	case RolloutVLLMColocate:
+		share := p.RolloutShare
+		if share <= 0 {
+			share = DefaultRolloutShare
+		}
+		if p.DeviceBytes <= 0 {
+			b.Notes = append(b.Notes, "grpo: no device size, so the colocated vLLM's share is not counted")
+			return
+		}
+		b.RolloutBytes = sat(share * float64(p.DeviceBytes))
+		if p.RolloutSleep {
+			phase("colocated vLLM, released by its sleep mode during the training step")
+			return
+		}
+		b.PeakAllocatedBytes = add(b.PeakAllocatedBytes, b.RolloutBytes)
+		b.Notes = append(b.Notes, fmt.Sprintf("grpo: a colocated vLLM holds %.0f%% of the device (vllm_gpu_memory_utilization) beside the training step", 100*share))
+	default:
+		if a == nil {
+			return
+		}
+		n := float64(max(p.BatchSize, 1) * max(p.RolloutSteps, 1))
+		seq, prompt := float64(p.SeqLen), float64(p.PromptLen)
+		if prompt <= 0 || prompt > seq {
+			prompt = seq
+		}
+		gen := float64(kvCache(a, p, n, seq))/s.n + prefillWorkingSet(s, a, n, prompt, prompt)/s.n + n*float64(a.Vocab)*4
+		if s.wShard > 1 {
+			gen += float64(storedWeights(p.Model, p)) * (1 - s.wFrac) // the shards gathered whole
+		}
+		b.RolloutBytes = sat(gen)
+		phase(fmt.Sprintf("model.generate of %d sequences of %d tokens", int(n), int(seq)))
+	}
 }
 
 // lossThenRecompute is what a checkpointed run never holds at once: the
@@ -1073,6 +1146,13 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 	V := float64(a.Vocab)
 	if V == 0 || encoderOnly(a) {
 		return 0
+	}
+	if s.p.Objective == ObjectiveGRPO && s.loss != LossFused {
+		// TRL's GRPO loss (its own, whatever SFT's default): the logits in
+		// the compute dtype, each row's selective_log_softmax kept for the
+		// backward (16-bit rows; an fp32 model's logsumexp keeps its
+		// input), and their gradient.
+		return 3 * s.cb * V * tokens
 	}
 	switch s.loss {
 	case LossFused:

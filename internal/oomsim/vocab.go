@@ -185,7 +185,36 @@ const (
 	// CPOTrainer, which also runs SimPO with loss_type simpo): chosen and
 	// rejected in one forward, no reference model.
 	ObjectiveCPO Objective = "cpo"
+	// ObjectiveGRPO is online RL as TRL's GRPOTrainer runs it (Unsloth's
+	// GRPO is that trainer): each step generates completions with the
+	// policy (Rollout), then trains on prompt + completion with the loss
+	// on the completion's tokens only (logits_to_keep), keeping a
+	// reference model when the KL coefficient beta is not 0.
+	ObjectiveGRPO Objective = "grpo"
 )
+
+// RolloutEngine is what generates a GRPO step's completions.
+type RolloutEngine string
+
+// Rollout engines.
+const (
+	// RolloutHF is the policy's own model.generate (TRL's use_vllm=False,
+	// the default): a KV cache for the generation batch, while the
+	// training step's activations are not alive.
+	RolloutHF RolloutEngine = "hf"
+	// RolloutVLLMColocate is vLLM in the training process
+	// (vllm_mode="colocate", Unsloth's fast_inference): it takes its
+	// gpu_memory_utilization share of the device at start-up and keeps
+	// it through the training step unless sleep mode releases it.
+	RolloutVLLMColocate RolloutEngine = "vllm-colocate"
+	// RolloutVLLMServer is a separate vLLM server (trl vllm-serve) on
+	// other devices: nothing on the training devices.
+	RolloutVLLMServer RolloutEngine = "vllm-server"
+)
+
+// DefaultRolloutShare is TRL's vllm_gpu_memory_utilization default for a
+// colocated vLLM.
+const DefaultRolloutShare = 0.3
 
 // Paired reports an objective that scores a chosen and a rejected
 // completion per example: twice the sequences per step.
@@ -193,7 +222,8 @@ func (o Objective) Paired() bool {
 	return o == ObjectiveDPO || o == ObjectiveORPO || o == ObjectiveSimPO || o == ObjectiveCPO
 }
 
-// Reference reports an objective that needs a frozen reference model.
+// Reference reports an objective that always needs a frozen reference
+// model (GRPO needs one only with a KL term: Plan.KLReference).
 func (o Objective) Reference() bool { return o == ObjectiveDPO || o == ObjectiveKTO }
 
 // Accepted values, in the order help texts show them.
@@ -205,7 +235,8 @@ var (
 	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
 	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
-	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO, ObjectiveCPO}
+	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO, ObjectiveCPO, ObjectiveGRPO}
+	Rollouts    = []RolloutEngine{RolloutHF, RolloutVLLMColocate, RolloutVLLMServer}
 )
 
 // attentionAliases are the names frameworks give the kernels

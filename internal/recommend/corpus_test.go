@@ -514,12 +514,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		}
 	}
 	if r["objective"] == "rl" {
-		// PPO/GRPO generate as they train (rollouts, reference, critic):
-		// devctl refuses to plan them (--objective takes sft and the
-		// preference objectives only), so they are not scored.
-		return c, "RL objective (PPO, GRPO): devctl does not plan it"
+		if why := grpoFromRow(in, r); why != "" {
+			return c, why
+		}
+	} else {
+		in.Objective = oomsim.Objective(r["objective"])
 	}
-	in.Objective = oomsim.Objective(r["objective"])
 	if in.Mode == oomsim.Inference {
 		in.PromptLen = min(atoi0(r["prompt"]), in.SeqLen)
 	}
@@ -1022,6 +1022,73 @@ func galoreFromNote(optimizer, note string) (oomsim.Optimizer, int) {
 		rank = atoi0(m[1])
 	}
 	return opt, rank
+}
+
+// rlSetting matches the key=value settings a collector copied into an RL
+// row's note: the structured "rl:" line and Python keyword arguments
+// (GRPOConfig(max_prompt_length=256, ...)).
+var rlSetting = regexp.MustCompile(`\b([a-z_]+)=([A-Za-z0-9_.\-]+)`)
+
+// grpoFromRow plans an RL row as devctl's --objective grpo when it is a
+// GRPO run of TRL's GRPOTrainer (Unsloth's GRPO is that trainer), reading
+// the rollout engine, the KL coefficient, the prompt and completion
+// lengths and the generation batch from its note; other algorithms and
+// frameworks (PPO with its critic, verl, OpenRLHF, ...) are not planned.
+func grpoFromRow(in *Input, r memRow) string {
+	kv := map[string]string{}
+	for _, m := range rlSetting.FindAllStringSubmatch(r["note"], -1) {
+		kv[m[1]] = strings.ToLower(strings.TrimRight(m[2], ".,"))
+	}
+	framework := kv["framework"]
+	if framework == "" {
+		framework = strings.TrimPrefix(r["stack"], "other:")
+	}
+	if framework != "trl" && framework != "unsloth" {
+		return "RL run outside TRL's GRPOTrainer (verl, OpenRLHF, ms-swift, mlx, ...): devctl plans TRL's GRPO only"
+	}
+	if algo := kv["algo"]; algo != "" && algo != "grpo" && algo != "dapo" && algo != "gspo" {
+		return "RL algorithm " + algo + ": devctl plans GRPO only"
+	}
+	in.Objective = oomsim.ObjectiveGRPO
+	num := func(keys ...string) float64 {
+		for _, k := range keys {
+			if v, err := strconv.ParseFloat(kv[k], 64); err == nil {
+				return v
+			}
+		}
+		return 0
+	}
+	prompt, completion := int(num("max_prompt_length")), int(num("max_completion_length"))
+	if in.SeqLen == 0 && prompt > 0 && completion > 0 {
+		in.SeqLen = prompt + completion
+	}
+	if prompt > 0 && prompt < in.SeqLen {
+		in.PromptLen = prompt
+	}
+	switch {
+	case kv["use_vllm"] == "true" || kv["fast_inference"] == "true":
+		in.Rollout = oomsim.RolloutVLLMColocate
+		if kv["vllm_mode"] == "server" {
+			in.Rollout = oomsim.RolloutVLLMServer
+		}
+	default:
+		in.Rollout = oomsim.RolloutHF
+	}
+	if share := num("vllm_gpu_memory_utilization", "gpu_memory_utilization"); share > 0 && share < 1 {
+		in.RolloutShare = share
+	}
+	in.RolloutSleep = kv["sleep_mode"] == "true" || kv["vllm_enable_sleep_mode"] == "true"
+	in.KLBeta = -1
+	if _, ok := kv["beta"]; ok {
+		in.KLBeta = num("beta")
+	}
+	if kv["ref_model"] == "no" {
+		in.KLBeta = 0
+	}
+	if steps := num("steps_per_generation", "grad_accum", "gradient_accumulation_steps"); steps > 1 {
+		in.RolloutSteps = int(steps) // steps_per_generation defaults to the accumulation
+	}
+	return ""
 }
 
 // TestCorpusOutcomes compares devctl's verdict (fits) with what happened:

@@ -142,10 +142,20 @@ type RunSettings struct {
 	PrefillTokens int
 	// KVCacheTokens is --kv-cache-tokens (0: the engine's memory share).
 	KVCacheTokens int
-	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
+	// Objective is the training objective (sft, dpo, kto, orpo, simpo,
+	// cpo, grpo).
 	Objective oomsim.Objective
-	// PromptLen is the prompt's share of SeqLen when serving (0: all).
+	// PromptLen is the prompt's share of SeqLen when serving or in a GRPO
+	// step (0: all).
 	PromptLen int
+	// GRPO's rollout (oomsim.Plan's Rollout, RolloutShare, RolloutSleep)
+	// and its KL coefficient (negative: the TRL release's default, which
+	// decides whether full training keeps a reference model).
+	Rollout      oomsim.RolloutEngine
+	RolloutShare float64
+	RolloutSleep bool
+	RolloutSteps int
+	KLBeta       float64
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -281,6 +291,11 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,
 		PromptLen:        r.PromptLen,
+		Rollout:          r.Rollout,
+		RolloutShare:     r.RolloutShare,
+		RolloutSleep:     r.RolloutSleep,
+		RolloutSteps:     r.RolloutSteps,
+		KLBeta:           r.KLBeta,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != "", Recompute: r.Recompute != ""},

@@ -248,10 +248,20 @@ type Input struct {
 	ExpandableFrom     string
 	// FusedKernels: Liger's RMSNorm and SwiGLU (oomsim.Plan's).
 	FusedKernels bool
-	// Objective is the training objective (sft, dpo, kto, orpo, simpo).
+	// Objective is the training objective (sft, dpo, kto, orpo, simpo,
+	// cpo, grpo).
 	Objective oomsim.Objective
-	// PromptLen is the prompt's share of SeqLen when serving (0: all).
+	// PromptLen is the prompt's share of SeqLen when serving or in a GRPO
+	// step (0: all).
 	PromptLen int
+	// GRPO's rollout (oomsim.Plan's Rollout, RolloutShare, RolloutSleep)
+	// and its KL coefficient (negative: the TRL release's default, which
+	// decides whether full training keeps a reference model).
+	Rollout      oomsim.RolloutEngine
+	RolloutShare float64
+	RolloutSleep bool
+	RolloutSteps int
+	KLBeta       float64
 	// EagerCUDAModules: the torch on this machine loads every CUDA module
 	// at start-up (EagerCUDAModules), so the context is the full one.
 	EagerCUDAModules bool
@@ -328,6 +338,10 @@ func Recommend(in Input) (*Result, error) {
 	t := in.Target
 	r := &Result{Device: t, Model: ModelInfo{Name: in.Model.Name, Params: in.Model.Params, Source: in.ModelSource, Family: in.Model.Family, Arch: in.Model.Arch, Stored: in.Model.Stored}}
 	why := func(d, c, w string) { r.Reasons = append(r.Reasons, Reason{d, c, w}) }
+	if in.Objective == oomsim.ObjectiveGRPO && (in.Stack == "" || in.Stack == oomsim.StackAuto) && in.Mode.Trains() {
+		in.Stack = oomsim.StackTRL
+		why("stack", string(in.Stack), "GRPO runs in TRL's GRPOTrainer (Unsloth's GRPO is that trainer too): its defaults are planned (--stack to name another)")
+	}
 	if m := in.Model; m.Experts > 0 {
 		why("model", "mixture of experts", fmt.Sprintf("%d experts, %d per token: all %s parameters stay resident (memory), %s are active per token (compute)",
 			m.Experts, m.ExpertsPerToken, FormatParams(m.Params), FormatParams(m.ActiveParams)))
@@ -397,7 +411,8 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, GaLoreRank: in.GaLoreRank,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules})
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
+		Rollout: in.Rollout, RolloutShare: in.RolloutShare, RolloutSleep: in.RolloutSleep, RolloutSteps: in.RolloutSteps})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
@@ -509,6 +524,9 @@ func Recommend(in Input) (*Result, error) {
 			src = string(plan.Stack) + "'s launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True"
 		}
 		why("allocator", "expandable segments", src+": freed blocks are reused whatever their size, so reserved memory stays at the peak of live tensors")
+	}
+	if plan.Objective == oomsim.ObjectiveGRPO {
+		grpoReasons(&plan, in, why)
 	}
 	if in.Recompute == "" && oomsim.ShardedRecipe(plan) && plan.Recompute == oomsim.RecomputeFull {
 		why("recompute", string(plan.Recompute), fmt.Sprintf("full training sharded over %d devices: the recipes that shard (LLaMA-Factory, axolotl, torchtune, DeepSpeed-Chat) checkpoint activations; --recompute none to plan without", plan.Devices))
@@ -849,4 +867,41 @@ func modelParallelReason(p oomsim.Plan, zero int) string {
 		what += "; the first stage holds as many micro-batches in flight as there are stages (1F1B), the last the loss"
 	}
 	return what + "; memory is per device"
+}
+
+// grpoReasons decides what a GRPO plan keeps besides the policy (the KL
+// term's reference model, by the TRL release's default beta when
+// --kl-beta is not given) and says it, with the rollout engine.
+func grpoReasons(plan *oomsim.Plan, in Input, why func(d, c, w string)) {
+	beta, src := in.KLBeta, "--kl-beta"
+	if beta < 0 {
+		beta, src = 0, "TRL's default beta (0.0 since 0.19)"
+		if plan.Stack == oomsim.StackTRL && plan.StackVersion != "" && oomsim.VersionBelow(plan.StackVersion, 0, 19) {
+			beta, src = 0.04, "TRL "+plan.StackVersion+"'s default beta (0.04 before 0.19)"
+		}
+	}
+	plan.KLReference = beta != 0 && plan.Mode == oomsim.Training
+	ref := "no reference model (TRL loads none when beta is 0)"
+	switch {
+	case beta != 0 && plan.Mode != oomsim.Training:
+		ref = "the reference is the base with the adapters disabled (no second copy)"
+	case beta != 0:
+		ref = "a frozen reference model beside the policy"
+	}
+	rollout := "completions from the policy's model.generate (TRL's use_vllm=False), a phase between training steps"
+	switch plan.Rollout {
+	case oomsim.RolloutVLLMColocate:
+		share := cmp.Or(plan.RolloutShare, oomsim.DefaultRolloutShare)
+		rollout = fmt.Sprintf("completions from a colocated vLLM holding %.0f%% of the device", 100*share)
+		if plan.RolloutSleep {
+			rollout += ", released by its sleep mode during the training step"
+		}
+	case oomsim.RolloutVLLMServer:
+		rollout = "completions from a vLLM server on other devices"
+	}
+	loss := "the loss on all --seq-len tokens (give --prompt-len for the completion's share)"
+	if plan.PromptLen > 0 && plan.PromptLen < plan.SeqLen {
+		loss = fmt.Sprintf("logits for the %d completion tokens only (logits_to_keep)", plan.SeqLen-plan.PromptLen)
+	}
+	why("objective", "grpo", fmt.Sprintf("%s; %s; KL beta %g from %s: %s", rollout, loss, beta, src, ref))
 }

@@ -96,6 +96,11 @@ type Options struct {
 	Objective  string
 	PromptLen  int
 	GPUMemUtil float64
+	// Rollout, VLLMSleep and KLBeta describe a GRPO step (--objective grpo).
+	Rollout            string
+	VLLMSleep          bool
+	KLBeta             float64
+	StepsPerGeneration int
 	// KVCacheDtype is --kv-cache-dtype: auto or the cache's element type.
 	KVCacheDtype string
 	// MaxNumSeqs and MaxBatchedTokens are a serving engine's
@@ -182,7 +187,11 @@ not run the probe.`,
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the release of the stack's distribution when it is not the one installed here (transformers 4.44.2 for hf, deepspeed, llama-factory and axolotl; vllm 0.6.4; llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, torchtitan (FSDP2 with fused AdamW), megatron (Megatron-LM, NeMo, Megatron-Bridge, ms-swift's Megatron backend), litgpt, torchtune, unsloth, vllm, sglang, tgi, lmdeploy, tensorrt-llm, llama.cpp (also koboldcpp, lm-studio), ollama, mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
-	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo, simpo or cpo (chosen and rejected completions: twice the sequences)")
+	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo, simpo or cpo (chosen and rejected completions: twice the sequences), or grpo (TRL's GRPOTrainer, Unsloth's GRPO: generation, then training on prompt + completion; see --rollout, --prompt-len, --kl-beta)")
+	fl.StringVar(&opts.Rollout, "rollout", "hf", "with --objective grpo, what generates the completions: hf (the policy's model.generate, TRL's use_vllm=False), vllm-colocate (vLLM in the training process: --gpu-memory-utilization is its share, TRL's default 0.3) or vllm-server (a vLLM server on other devices)")
+	fl.BoolVar(&opts.VLLMSleep, "vllm-sleep", false, "with --rollout vllm-colocate: vLLM's sleep mode releases its memory during the training step (TRL's vllm_enable_sleep_mode)")
+	fl.IntVar(&opts.StepsPerGeneration, "steps-per-generation", 1, "with --objective grpo, TRL's steps_per_generation (its default: gradient_accumulation_steps): each device generates --batch-size × N completions at once")
+	fl.Float64Var(&opts.KLBeta, "kl-beta", -1, "with --objective grpo, the KL coefficient beta: 0 keeps no reference model; unset, the TRL release's default (0.0 since 0.19, 0.04 before)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state); with --mode inference, amp is a forward under torch.autocast over fp32 weights")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
@@ -321,8 +330,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.PromptLen < 0:
 		return cmdutil.Usagef("invalid --prompt-len %d: want 1 to --seq-len", o.PromptLen)
-	case o.PromptLen > 0 && r.Mode != oomsim.Inference:
-		return cmdutil.Usagef("--prompt-len is for --mode inference (training has no prompt to prefill)")
+	case o.PromptLen > 0 && r.Mode != oomsim.Inference && r.Objective != oomsim.ObjectiveGRPO:
+		return cmdutil.Usagef("--prompt-len is for --mode inference or --objective grpo (supervised training has no prompt to prefill)")
 	case o.PromptLen > 0 && o.SeqLen == 0:
 		return cmdutil.Usagef("--prompt-len needs --seq-len, the whole context (prompt and generated tokens)")
 	case o.PromptLen > o.SeqLen:
@@ -331,6 +340,9 @@ func (o *Options) Validate() error {
 	r.PromptLen = o.PromptLen
 	if r.Objective != "" && r.Objective != oomsim.ObjectiveSFT && r.Mode == oomsim.Inference {
 		return cmdutil.Usagef("--objective %s is for training (--mode training, lora or qlora)", r.Objective)
+	}
+	if err := o.grpo(r); err != nil {
+		return err
 	}
 	if o.Devices < 1 || o.Devices > 1<<16 {
 		return cmdutil.Usagef("invalid --devices %d: want 1 to %d", o.Devices, 1<<16)
@@ -389,6 +401,43 @@ func (o *Options) Validate() error {
 	r.EvalBatch = o.EvalBatchSize
 	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
 	r.ExpandableSegments, r.ExpandableFrom, r.GaLoreRank = o.Expandable, o.expandableFrom, o.GaLoreRank
+	return nil
+}
+
+// grpo checks and sets the GRPO flags: --rollout, --vllm-sleep and
+// --kl-beta belong to --objective grpo, and --gpu-memory-utilization is a
+// colocated vLLM's share there (below 1: the training step needs the rest).
+func (o *Options) grpo(r *recommend.RunSettings) error {
+	rollout, ok := oomsim.Parse(o.Rollout, oomsim.Rollouts)
+	if !ok {
+		return cmdutil.Usagef("invalid --rollout %q: want one of %s", o.Rollout, oomsim.List(oomsim.Rollouts))
+	}
+	if o.KLBeta != -1 && (o.KLBeta != o.KLBeta || o.KLBeta < 0 || o.KLBeta > 1e6) {
+		return cmdutil.Usagef("invalid --kl-beta %g: want 0 (no reference model) or a positive coefficient such as 0.04", o.KLBeta)
+	}
+	if o.StepsPerGeneration < 1 || o.StepsPerGeneration > 1<<12 {
+		return cmdutil.Usagef("invalid --steps-per-generation %d: want 1 to %d", o.StepsPerGeneration, 1<<12)
+	}
+	if r.Objective != oomsim.ObjectiveGRPO {
+		if rollout != oomsim.RolloutHF || o.VLLMSleep || o.KLBeta != -1 || o.StepsPerGeneration != 1 {
+			return cmdutil.Usagef("--rollout, --vllm-sleep, --kl-beta and --steps-per-generation describe a GRPO step: give --objective grpo")
+		}
+		return nil
+	}
+	if o.VLLMSleep && rollout != oomsim.RolloutVLLMColocate {
+		return cmdutil.Usagef("--vllm-sleep is for --rollout vllm-colocate (a vLLM in the training process)")
+	}
+	if o.GPUMemUtil != 0 {
+		if rollout != oomsim.RolloutVLLMColocate {
+			return cmdutil.Usagef("--gpu-memory-utilization with --objective grpo is a colocated vLLM's share: give --rollout vllm-colocate")
+		}
+		if o.GPUMemUtil != o.GPUMemUtil || o.GPUMemUtil <= 0 || o.GPUMemUtil >= 1 {
+			return cmdutil.Usagef("invalid --gpu-memory-utilization %g: a colocated vLLM shares the device with training; want a share below 1, e.g. 0.3", o.GPUMemUtil)
+		}
+	}
+	r.Rollout, r.RolloutShare, r.RolloutSleep, r.KLBeta = rollout, o.GPUMemUtil, o.VLLMSleep, o.KLBeta
+	r.RolloutSteps = o.StepsPerGeneration
+	o.GPUMemUtil = 0 // not a serving engine's share
 	return nil
 }
 

@@ -60,11 +60,14 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 		part("kv cache", m.KVCacheBytes),
 		part("buffers", m.BuffersBytes),
 	}
+	if m.RolloutBytes > 0 {
+		rows = append(rows, part("rollout (grpo)", m.RolloutBytes))
+	}
 	if m.EvalBytes > 0 {
 		rows = append(rows, part("evaluation", m.EvalBytes))
 	}
 	if m.OverlapBytes < 0 {
-		rows = append(rows, []string{"not alive at once", "-" + units.Bytes(-m.OverlapBytes).Number(units.GiB, 2), "-" + recComma(-m.OverlapBytes), "freed before the next part peaks (activations before gradients, the loss before the recompute, training before evaluation)"})
+		rows = append(rows, []string{"not alive at once", "-" + units.Bytes(-m.OverlapBytes).Number(units.GiB, 2), "-" + recComma(-m.OverlapBytes), "freed before the next part peaks (activations before gradients, the loss before the recompute, training before evaluation or generation)"})
 	}
 	rows = append(rows, part("allocator", m.AllocatorBytes), part("runtime", m.OverheadBytes))
 	switch {

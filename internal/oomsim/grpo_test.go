@@ -1,0 +1,95 @@
+package oomsim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/devctl/devctl/internal/capability"
+)
+
+// grpoPlan is a GRPO step of Llama-2-7B on an 80 GB device: batch 8 of
+// 256 prompt + 768 completion tokens.
+func grpoPlan(mode Mode, rollout RolloutEngine) Plan {
+	return WithDefaults(Plan{Model: llama2_7B, Mode: mode, Precision: capability.BF16, BatchSize: 8, SeqLen: 1024, PromptLen: 256,
+		Objective: ObjectiveGRPO, Rollout: rollout, Stack: StackTRL, Devices: 1, DeviceBytes: 80 << 30, Backend: "cuda"})
+}
+
+// The loss covers the completion's tokens only (TRL's logits_to_keep), in
+// TRL's own loss whatever the stack's supervised one: the logits, each
+// row's log-softmax and their gradient, 3 × 2 bytes a logit in bf16.
+func TestGRPOLossOnCompletionTokens(t *testing.T) {
+	p := grpoPlan(LoRA, RolloutVLLMServer)
+	if p.PromptLen != 256 || p.Loss != LossFull {
+		t.Fatalf("defaults kept prompt %d, loss %q", p.PromptLen, p.Loss)
+	}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(8 * 768 * 32000 * 6); b.LogitsBytes != want {
+		t.Errorf("logits %d, want %d (8 × 768 completion tokens × 32000 × 6 B)", b.LogitsBytes, want)
+	}
+	if b.RolloutBytes != 0 || !strings.Contains(strings.Join(b.Notes, " "), "vLLM server") {
+		t.Errorf("a vLLM server on other devices: rollout %d, notes %v", b.RolloutBytes, b.Notes)
+	}
+}
+
+// model.generate is a phase between steps: the weights and optimizer
+// states with the generation batch's KV cache, never with the step's
+// activations; a colocated vLLM holds its share through the step unless it
+// sleeps.
+func TestGRPORollouts(t *testing.T) {
+	hf, err := Estimate(grpoPlan(LoRA, RolloutHF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := kvCache(llama2_7B.Arch, grpoPlan(LoRA, RolloutHF), 8, 1024) // 8 × 1024 tokens × 32 layers × 2 × 4096 × 2 B
+	if kv != 8*1024*32*2*4096*2 || hf.RolloutBytes < kv {
+		t.Errorf("generate: rollout %d, want at least the KV cache %d", hf.RolloutBytes, kv)
+	}
+	if states := add(hf.WeightsBytes, hf.OptimizerBytes, hf.RolloutBytes); hf.PeakAllocatedBytes < states {
+		t.Errorf("generate: peak %d below the states plus rollout %d", hf.PeakAllocatedBytes, states)
+	}
+	p := grpoPlan(LoRA, RolloutVLLMColocate)
+	srv, _ := Estimate(grpoPlan(LoRA, RolloutVLLMServer))
+	co, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := sat(DefaultRolloutShare * float64(80<<30))
+	if co.RolloutBytes != share || co.PeakAllocatedBytes != srv.PeakAllocatedBytes+share {
+		t.Errorf("colocated vLLM: rollout %d (want %d), peak %d (want the step's %d plus the share)", co.RolloutBytes, share, co.PeakAllocatedBytes, srv.PeakAllocatedBytes)
+	}
+	p.RolloutSleep = true
+	sl, _ := Estimate(p)
+	if sl.PeakAllocatedBytes >= co.PeakAllocatedBytes {
+		t.Errorf("sleep mode releases the share during the step: peak %d, awake %d", sl.PeakAllocatedBytes, co.PeakAllocatedBytes)
+	}
+}
+
+// A reference model is kept only with a KL term in full training (a PEFT
+// model's reference is the base with its adapters disabled).
+func TestGRPOReference(t *testing.T) {
+	full := grpoPlan(Training, RolloutVLLMServer)
+	without, _ := Estimate(full)
+	full.KLReference = true
+	with, _ := Estimate(full)
+	if d := with.WeightsBytes - without.WeightsBytes; d < 2*llama2_7B.Params {
+		t.Errorf("full training with a KL term: %d more bytes of weights, want a second copy of the model", d)
+	}
+	lora := grpoPlan(LoRA, RolloutVLLMServer)
+	a, _ := Estimate(lora)
+	lora.KLReference = true
+	b, _ := Estimate(lora)
+	if a.WeightsBytes != b.WeightsBytes {
+		t.Errorf("LoRA keeps no second copy: %d vs %d", a.WeightsBytes, b.WeightsBytes)
+	}
+	for _, bad := range []Plan{
+		{Model: llama2_7B, Mode: LoRA, Objective: ObjectiveGRPO, Rollout: "vllm"},
+		{Model: llama2_7B, Mode: LoRA, Objective: ObjectiveGRPO, Rollout: RolloutVLLMColocate, RolloutShare: 1},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v validates", bad)
+		}
+	}
+}
