@@ -93,3 +93,18 @@ func TestGRPOReference(t *testing.T) {
 		}
 	}
 }
+
+// Unsloth trains the weights its colocated vLLM holds: they are counted
+// once, inside the share.
+func TestGRPOUnslothSharesWeights(t *testing.T) {
+	p := grpoPlan(LoRA, RolloutVLLMColocate)
+	p.Stack = StackUnsloth
+	p = WithDefaults(p)
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(DefaultRolloutShare*float64(80<<30)) - b.WeightsBytes; b.RolloutBytes != want {
+		t.Errorf("rollout %d, want the share less the weights (%d)", b.RolloutBytes, want)
+	}
+}

@@ -1071,7 +1071,8 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 //   - a colocated vLLM (vllm_mode="colocate", Unsloth's fast_inference):
 //     its gpu_memory_utilization share of the device, taken at start-up and
 //     held through the training step, unless its sleep mode releases it
-//     (then it is a phase like generate's).
+//     (then it is a phase like generate's). Unsloth's share holds the
+//     weights it trains, which are then counted once.
 //   - a vLLM server on other devices: nothing here.
 func grpoRollout(s settings, b *Breakdown) {
 	p, a := s.p, s.p.Model.Arch
@@ -1095,6 +1096,13 @@ func grpoRollout(s settings, b *Breakdown) {
 			return
 		}
 		b.RolloutBytes = sat(share * float64(p.DeviceBytes))
+		if p.Stack == StackUnsloth {
+			// Unsloth's fast_inference loads the model through vLLM and
+			// trains the same weights: its share holds them, so they are
+			// not counted twice.
+			b.RolloutBytes = max(b.RolloutBytes-b.WeightsBytes, 0)
+			b.Notes = append(b.Notes, "grpo: Unsloth trains the weights its colocated vLLM holds, so its share counts them once")
+		}
 		if p.RolloutSleep {
 			phase("colocated vLLM, released by its sleep mode during the training step")
 			return
