@@ -108,3 +108,21 @@ func TestGRPOUnslothSharesWeights(t *testing.T) {
 		t.Errorf("rollout %d, want the share less the weights (%d)", b.RolloutBytes, want)
 	}
 }
+
+// Before TRL 0.15 the per-device batch counted prompts: each step trained
+// and generated BatchSize × num_generations sequences.
+func TestGRPOPromptBatch(t *testing.T) {
+	p := grpoPlan(LoRA, RolloutHF)
+	one, _ := Estimate(p)
+	p.Generations = 4
+	four, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if four.LogitsBytes != 4*one.LogitsBytes || four.RolloutBytes <= 3*one.RolloutBytes {
+		t.Errorf("4 completions a prompt: logits %d (want 4 × %d), rollout %d (one: %d)", four.LogitsBytes, one.LogitsBytes, four.RolloutBytes, one.RolloutBytes)
+	}
+	if err := (Plan{Model: llama2_7B, Mode: LoRA, Objective: ObjectiveGRPO, Generations: -1}).Validate(); err == nil {
+		t.Error("negative generations validate")
+	}
+}

@@ -265,6 +265,11 @@ type Plan struct {
 	RolloutSteps int           `json:"rollout_steps_per_generation,omitempty"`
 	// KLReference keeps GRPO's frozen reference model (beta != 0).
 	KLReference bool `json:"kl_reference,omitempty"`
+	// Generations is GRPO's completions per prompt when the per-device
+	// batch counts prompts (TRL before 0.15): each step generates and
+	// trains BatchSize × Generations sequences. 0: the batch counts
+	// completions (TRL since 0.15).
+	Generations int `json:"generations_per_prompt,omitempty"`
 	// ZeRO2Legacy uses DeepSpeed's ZeRO-2 formula from before PR #5099
 	// (June 2024): 4P + 16P/G instead of 2P + 18P/G.
 	ZeRO2Legacy bool `json:"-"`
@@ -465,6 +470,9 @@ func (p Plan) Validate() error {
 	if p.ContextParallel < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)*max(p.ContextParallel, 1)) != 0 {
 		return fmt.Errorf("context-parallel degree %d times tensor-parallel degree %d times pipeline stages %d does not divide the %d devices",
 			p.ContextParallel, max(p.TensorParallel, 1), max(p.PipelineStages, 1), p.devices())
+	}
+	if p.Generations < 0 || p.Generations > 1<<10 {
+		return fmt.Errorf("generations per prompt %d is outside 0..%d", p.Generations, 1<<10)
 	}
 	if p.RolloutShare != p.RolloutShare || p.RolloutShare < 0 || p.RolloutShare >= 1 || p.RolloutSteps < 0 || p.RolloutSteps > 1<<12 {
 		return fmt.Errorf("rollout share %g must be in [0, 1) and steps per generation %d in 0..%d", p.RolloutShare, p.RolloutSteps, 1<<12)

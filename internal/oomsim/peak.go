@@ -218,6 +218,9 @@ func realistic(p Plan) (Breakdown, error) {
 	if p.Mode.Trains() && p.Objective.Paired() {
 		mb *= 2 // the chosen and the rejected completion of each example
 	}
+	if p.Mode.Trains() && p.Objective == ObjectiveGRPO && p.Generations > 1 {
+		mb *= float64(p.Generations) // each prompt's completions (TRL before 0.15)
+	}
 	tokens := mb * seq
 	P := float64(m.Params)
 
@@ -1113,7 +1116,7 @@ func grpoRollout(s settings, b *Breakdown) {
 		if a == nil {
 			return
 		}
-		n := float64(max(p.BatchSize, 1) * max(p.RolloutSteps, 1))
+		n := float64(max(p.BatchSize, 1) * max(p.RolloutSteps, 1) * max(p.Generations, 1))
 		seq, prompt := float64(p.SeqLen), float64(p.PromptLen)
 		if prompt <= 0 || prompt > seq {
 			prompt = seq

@@ -1058,6 +1058,10 @@ func grpoFromRow(in *Input, r memRow) string {
 		}
 		return 0
 	}
+	in.NumGenerations = int(num("num_generations"))
+	if v := kv["trl_version"]; v != "" && in.Stack == oomsim.StackTRL && in.StackVersion == "" {
+		in.StackVersion = v // before 0.15 the batch counts prompts
+	}
 	prompt, completion := int(num("max_prompt_length")), int(num("max_completion_length"))
 	if in.SeqLen == 0 && prompt > 0 && completion > 0 {
 		in.SeqLen = prompt + completion

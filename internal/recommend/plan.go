@@ -156,6 +156,9 @@ type RunSettings struct {
 	RolloutSleep bool
 	RolloutSteps int
 	KLBeta       float64
+	// NumGenerations is GRPO's num_generations (0: TRL's 8); it sizes
+	// the step only where the per-device batch counts prompts (TRL < 0.15).
+	NumGenerations int
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -295,6 +298,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		RolloutShare:     r.RolloutShare,
 		RolloutSleep:     r.RolloutSleep,
 		RolloutSteps:     r.RolloutSteps,
+		NumGenerations:   r.NumGenerations,
 		KLBeta:           r.KLBeta,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,

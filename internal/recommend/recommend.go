@@ -262,6 +262,9 @@ type Input struct {
 	RolloutSleep bool
 	RolloutSteps int
 	KLBeta       float64
+	// NumGenerations is GRPO's num_generations (0: TRL's 8); it sizes
+	// the step only where the per-device batch counts prompts (TRL < 0.15).
+	NumGenerations int
 	// EagerCUDAModules: the torch on this machine loads every CUDA module
 	// at start-up (EagerCUDAModules), so the context is the full one.
 	EagerCUDAModules bool
@@ -881,6 +884,11 @@ func grpoReasons(plan *oomsim.Plan, in Input, why func(d, c, w string)) {
 		}
 	}
 	plan.KLReference = beta != 0 && plan.Mode == oomsim.Training
+	batch := "--batch-size counts completions (TRL since 0.15)"
+	if plan.Stack == oomsim.StackTRL && plan.StackVersion != "" && oomsim.VersionBelow(plan.StackVersion, 0, 15) {
+		plan.Generations = cmp.Or(in.NumGenerations, 8)
+		batch = fmt.Sprintf("--batch-size counts prompts in TRL %s, each with %d completions (--num-generations): %d sequences a step", plan.StackVersion, plan.Generations, plan.BatchSize*plan.Generations)
+	}
 	ref := "no reference model (TRL loads none when beta is 0)"
 	switch {
 	case beta != 0 && plan.Mode != oomsim.Training:
@@ -903,5 +911,5 @@ func grpoReasons(plan *oomsim.Plan, in Input, why func(d, c, w string)) {
 	if plan.PromptLen > 0 && plan.PromptLen < plan.SeqLen {
 		loss = fmt.Sprintf("logits for the %d completion tokens only (logits_to_keep)", plan.SeqLen-plan.PromptLen)
 	}
-	why("objective", "grpo", fmt.Sprintf("%s; %s; KL beta %g from %s: %s", rollout, loss, beta, src, ref))
+	why("objective", "grpo", fmt.Sprintf("%s; %s; %s; KL beta %g from %s: %s", rollout, batch, loss, beta, src, ref))
 }

@@ -101,6 +101,7 @@ type Options struct {
 	VLLMSleep          bool
 	KLBeta             float64
 	StepsPerGeneration int
+	NumGenerations     int
 	// KVCacheDtype is --kv-cache-dtype: auto or the cache's element type.
 	KVCacheDtype string
 	// MaxNumSeqs and MaxBatchedTokens are a serving engine's
@@ -191,6 +192,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Rollout, "rollout", "hf", "with --objective grpo, what generates the completions: hf (the policy's model.generate, TRL's use_vllm=False), vllm-colocate (vLLM in the training process: --gpu-memory-utilization is its share, TRL's default 0.3) or vllm-server (a vLLM server on other devices)")
 	fl.BoolVar(&opts.VLLMSleep, "vllm-sleep", false, "with --rollout vllm-colocate: vLLM's sleep mode releases its memory during the training step (TRL's vllm_enable_sleep_mode)")
 	fl.IntVar(&opts.StepsPerGeneration, "steps-per-generation", 1, "with --objective grpo, TRL's steps_per_generation (its default: gradient_accumulation_steps): each device generates --batch-size × N completions at once")
+	fl.IntVar(&opts.NumGenerations, "num-generations", 8, "with --objective grpo, TRL's num_generations: it sizes the step only with --stack-version below 0.15, where --batch-size counted prompts (since 0.15 it counts completions)")
 	fl.Float64Var(&opts.KLBeta, "kl-beta", -1, "with --objective grpo, the KL coefficient beta: 0 keeps no reference model; unset, the TRL release's default (0.0 since 0.19, 0.04 before)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state); with --mode inference, amp is a forward under torch.autocast over fp32 weights")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
@@ -418,9 +420,12 @@ func (o *Options) grpo(r *recommend.RunSettings) error {
 	if o.StepsPerGeneration < 1 || o.StepsPerGeneration > 1<<12 {
 		return cmdutil.Usagef("invalid --steps-per-generation %d: want 1 to %d", o.StepsPerGeneration, 1<<12)
 	}
+	if o.NumGenerations < 1 || o.NumGenerations > 1<<10 {
+		return cmdutil.Usagef("invalid --num-generations %d: want 1 to %d", o.NumGenerations, 1<<10)
+	}
 	if r.Objective != oomsim.ObjectiveGRPO {
-		if rollout != oomsim.RolloutHF || o.VLLMSleep || o.KLBeta != -1 || o.StepsPerGeneration != 1 {
-			return cmdutil.Usagef("--rollout, --vllm-sleep, --kl-beta and --steps-per-generation describe a GRPO step: give --objective grpo")
+		if rollout != oomsim.RolloutHF || o.VLLMSleep || o.KLBeta != -1 || o.StepsPerGeneration != 1 || o.NumGenerations != 8 {
+			return cmdutil.Usagef("--rollout, --vllm-sleep, --kl-beta, --steps-per-generation and --num-generations describe a GRPO step: give --objective grpo")
 		}
 		return nil
 	}
@@ -436,7 +441,7 @@ func (o *Options) grpo(r *recommend.RunSettings) error {
 		}
 	}
 	r.Rollout, r.RolloutShare, r.RolloutSleep, r.KLBeta = rollout, o.GPUMemUtil, o.VLLMSleep, o.KLBeta
-	r.RolloutSteps = o.StepsPerGeneration
+	r.RolloutSteps, r.NumGenerations = o.StepsPerGeneration, o.NumGenerations
 	o.GPUMemUtil = 0 // not a serving engine's share
 	return nil
 }
