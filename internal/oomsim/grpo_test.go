@@ -126,3 +126,24 @@ func TestGRPOPromptBatch(t *testing.T) {
 		t.Error("negative generations validate")
 	}
 }
+
+// The ladder lets a colocated vLLM sleep before it changes the training.
+func TestGRPOLadderSleepsVLLM(t *testing.T) {
+	p := grpoPlan(LoRA, RolloutVLLMColocate)
+	p.RolloutShare, p.Recompute, p.BatchSize = 0.6, RecomputeFull, 1 // no smaller micro-batch to try first
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Ladder(p, Device{Name: "d", Backend: "cuda", BudgetBytes: b.TotalBytes - GiB/2, Available: 1}, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sleeps bool
+	for _, s := range tr.Steps {
+		sleeps = sleeps || (s.Action == "lighter rollout" && s.Plan.RolloutSleep)
+	}
+	if !sleeps || !tr.Fits {
+		t.Errorf("ladder %+v: want vLLM's sleep mode as a step that makes it fit", tr.Steps)
+	}
+}

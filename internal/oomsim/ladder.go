@@ -75,6 +75,7 @@ func Fits(b Breakdown, d Device) bool {
 //
 //	lower precision → activation recomputation (selective, then full) →
 //	smaller micro-batch with gradient accumulation (global batch kept) →
+//	a lighter GRPO rollout (vLLM sleep mode, one step's generation) →
 //	8-bit optimizer → shard over the available devices (ZeRO-2, then
 //	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
 //	serving → CPU offload → change of method: LoRA (then recomputation,
@@ -179,6 +180,7 @@ var rungs = []rung{
 	lowerPrecision,
 	recompute,
 	smallerMicroBatch,
+	lighterRollout,
 	optimizer8bit,
 	shard,
 	quantiseWeights,
@@ -256,6 +258,30 @@ func smallerMicroBatch(l ladder, cur Plan) []move {
 }
 
 // 5. 8-bit optimizer.
+// lighterRollout makes a GRPO step's generation hold less: a colocated
+// vLLM sleeps during the training step (TRL's vllm_enable_sleep_mode), and
+// model.generate makes one step's completions at a time
+// (steps_per_generation 1) instead of the whole accumulation's.
+func lighterRollout(l ladder, cur Plan) []move {
+	const action = "lighter rollout"
+	if !l.training || cur.Objective != ObjectiveGRPO {
+		return nil
+	}
+	switch {
+	case cur.Rollout == RolloutVLLMColocate && !cur.RolloutSleep:
+		return []move{set(action, func(n *Plan) { n.RolloutSleep = true },
+			func(Plan, Plan) string {
+				return "colocated vLLM sleeps during the training step (vllm_enable_sleep_mode)"
+			})}
+	case (cur.Rollout == "" || cur.Rollout == RolloutHF) && cur.RolloutSteps > 1:
+		return []move{set(action, func(n *Plan) { n.RolloutSteps = 1 },
+			func(c, _ Plan) string {
+				return fmt.Sprintf("steps_per_generation %d → 1 (generate one step's completions at a time)", c.RolloutSteps)
+			})}
+	}
+	return nil
+}
+
 func optimizer8bit(l ladder, cur Plan) []move {
 	const action = "8-bit optimizer"
 	switch {
