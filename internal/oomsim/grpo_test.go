@@ -147,3 +147,24 @@ func TestGRPOLadderSleepsVLLM(t *testing.T) {
 		t.Errorf("ladder %+v: want vLLM's sleep mode as a step that makes it fit", tr.Steps)
 	}
 }
+
+// A tiled MLP (ALST's TiledMLP, Unsloth's) keeps one tile of about hidden
+// tokens of the MLP's intermediates: long sequences save most of them,
+// short ones (shorter than a tile) nothing.
+func TestTiledMLP(t *testing.T) {
+	for _, c := range []struct {
+		seq  int
+		save bool
+	}{{131072, true}, {2048, false}} {
+		p := WithDefaults(Plan{Model: llama2_7B, Mode: LoRA, Precision: capability.BF16, BatchSize: 1, SeqLen: c.seq, Recompute: RecomputeFull, Stack: StackHF})
+		plain, _ := Estimate(p)
+		p.TiledMLP = true
+		tiled, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved := plain.ActivationsBytes - tiled.ActivationsBytes; (saved > 0) != c.save {
+			t.Errorf("seq %d: a tiled MLP saves %d bytes of activations", c.seq, saved)
+		}
+	}
+}

@@ -246,6 +246,12 @@ type Plan struct {
 	// up outputs (LigerRMSNormFunction, LigerSiLUMulFunction). Liger's
 	// fused linear cross-entropy is Loss fused.
 	FusedKernels bool `json:"fused_kernels,omitempty"`
+	// TiledMLP: the MLP runs over tiles of the sequence and recomputes
+	// each tile in the backward (DeepSpeed/ArcticTraining ALST's TiledMLP,
+	// Unsloth's tiled MLP for long context): none of its intermediates is
+	// kept for the whole sequence, only one tile's (tiles of about hidden
+	// tokens, ALST's ceil(seq/hidden) shards).
+	TiledMLP bool `json:"tiled_mlp,omitempty"`
 	// OptimizerInBackward steps each parameter as soon as its gradient is
 	// ready and frees the gradient (torchtune's optimizer_in_bwd): the
 	// gradients are never all alive.

@@ -864,6 +864,13 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 			mlp = 3 * f // silu(gate)·up fused: gate, up and the product
 		}
 	}
+	// tile is the share of the sequence whose MLP intermediates are alive
+	// at once: one tile of about hidden tokens with a tiled MLP.
+	tile := 1.0
+	if s.p.TiledMLP && seq > h {
+		tile = h / seq
+	}
+	mlp *= tile
 	if s.p.Recompute == RecomputeSelective && !lora {
 		if s.prof.Stack.ShardsLikeFSDP() {
 			return opSACSaved(a, h, q, kv, f)
@@ -880,7 +887,7 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		// RoPE) and the attention output, which o_proj reads as its input;
 		// the normalised inputs of the qkv and MLP kernels; the MLP's gate
 		// and up outputs.
-		per := 2 + attn + h + h + 2*f
+		per := 2 + attn + h + h + 2*f*tile
 		if s.attn == AttentionEager {
 			per += heads * seq * eagerScoreBytes(s, a) / s.cb
 		}

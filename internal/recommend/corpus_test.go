@@ -266,6 +266,10 @@ var (
 // 8", "eval_batch_size=2", "eval batch 8".
 var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch_size|eval batch(?: size)?)[ =:]*(\d+)`)
 
+// tiledMLP: the note quotes a tiled MLP switched on (Unsloth's
+// unsloth_tiled_mlp = True, ArcticTraining's tiled_mlp: true).
+var tiledMLP = regexp.MustCompile(`(?i)tiled_mlp\s*[=:]\s*true`)
+
 // evalSteps: the note says the Trainer evaluates during the run
 // (eval_strategy / evaluation_strategy "steps" or "epoch").
 var evalSteps = regexp.MustCompile(`(?i)eval(?:uation)?_strategy[ =:]*["']?(?:steps|epoch)`)
@@ -527,6 +531,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	in.OptimizerInBackward = strings.Contains(k, "optimizer-in-b")
 	in.Compiled = strings.Contains(k, "compile")
 	in.FusedKernels = strings.Contains(k, "liger") // its RMSNorm and SwiGLU; its loss below
+	in.TiledMLP = strings.Contains(k, "tiled-mlp") || tiledMLP.MatchString(r["note"])
 	switch {
 	case strings.Contains(k, "liger"), strings.Contains(k, "cut-ce"), strings.Contains(k, "fused-ce"), strings.Contains(k, "unsloth"):
 		in.Loss = oomsim.LossFused

@@ -91,7 +91,7 @@ type Options struct {
 	Quant       string
 	Compile     bool
 	Expandable  bool
-	// Kernels is --kernels: liger, fused-ce, chunked-ce, compile.
+	// Kernels is --kernels: liger, fused-ce, chunked-ce, compile, tiled-mlp.
 	Kernels    string
 	Objective  string
 	PromptLen  int
@@ -202,7 +202,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
 	fl.BoolVar(&opts.Expandable, "expandable-segments", false, "PyTorch's CUDA allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: freed blocks are reused whatever their size, so reserved memory stays near the peak of live tensors (torchtitan's launcher sets it); unset, read from PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF")
-	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile)")
+	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile), tiled-mlp (the MLP over tiles of the sequence, recomputed per tile: DeepSpeed ALST's TiledMLP, Unsloth's long-context tiling)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
@@ -562,8 +562,11 @@ func (o *Options) parseKernels() error {
 		case "compile":
 			o.Compile = true
 			continue
+		case "tiled-mlp":
+			r.TiledMLP = true
+			continue
 		default:
-			return cmdutil.Usagef("invalid --kernels %q: want a comma-separated list of liger, fused-ce, chunked-ce, compile", o.Kernels)
+			return cmdutil.Usagef("invalid --kernels %q: want a comma-separated list of liger, fused-ce, chunked-ce, compile, tiled-mlp", o.Kernels)
 		}
 		if r.Loss != "" && r.Loss != loss {
 			return cmdutil.Usagef("invalid --kernels %q: give one loss (liger or fused-ce, or chunked-ce)", o.Kernels)
