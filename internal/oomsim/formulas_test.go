@@ -1332,3 +1332,34 @@ func TestKbitLoRAKeepsFP32Activations(t *testing.T) {
 		t.Errorf("torchtune: QLoRA keeps %d activation bytes, want LoRA's %d", q, l)
 	}
 }
+
+// vLLM's V1 engine warms its sampler up after sizing the KV cache: the
+// profile's dummy sampler run again (16 bytes a logit over max_num_seqs
+// rows) must be free beyond its share at start-up, which decides whether a
+// near-total gpu_memory_utilization starts ("CUDA out of memory occurred
+// when warming up sampler"). V0, which ROCm ran until 0.9, did not.
+func TestVLLMSamplerWarmup(t *testing.T) {
+	m := Model{Name: "gpt-oss-like", Params: 20_000_000_000,
+		Arch: &Arch{Layers: 24, KVLayers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Gated: true}}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, StackVersion: "0.19.0", SeqLen: 8192,
+		DeviceBytes: 79 * GiB, DeviceName: "NVIDIA H100 80GB HBM3", Backend: "cuda", Prealloc: 0.97}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sat(16 * 1024 * 201088); b.SchedulerReserveBytes != want || b.NeededBytes() <= 79*GiB {
+		t.Errorf("V1 at 0.97: reserve %d (want %d), needed %d of %d", b.SchedulerReserveBytes, want, b.NeededBytes(), 79*GiB)
+	}
+	p.Prealloc = 0.9
+	if b, _ := Estimate(p); b.NeededBytes() > 79*GiB {
+		t.Errorf("V1 at 0.9 leaves room for the warm-up: needed %d", b.NeededBytes())
+	}
+	for _, old := range []Plan{
+		func() Plan { q := p; q.StackVersion = "0.7.3"; return q }(),
+		func() Plan { q := p; q.StackVersion, q.Backend = "0.8.3", "rocm"; return q }(),
+	} {
+		if b, _ := Estimate(old); b.SchedulerReserveBytes != 0 {
+			t.Errorf("V0 (%s on %s) warms nothing up after the cache: reserve %d", old.StackVersion, old.Backend, b.SchedulerReserveBytes)
+		}
+	}
+}

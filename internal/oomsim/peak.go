@@ -1344,6 +1344,20 @@ func inferenceLogits(s settings, a *Arch, batch float64) float64 {
 	return batch * float64(a.Vocab) * 4
 }
 
+// samplerWarmup is what vLLM's V1 engine allocates beyond its
+// gpu_memory_utilization share when it warms the sampler up after sizing
+// the KV cache (gpu_model_runner.py _dummy_sampler_run in
+// compile_or_warm_up_model): the profile's dummy sampler run again
+// (vllmProfilePeak's 16 bytes a logit: fp32 logits, probabilities, the
+// top-k/top-p sort's values and int64 indices), now beside the allocated
+// cache. V0 ran its sampler inside the profile only.
+func samplerWarmup(s settings, a *Arch, seqs float64) float64 {
+	if s.p.Stack != StackVLLM || vllmV0(s.p) || a == nil {
+		return 0
+	}
+	return 16 * seqs * float64(a.Vocab)
+}
+
 // kvCache is 2 × layers × kv_heads × head_dim × tokens × batch, in the
 // compute dtype (or the cache's own: KVBits).
 func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
@@ -1638,6 +1652,13 @@ func servingEngine(s settings) (Breakdown, error) {
 		held = frac * device
 		required = (w + act + buf + float64(need)) / frac
 		what = fmt.Sprintf("%.0f%% of the device; the KV cache gets what weights, activations and CUDA graphs leave", frac*100)
+		if warm := samplerWarmup(s, a, seqs); warm > 0 {
+			// vLLM V1 warms the sampler up after the KV cache is
+			// allocated: a transient beyond the share that the device
+			// must have free at start-up, gone once it serves.
+			b.SchedulerReserveBytes = sat(warm)
+			b.Notes = append(b.Notes, fmt.Sprintf("vllm warms its sampler up with %d dummy requests after allocating the KV cache: %s must be free beyond its share at start-up (\"CUDA out of memory occurred when warming up sampler\" otherwise)", int(seqs), fmtGiB(sat(warm))))
+		}
 	}
 	counted := false
 	if p.KVCacheTokens > 0 {

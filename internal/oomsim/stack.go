@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/mod/semver"
 
+	"github.com/devctl/devctl/internal/backend"
+
 	"github.com/devctl/devctl/internal/capability"
 )
 
@@ -432,11 +434,17 @@ func torchtuneQVOnly(p Plan) bool {
 	return p.Stack == StackTorchtune && VersionBelow(p.StackVersion, 0, 5)
 }
 
-// vllmV0 reports a vLLM before 0.8, whose V0 engine profiles a forward of
-// max(max_model_len, 2048) tokens when chunked prefill is off (its default
-// up to 32k contexts) instead of V1's max_num_batched_tokens.
+// vllmV0 reports a vLLM running its V0 engine (before 0.8; on ROCm before
+// 0.9), which profiles a forward of max(max_model_len, 2048) tokens when
+// chunked prefill is off (its default up to 32k contexts) instead of V1's
+// max_num_batched_tokens.
 func vllmV0(p Plan) bool {
-	return p.Stack == StackVLLM && VersionBelow(p.StackVersion, 0, 8)
+	if p.Stack != StackVLLM {
+		return false
+	}
+	// On ROCm, vLLM fell back to V0 until 0.9 even where V1 was asked
+	// for (vllm-project/vllm#18480, May 2025).
+	return VersionBelow(p.StackVersion, 0, 8) || p.Backend == backend.ROCm && VersionBelow(p.StackVersion, 0, 9)
 }
 
 // vllmBatchDefaults is vLLM's default max_num_batched_tokens and
