@@ -149,17 +149,8 @@ type RunSettings struct {
 	// PromptLen is the prompt's share of SeqLen when serving or in a GRPO
 	// step (0: all).
 	PromptLen int
-	// GRPO's rollout (oomsim.Plan's Rollout, RolloutShare, RolloutSleep)
-	// and its KL coefficient (negative: the TRL release's default, which
-	// decides whether full training keeps a reference model).
-	Rollout      oomsim.RolloutEngine
-	RolloutShare float64
-	RolloutSleep bool
-	RolloutSteps int
-	KLBeta       float64
-	// NumGenerations is GRPO's num_generations (0: TRL's 8); it sizes
-	// the step only where the per-device batch counts prompts (TRL < 0.15).
-	NumGenerations int
+	// GRPO is a GRPO step's settings (--objective grpo).
+	GRPO
 	// Max asks for the largest batch, sequence or concurrency that fits.
 	Max MaxKind
 }
@@ -295,12 +286,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		StackVersion:     r.StackVersion,
 		Objective:        r.Objective,
 		PromptLen:        r.PromptLen,
-		Rollout:          r.Rollout,
-		RolloutShare:     r.RolloutShare,
-		RolloutSleep:     r.RolloutSleep,
-		RolloutSteps:     r.RolloutSteps,
-		NumGenerations:   r.NumGenerations,
-		KLBeta:           r.KLBeta,
+		GRPO:             r.GRPO,
 		WeightBits:       r.WeightBits,
 		EagerCUDAModules: eager,
 		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != "", Recompute: r.Recompute != ""},

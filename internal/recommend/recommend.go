@@ -256,17 +256,8 @@ type Input struct {
 	// PromptLen is the prompt's share of SeqLen when serving or in a GRPO
 	// step (0: all).
 	PromptLen int
-	// GRPO's rollout (oomsim.Plan's Rollout, RolloutShare, RolloutSleep)
-	// and its KL coefficient (negative: the TRL release's default, which
-	// decides whether full training keeps a reference model).
-	Rollout      oomsim.RolloutEngine
-	RolloutShare float64
-	RolloutSleep bool
-	RolloutSteps int
-	KLBeta       float64
-	// NumGenerations is GRPO's num_generations (0: TRL's 8); it sizes
-	// the step only where the per-device batch counts prompts (TRL < 0.15).
-	NumGenerations int
+	// GRPO is a GRPO step's settings (--objective grpo).
+	GRPO
 	// EagerCUDAModules: the torch on this machine loads every CUDA module
 	// at start-up (EagerCUDAModules), so the context is the full one.
 	EagerCUDAModules bool
@@ -872,6 +863,21 @@ func modelParallelReason(p oomsim.Plan, zero int) string {
 		what += "; the first stage holds as many micro-batches in flight as there are stages (1F1B), the last the loss"
 	}
 	return what + "; memory is per device"
+}
+
+// GRPO is a GRPO step's settings: the rollout engine (oomsim.Plan's
+// Rollout), a colocated vLLM's share and sleep mode, TRL's
+// steps_per_generation, the KL coefficient (negative: the TRL release's
+// default, which decides whether full training keeps a reference model)
+// and num_generations (0: TRL's 8; it sizes the step only where the
+// per-device batch counts prompts, TRL before 0.15).
+type GRPO struct {
+	Rollout        oomsim.RolloutEngine
+	RolloutShare   float64
+	RolloutSleep   bool
+	RolloutSteps   int
+	KLBeta         float64
+	NumGenerations int
 }
 
 // grpoReasons decides what a GRPO plan keeps besides the policy (the KL
