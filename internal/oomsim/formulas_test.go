@@ -1363,3 +1363,23 @@ func TestVLLMSamplerWarmup(t *testing.T) {
 		}
 	}
 }
+
+// SGLang starts whatever its pool holds and caps each request there: a
+// plan whose requested tokens exceed the pool does not fit those requests,
+// and says the server still starts with the pool's tokens.
+func TestSGLangCapsRequestsAtItsPool(t *testing.T) {
+	m := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackSGLang, SeqLen: 1 << 20, DeviceBytes: 24 * GiB, Backend: "cuda"}
+	b, err := Estimate(WithDefaults(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(b.Notes, " "), "sglang still starts with a pool of about") || b.TotalBytes <= 24*GiB {
+		t.Errorf("a context beyond the pool: total %d, notes %v", b.TotalBytes, b.Notes)
+	}
+	p.SeqLen = 4096
+	if b, _ := Estimate(WithDefaults(p)); strings.Contains(strings.Join(b.Notes, " "), "still starts") {
+		t.Errorf("a context the pool holds says nothing of caps: %v", b.Notes)
+	}
+}

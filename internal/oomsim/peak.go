@@ -1702,6 +1702,14 @@ func servingEngine(s settings) (Breakdown, error) {
 		room = fmt.Sprintf("%d tokens of --kv-cache-tokens hold (%s)", p.KVCacheTokens, fmtGiB(max(sat(pool), 0)))
 	}
 	b.Notes = append(b.Notes, fmt.Sprintf("the KV cache for %d × %d tokens needs %s, more than the %s", p.micro(), p.SeqLen, fmtGiB(b.KVCacheBytes), room))
+	if p.Stack == StackSGLang && pool > 0 {
+		// SGLang starts whatever its pool holds and caps each request
+		// there (scheduler: max_req_len = min(context_len, max_total_num_tokens) − 1).
+		perToken := float64(kvCache(a, p, 1, 1)) / s.n
+		if perToken > 0 {
+			b.Notes = append(b.Notes, fmt.Sprintf("sglang still starts with a pool of about %d tokens and rejects longer requests (max_req_len = min(context_len, max_total_num_tokens) − 1): the plan does not fit requests of %d tokens", int64(pool/perToken), p.SeqLen))
+		}
+	}
 	return b, nil
 }
 
