@@ -316,6 +316,15 @@ func (p Plan) micro() int {
 	return p.MicroBatch
 }
 
+// VLLMShare is a GRPO step's colocated vLLM's gpu_memory_utilization:
+// RolloutShare, or TRL's default.
+func (p Plan) VLLMShare() float64 {
+	if p.RolloutShare <= 0 {
+		return DefaultRolloutShare
+	}
+	return p.RolloutShare
+}
+
 func (p Plan) devices() int {
 	if p.Devices <= 0 {
 		return 1

@@ -1097,10 +1097,7 @@ func grpoRollout(s settings, b *Breakdown) {
 	case RolloutVLLMServer:
 		b.Notes = append(b.Notes, "grpo: completions come from a separate vLLM server (vllm_mode server): nothing of the rollout on these devices")
 	case RolloutVLLMColocate:
-		share := p.RolloutShare
-		if share <= 0 {
-			share = DefaultRolloutShare
-		}
+		share := p.VLLMShare()
 		if p.DeviceBytes <= 0 {
 			b.Notes = append(b.Notes, "grpo: no device size, so the colocated vLLM's share is not counted")
 			return
@@ -1128,7 +1125,7 @@ func grpoRollout(s settings, b *Breakdown) {
 		if prompt <= 0 || prompt > seq {
 			prompt = seq
 		}
-		gen := float64(kvCache(a, p, n, seq))/s.n + prefillWorkingSet(s, a, n, prompt, prompt)/s.n + n*float64(a.Vocab)*4
+		gen := float64(kvCache(a, p, n, seq))/s.n + prefillWorkingSet(s, a, n, prompt, prompt)/s.n + inferenceLogits(s, a, n)
 		if s.wShard > 1 {
 			gen += float64(storedWeights(p.Model, p)) * (1 - s.wFrac) // the shards gathered whole
 		}
@@ -1331,9 +1328,13 @@ func vllmProfilePeak(s settings, a *Arch, tokens, seqs float64) float64 {
 		mlp = 3 * f
 	}
 	forward := tokens * (mlp/s.n + 4*h) * s.cb
-	sampler := 16 * seqs * float64(a.Vocab)
-	return max(forward, sampler)
+	return max(forward, vllmSamplerRun(a, seqs))
 }
+
+// vllmSamplerRun is vLLM's dummy sampler run over seqs sequences: 16 bytes
+// a vocabulary entry (fp32 logits, probabilities, the top-k/top-p sort's
+// values and int64 indices), gathered whole on every rank.
+func vllmSamplerRun(a *Arch, seqs float64) float64 { return 16 * seqs * float64(a.Vocab) }
 
 // inferenceLogits: generate() computes the last position's logits and
 // upcasts them to fp32 (transformers >= 4.45, logits_to_keep).
@@ -1347,15 +1348,13 @@ func inferenceLogits(s settings, a *Arch, batch float64) float64 {
 // samplerWarmup is what vLLM's V1 engine allocates beyond its
 // gpu_memory_utilization share when it warms the sampler up after sizing
 // the KV cache (gpu_model_runner.py _dummy_sampler_run in
-// compile_or_warm_up_model): the profile's dummy sampler run again
-// (vllmProfilePeak's 16 bytes a logit: fp32 logits, probabilities, the
-// top-k/top-p sort's values and int64 indices), now beside the allocated
-// cache. V0 ran its sampler inside the profile only.
+// compile_or_warm_up_model): the profile's dummy sampler run again, now
+// beside the allocated cache. V0 ran its sampler inside the profile only.
 func samplerWarmup(s settings, a *Arch, seqs float64) float64 {
 	if s.p.Stack != StackVLLM || vllmV0(s.p) || a == nil {
 		return 0
 	}
-	return 16 * seqs * float64(a.Vocab)
+	return vllmSamplerRun(a, seqs)
 }
 
 // kvCache is 2 × layers × kv_heads × head_dim × tokens × batch, in the

@@ -540,6 +540,17 @@ func shapedDecoder(c hfConfig, f *fields) (decoder, int64, error) {
 	return d, f.need("intermediate_size", c.IntermediateSize), nil
 }
 
+// readDecoder is shapedDecoder for the counters that read no other field
+// through fields: the first missing or bad field is its error.
+func readDecoder(c hfConfig) (decoder, int64, error) {
+	var f fields
+	d, ffn, err := shapedDecoder(c, &f)
+	if err == nil {
+		err = f.err
+	}
+	return d, ffn, err
+}
+
 // standardShape reads the Llama-style dimensions most decoders share.
 func standardShape(c hfConfig, f *fields) decoder {
 	d := decoder{}
@@ -578,13 +589,9 @@ func (d *decoder) checkHeads(c hfConfig, f *fields) error {
 // with biases, optional per-head LayerNorms on q and k, a final LayerNorm,
 // and an untied head with a bias.
 func countPhi(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	d.norms, d.normBias = 1, true
 	d.qkvBias, d.oBias = true, true
@@ -680,13 +687,9 @@ func countGPTJ(c hfConfig) (oomsim.Model, error) {
 // k projections), InternLM2 (fused wqkv, the same count; "bias" on the
 // attention projections, true by default).
 func countNormVariant(c hfConfig, family string) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	d.norms = 2
 	d.tied = flag(c.TieWordEmbeddings, false)

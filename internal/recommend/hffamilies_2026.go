@@ -259,13 +259,9 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 // attention and MLP projection, an explicit head_dim, tied embeddings by
 // default.
 func countErnie(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	bias := flag(c.UseBias, false)
 	d.norms, d.qkvBias, d.oBias = 2, bias, bias
@@ -399,13 +395,9 @@ func countLlama4(c hfConfig) (oomsim.Model, error) {
 // and the MLP in parallel, optional per-head LayerNorms on q and k
 // (use_qk_norm), no biases, a head tied to the embedding by default.
 func countCohere(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	d.norms = 1
 	d.qkvBias = flag(c.AttentionBias, false)
@@ -422,13 +414,9 @@ func countCohere(c hfConfig) (oomsim.Model, error) {
 // with biases on q, k, v and o (use_bias), a two-matrix GELU MLP with
 // biases, LayerNorms with biases, rotary positions, a tied head.
 func countStarCoder2(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	bias := flag(c.UseBias, true)
 	d.norms, d.normBias = 2, true
@@ -442,13 +430,9 @@ func countStarCoder2(c hfConfig) (oomsim.Model, error) {
 // LayerNorms have neither weight nor bias, so the blocks hold only the
 // attention and the gated MLP, without biases.
 func countOLMo(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	d.norms, d.noFinalNorm = 0, true
 	d.qkvBias = flag(c.AttentionBias, false)
@@ -638,11 +622,25 @@ func countVisionLanguage(c hfConfig, family string) (oomsim.Model, error) {
 // language model only), so it is counted with the unquantised parameters.
 // Its activations, for images, are not planned.
 func withVisionTower(m oomsim.Model, family string, n int64) oomsim.Model {
+	return withEncoder(m, n, fmt.Sprintf("%s: the vision encoder and its merger (%d parameters by vision_config) are counted, 16-bit under quantised weights; image activations are not planned", family, n))
+}
+
+// withEncoder adds an encoder of n parameters that a quantised release
+// keeps 16-bit (VisionParams), with the note that says so.
+func withEncoder(m oomsim.Model, n int64, note string) oomsim.Model {
 	m.Params += n
 	m.UnquantizedParams += n
 	m.VisionParams += n
-	m.Notes = append(m.Notes, fmt.Sprintf("%s: the vision encoder and its merger (%d parameters by vision_config) are counted, 16-bit under quantised weights; image activations are not planned", family, n))
+	m.Notes = append(m.Notes, note)
 	return m
+}
+
+// withAudioEncoder adds an omni model's audio encoder as withVisionTower
+// adds a vision tower: resident, kept 16-bit under quantised weights
+// (counted with VisionParams, the encoders a quantised release keeps), its
+// activations not planned.
+func withAudioEncoder(m oomsim.Model, family string, n int64) oomsim.Model {
+	return withEncoder(m, n, fmt.Sprintf("%s: the audio encoder (%d parameters by audio_config) is counted, 16-bit under quantised weights; audio activations are not planned", family, n))
 }
 
 // qwenVisionParams counts the vision encoder of Qwen2-VL (LayerNorms, an

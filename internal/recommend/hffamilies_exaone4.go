@@ -18,13 +18,9 @@ import (
 // full, and a null window makes every layer full. EXAONE-4.0-1.2B counts
 // 1,279,391,488 and EXAONE-4.0-32B 32,003,216,384, the Hub's counts.
 func countEXAONE4(c hfConfig) (oomsim.Model, error) {
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	d.norms, d.qkNorm = 2, true
 	d.tied = flag(c.TieWordEmbeddings, false)

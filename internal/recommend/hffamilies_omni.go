@@ -81,10 +81,7 @@ func countQwen25Omni(c hfConfig) (oomsim.Model, error) {
 		if err != nil {
 			return oomsim.Model{}, fmt.Errorf("thinker_config.audio_config: %w", err)
 		}
-		m.Params += n
-		m.UnquantizedParams += n
-		m.VisionParams += n // an encoder kept 16-bit, like the vision tower
-		m.Notes = append(m.Notes, fmt.Sprintf("qwen2_5_omni: the audio encoder (%d parameters by audio_config) is counted, 16-bit under quantised weights; audio activations are not planned", n))
+		m = withAudioEncoder(m, "qwen2_5_omni", n)
 		towers = append(towers, "audio")
 	} else {
 		m.Notes = append(m.Notes, "qwen2_5_omni: no thinker_config.audio_config; the audio encoder is not counted")

@@ -74,10 +74,7 @@ func countQwen3OmniMoe(c hfConfig) (oomsim.Model, error) {
 		if err != nil {
 			return oomsim.Model{}, fmt.Errorf("thinker_config.audio_config: %w", err)
 		}
-		m.Params += n
-		m.UnquantizedParams += n
-		m.VisionParams += n // an encoder kept 16-bit, like the vision tower
-		m.Notes = append(m.Notes, fmt.Sprintf("qwen3_omni_moe: the audio encoder (%d parameters by audio_config) is counted, 16-bit under quantised weights; audio activations are not planned", n))
+		m = withAudioEncoder(m, "qwen3_omni_moe", n)
 		towers++
 	} else {
 		m.Notes = append(m.Notes, "qwen3_omni_moe: no thinker_config.audio_config; the audio encoder is not counted")

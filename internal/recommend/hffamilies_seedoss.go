@@ -16,13 +16,9 @@ func countSeedOSS(c hfConfig) (oomsim.Model, error) {
 		hd := int64(128)
 		c.HeadDim = &hd
 	}
-	var f fields
-	d, ffn, err := shapedDecoder(c, &f)
+	d, ffn, err := readDecoder(c)
 	if err != nil {
 		return oomsim.Model{}, err
-	}
-	if f.err != nil {
-		return oomsim.Model{}, f.err
 	}
 	mlpBias := flag(c.MLPBias, false)
 	d.norms = 2

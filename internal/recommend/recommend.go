@@ -887,13 +887,13 @@ func grpoReasons(plan *oomsim.Plan, in Input, why func(d, c, w string)) {
 	beta, src := in.KLBeta, "--kl-beta"
 	if beta < 0 {
 		beta, src = 0, "TRL's default beta (0.0 since 0.19)"
-		if plan.Stack == oomsim.StackTRL && plan.StackVersion != "" && oomsim.VersionBelow(plan.StackVersion, 0, 19) {
+		if plan.Stack == oomsim.StackTRL && oomsim.VersionBelow(plan.StackVersion, 0, 19) {
 			beta, src = 0.04, "TRL "+plan.StackVersion+"'s default beta (0.04 before 0.19)"
 		}
 	}
 	plan.KLReference = beta != 0 && plan.Mode == oomsim.Training
 	batch := "--batch-size counts completions (TRL since 0.15)"
-	if plan.Stack == oomsim.StackTRL && plan.StackVersion != "" && oomsim.VersionBelow(plan.StackVersion, 0, 15) {
+	if plan.Stack == oomsim.StackTRL && oomsim.VersionBelow(plan.StackVersion, 0, 15) {
 		plan.Generations = cmp.Or(in.NumGenerations, 8)
 		batch = fmt.Sprintf("--batch-size counts prompts in TRL %s, each with %d completions (--num-generations): %d sequences a step", plan.StackVersion, plan.Generations, plan.BatchSize*plan.Generations)
 	}
@@ -907,8 +907,7 @@ func grpoReasons(plan *oomsim.Plan, in Input, why func(d, c, w string)) {
 	rollout := "completions from the policy's model.generate (TRL's use_vllm=False), a phase between training steps"
 	switch plan.Rollout {
 	case oomsim.RolloutVLLMColocate:
-		share := cmp.Or(plan.RolloutShare, oomsim.DefaultRolloutShare)
-		rollout = fmt.Sprintf("completions from a colocated vLLM holding %.0f%% of the device", 100*share)
+		rollout = fmt.Sprintf("completions from a colocated vLLM holding %.0f%% of the device", 100*plan.VLLMShare())
 		if plan.RolloutSleep {
 			rollout += ", released by its sleep mode during the training step"
 		}

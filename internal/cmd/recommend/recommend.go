@@ -401,7 +401,10 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --eval-batch-size %d: want 0 (no evaluation) to %d", o.EvalBatchSize, 1<<20)
 	}
 	r.EvalBatch = o.EvalBatchSize
-	r.LoRARank, r.LoRALayers, r.Compiled, r.Prealloc = o.LoRARank, o.LoRALayers, o.Compile, o.GPUMemUtil
+	r.LoRARank, r.LoRALayers, r.Compiled = o.LoRARank, o.LoRALayers, o.Compile
+	if r.Objective != oomsim.ObjectiveGRPO {
+		r.Prealloc = o.GPUMemUtil // with GRPO it is the colocated vLLM's share (grpo)
+	}
 	r.ExpandableSegments, r.ExpandableFrom, r.GaLoreRank = o.Expandable, o.expandableFrom, o.GaLoreRank
 	return nil
 }
@@ -442,7 +445,6 @@ func (o *Options) grpo(r *recommend.RunSettings) error {
 	}
 	r.Rollout, r.RolloutShare, r.RolloutSleep, r.KLBeta = rollout, o.GPUMemUtil, o.VLLMSleep, o.KLBeta
 	r.RolloutSteps, r.NumGenerations = o.StepsPerGeneration, o.NumGenerations
-	o.GPUMemUtil = 0 // not a serving engine's share
 	return nil
 }
 
