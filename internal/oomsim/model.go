@@ -495,8 +495,8 @@ func (p Plan) Validate() error {
 	if p.GaLoreRank < 0 || p.GaLoreRank > 1<<16 {
 		return fmt.Errorf("GaLore rank %d is outside 0..%d", p.GaLoreRank, 1<<16)
 	}
-	if (p.Mode == LoRA || p.Mode == QLoRA) && p.Optimizer.FullParameterOnly() {
-		return fmt.Errorf("optimizer %s trains every weight (mode training); with mode %s use adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion or muon", p.Optimizer, p.Mode)
+	if err := p.Optimizer.CheckTrains(p.Mode); err != nil {
+		return err
 	}
 	if p.PromptLen < 0 || (p.SeqLen > 0 && p.PromptLen > p.SeqLen) {
 		return fmt.Errorf("prompt length %d is outside 0..%d (the sequence length)", p.PromptLen, p.SeqLen)

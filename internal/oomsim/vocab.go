@@ -99,6 +99,22 @@ func (o Optimizer) FullParameterOnly() bool {
 	return o.GaLore() || o == LOMO || o == AdaLomo || o == BAdam
 }
 
+// CheckTrains says why the optimizer cannot train in mode (nil when it
+// can): one built for full training cannot step LoRA adapters. The
+// message names the optimizers that can.
+func (o Optimizer) CheckTrains(m Mode) error {
+	if (m != LoRA && m != QLoRA) || !o.FullParameterOnly() {
+		return nil
+	}
+	var ok []string
+	for _, c := range Optimizers {
+		if !c.FullParameterOnly() {
+			ok = append(ok, string(c))
+		}
+	}
+	return fmt.Errorf("optimizer %s trains every weight (mode training); with mode %s use %s", o, m, strings.Join(ok, ", "))
+}
+
 // NoMasterCopy reports whether the optimizer updates 16-bit weights with
 // no fp32 master copy of the whole model (LOMO, AdaLomo, BAdam's frozen
 // blocks): training under it is pure 16-bit unless asked otherwise.

@@ -415,8 +415,8 @@ func Recommend(in Input) (*Result, error) {
 	if in.KVCacheTokens > 0 && (plan.Mode != oomsim.Inference || !oomsim.CountsKVTokens(plan.Stack)) {
 		return nil, fmt.Errorf("%w: --kv-cache-tokens sizes the KV cache of vllm, sglang, lmdeploy or tensorrt-llm (--mode inference), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
-	if (plan.Mode == oomsim.LoRA || plan.Mode == oomsim.QLoRA) && plan.Optimizer.FullParameterOnly() {
-		return nil, fmt.Errorf("%w: --optimizer %s trains every weight (--mode training); with --mode %s use adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion or muon", ErrContradiction, plan.Optimizer, plan.Mode)
+	if err := plan.Optimizer.CheckTrains(plan.Mode); err != nil {
+		return nil, fmt.Errorf("%w: --%v", ErrContradiction, err) // "--optimizer X ..."
 	}
 	switch maxPos := archMaxPositions(in.Model); {
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Prealloc > 0 && maxPos > 0:
