@@ -484,8 +484,9 @@ func TestUnslothLoRAKernelsSaveLess(t *testing.T) {
 }
 
 // generate() over a cache returned as new tuples (transformers before
-// 4.36, remote-code Qwen-1/ChatGLM) holds the previous step's cache beside
-// the new one; DynamicCache replaces each layer's tensor in place.
+// 4.42, remote-code Qwen-1/ChatGLM) holds the previous step's cache beside
+// the new one; the DynamicCache generate() creates from 4.42 replaces each
+// layer's tensor in place.
 func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 	arch := &Arch{Layers: 16, KVLayers: 16, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
 	peak := func(family, version string) Breakdown {
@@ -504,7 +505,7 @@ func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 	if now.PeakAllocatedBytes != sum(now) {
 		t.Errorf("DynamicCache: peak %d, want the sum of the parts %d", now.PeakAllocatedBytes, sum(now))
 	}
-	for _, old := range []Breakdown{peak("llama", "4.35.2"), peak("qwen", "4.46.0"), peak("chatglm", "")} {
+	for _, old := range []Breakdown{peak("llama", "4.35.2"), peak("llama", "4.41.2"), peak("qwen", "4.46.0"), peak("chatglm", "")} {
 		want := max(sum(old), old.WeightsBytes+2*old.KVCacheBytes+old.BuffersBytes)
 		if old.PeakAllocatedBytes != want || want == sum(old) {
 			t.Errorf("tuple cache: peak %d, want weights + two caches %d (parts %d)", old.PeakAllocatedBytes, want, sum(old))
@@ -678,16 +679,21 @@ func TestCheckpointedPeakHoldsLossOrRecompute(t *testing.T) {
 	}
 }
 
-// A model family added after DynamicCache (4.36) never ran with tuple
-// caches, whatever release a plan states; one added before did.
+// A model family added once generate() kept a DynamicCache (4.42) never
+// ran with tuple caches, whatever release a plan states; one added before
+// did, under the releases before 4.42 (Qwen2 from 4.37, the zerollama
+// table's transformers 4.38.2).
 func TestTupleCacheTakesTheFamilysRelease(t *testing.T) {
 	for _, tt := range []struct {
-		family string
-		want   bool
-	}{{"qwen2", false}, {"gemma3", false}, {"llama", true}, {"qwen", true}} {
-		p := Plan{Model: Model{Family: tt.family}, Stack: StackHF, StackVersion: "4.35.0"}
+		family, version string
+		want            bool
+	}{
+		{"qwen2", "4.38.2", true}, {"qwen2", "4.42.0", false}, {"gemma2", "4.41.0", false}, {"gemma3", "4.35.0", false},
+		{"llama", "4.35.0", true}, {"llama", "", false}, {"qwen", "4.46.0", true},
+	} {
+		p := Plan{Model: Model{Family: tt.family}, Stack: StackHF, StackVersion: tt.version}
 		if got := tupleKVCache(p); got != tt.want {
-			t.Errorf("%s at transformers 4.35: tuple cache %v, want %v", tt.family, got, tt.want)
+			t.Errorf("%s at transformers %q: tuple cache %v, want %v", tt.family, tt.version, got, tt.want)
 		}
 	}
 }

@@ -383,11 +383,17 @@ func transformersBelow(p Plan, major, minor int) bool {
 // every decoding step when the model returns its cache as new tuples
 // (torch.cat of the old layer cache and the new token into a new tensor):
 // the previous step's cache stays referenced by generate's model_kwargs
-// until the forward returns. transformers' own models did so before 4.36
-// (DynamicCache, which replaces each layer's tensor as it goes, arrived in
-// 4.36); the remote-code families below still do (modeling_qwen.py,
-// modeling_chatglm.py, modeling_internlm(2).py, modeling_baichuan.py,
-// Falcon's RefinedWeb code).
+// until the forward returns. transformers' own models returned tuples
+// whenever they were given none or a tuple, converting to DynamicCache
+// inside the forward and back (use_legacy_cache), and generate() passed
+// them none until 4.42, where it began to create the DynamicCache itself
+// (use_dynamic_cache_by_default in generation/utils.py; remote-code models
+// gate their generate hooks on the same release, is_transformers_4_42_or_higher
+// in ChatGLM's modeling file). The zerollama limit-length table (Qwen1.5 under
+// transformers 4.38.2 on a 24 GB RTX 4090, testdata/memory) stops where
+// the weights and two caches fill the card. The remote-code families below
+// still build tuples (modeling_qwen.py, modeling_chatglm.py,
+// modeling_internlm(2).py, modeling_baichuan.py, Falcon's RefinedWeb code).
 func tupleKVCache(p Plan) bool {
 	switch strings.ToLower(p.Model.Family) {
 	case "qwen", "chatglm", "internlm", "internlm2", "baichuan", "refinedwebmodel", "refinedweb":
@@ -396,7 +402,7 @@ func tupleKVCache(p Plan) bool {
 		prof := ProfileOf(p.Stack)
 		return prof.Preallocates == 0 && !prof.GraphCompute
 	}
-	return ProfileOf(p.Stack).Dist == "transformers" && transformersBelow(p, 4, 36)
+	return ProfileOf(p.Stack).Dist == "transformers" && transformersBelow(p, 4, 42)
 }
 
 // unslothMaterialisedLogits: Unsloth before 2024.11 computed the loss with
