@@ -77,6 +77,7 @@ func TestFindDeviceByNameOrReportedName(t *testing.T) {
 		{"an AMD accelerator as amd-smi names it", "AMD Instinct MI300X", "mi300x"},
 		{"an Intel stack as torch.xpu names it, trademark signs and all", "Intel(R) Data Center GPU Max 1550", "intel-max-1550"},
 		{"a TPU by its GKE accelerator name", "v5litepod", "tpu-v5e"},
+		{"a Volta TITAN as the driver names it", "NVIDIA TITAN V", "titan-v"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
