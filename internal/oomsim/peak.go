@@ -1023,11 +1023,22 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	if rc == "" {
 		rc = s.prof.Recompute
 	}
+	// The backward of the block being recomputed holds what its forward
+	// saved and, at its widest, the MLP's input gradients (gate and up in
+	// a gated MLP, fc1's otherwise): the saved values are freed as their
+	// gradients are made, so the block does not hold twice its saves. The
+	// ALST runs (ArcticTraining's Llama-3.1-8B recipes on one H200,
+	// 200k-650k tokens, testdata/memory) grow by about one block's saves
+	// per token beyond the checkpoints.
+	wide := float64(a.FFN) * tokens / s.n
+	if a.Gated {
+		wide *= 2
+	}
 	switch {
 	case rc == RecomputeOffload:
-		act, recompute = 2*per, 2*per // the checkpoints live on the host
+		act, recompute = per+wide, per+wide // the checkpoints live on the host
 	case rc == RecomputeFull:
-		act, recompute = L*ckpt+2*per, 2*per
+		act, recompute = L*ckpt+per+wide, per+wide
 	default: // none, or selective (layerSaved keeps less)
 		act = L * per
 	}
