@@ -1389,3 +1389,23 @@ func TestSGLangCapsRequestsAtItsPool(t *testing.T) {
 		t.Errorf("a context the pool holds says nothing of caps: %v", b.Notes)
 	}
 }
+
+// ZeRO-Offload under DeepSpeed takes the gradients to the host with the
+// optimizer states (two blocks' worth wait on the device); FSDP's offload
+// keeps its sharded gradients, as the corpus's FSDP rows show.
+func TestDeepSpeedOffloadMovesGradientsToTheHost(t *testing.T) {
+	plan := func(stack Stack) Breakdown {
+		b, err := Estimate(Plan{Model: llama2_7B, Mode: Training, Precision: capability.BF16, Stack: stack, BatchSize: 1, SeqLen: 1024,
+			Devices: 2, Sharding: ShardZeRO2, ZeROStage: 2, Offload: OffloadCPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if got, want := plan(StackDeepSpeed).GradientsBytes, 2*largestLayerBytes(llama2_7B, capability.BF16); got != want {
+		t.Errorf("DeepSpeed ZeRO-Offload gradients %d, want two blocks' %d", got, want)
+	}
+	if got := plan(StackFSDP).GradientsBytes; got <= 2*largestLayerBytes(llama2_7B, capability.BF16) {
+		t.Errorf("FSDP offload gradients %d, want the sharded gradients", got)
+	}
+}

@@ -547,8 +547,17 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	w, g, o = w*s.wFrac, g*s.sFrac, o*s.sFrac
 	if p.Offload == OffloadCPU {
 		// ZeRO-Offload: the fp32 master and Adam states live on the host
-		// and the step runs there (DeepSpeed's CPU Adam).
+		// and the step runs there (DeepSpeed's CPU Adam). Under DeepSpeed
+		// the gradients follow them, reduced bucket by bucket into the
+		// host's fp32 partitions (Ren et al. 2021, "ZeRO-Offload"): its own
+		// estimate_zero2/zero3_model_states_mem_needs count none on the
+		// device, where a block's gradients, and the next, wait for their
+		// copy. (FSDP's and ColossalAI's offload corpus rows do not show
+		// it, so theirs stay.)
 		host, o = o, 0
+		if s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) || p.Sharding == ShardZeRO3 && p.devices() == 1 && s.prof.Trainer {
+			g = min(g, 2*float64(largestLayerBytes(p.Model, p.Precision)))
+		}
 		if p.OffloadParams && p.Sharding == ShardZeRO3 {
 			host += w
 			w = float64(largestLayerBytes(p.Model, p.Precision))

@@ -599,7 +599,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
 	if in.Devices == 1 {
-		in.ZeROStage, in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = 0, false, 0, 0, 0
+		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3,
+		// for what it does there: offload the parameters to the host.
+		in.ZeROStage = map[bool]int{true: 3}[in.ZeROStage == 3 && r["offload"] != "" && r["offload"] != "none" && r["offload"] != "optimizer"]
+		in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = false, 0, 0, 0
 	}
 	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, where the row's
 	// note quotes it, as --expandable-segments.

@@ -447,6 +447,14 @@ func Recommend(in Input) (*Result, error) {
 	if plan.TensorParallel == 0 && !in.TensorParallel && (in.PipelineStages > 1 || in.ExpertParallel > 1) {
 		plan.TensorParallel = 1 // pipelining or expert parallelism alone: no matrix split
 	}
+	if plan.Devices == 1 && in.ZeROStage == 3 && plan.Mode.Trains() {
+		// ZeRO-3 on one device shares nothing out, but it is how DeepSpeed
+		// moves the parameters to the host (ZeRO-Infinity's offload_param,
+		// ArcticTraining's single-GPU recipes): one block at a time is
+		// gathered onto the device.
+		plan.Sharding = oomsim.ShardZeRO3
+		why("devices", "1", "ZeRO-3 on one device: nothing is shared out; with --offload cpu --offload-params the parameters live on the host and one block at a time is brought to the device")
+	}
 	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone {
 		switch {
 		case plan.Mode == oomsim.Inference:

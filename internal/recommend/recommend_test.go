@@ -389,3 +389,29 @@ func TestOllamaPlansItsDefaultTag(t *testing.T) {
 		t.Errorf("with --precision bf16: %v, %v", r.Precision, err)
 	}
 }
+
+// ZeRO-3 on one device shares nothing out but is how DeepSpeed offloads the
+// parameters: with --offload cpu --offload-params one block's parameters
+// are on the device, and the gradients go to the host with the states.
+func TestZeRO3OnOneDeviceOffloadsParameters(t *testing.T) {
+	in := Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "bf16", Strategy: "auto",
+		Stack: oomsim.StackDeepSpeed, BatchSize: 1, SeqLen: 2048, Target: catalogueTarget(t, "a100-80gb")}
+	plain, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ZeROStage, in.Offload, in.OffloadParams = 3, oomsim.OffloadCPU, true
+	off, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Plan.Sharding != oomsim.ShardZeRO3 || off.Plan.Devices != 1 {
+		t.Fatalf("plan sharding %s over %d devices, want zero3 over 1", off.Plan.Sharding, off.Plan.Devices)
+	}
+	if w, g := off.Memory.WeightsBytes, off.Memory.GradientsBytes; w >= plain.Memory.WeightsBytes/10 || g >= plain.Memory.GradientsBytes/10 {
+		t.Errorf("offloaded weights %d and gradients %d, want a block's worth (replicated: %d, %d)", w, g, plain.Memory.WeightsBytes, plain.Memory.GradientsBytes)
+	}
+	if off.Memory.HostBytes == 0 {
+		t.Error("nothing planned on the host")
+	}
+}
