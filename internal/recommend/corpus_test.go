@@ -251,7 +251,12 @@ func (w *corpusWorld) target(raw string, devices int) (Target, bool, string) {
 // "--tensor-model-parallel-size 2", "tensor_parallel_size: 8", and their
 // expert and pipeline counterparts.
 var (
-	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+	// zeroStageNone finds a stated ZeRO stage 0 (Megatron-DeepSpeed's
+	// zero_stage 0): no optimizer sharding over the replicas.
+	zeroStageNone = regexp.MustCompile(`(?i)zero[-_ ]?stage[ =:_]*0\b|zero-0\b`)
+	// tpDegree also reads Megatron-DeepSpeed's mp_size and the older
+	// --model-parallel-size (its tensor-parallel degree).
+	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+|(?:mp|model[-_ ]parallel)[-_ ]size(?: \([^)]*\))?[ =:]+)(\d+)`)
 	epDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:ep[ =:_-]?|expert[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|expert[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
 	ppDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:pp[ =:_-]?|pipeline[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|pipeline[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
 	// cpDegree finds a context- or sequence-parallel degree: "cp2",
@@ -588,6 +593,8 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.ZeROStage = 3
 		case strings.Contains(sh, "zero1"), strings.Contains(sh, "zero2"):
 			in.ZeROStage = 2
+		case zeroStageNone.MatchString(r["note"]):
+			in.ZeROStage = -1 // stated: the replicas keep whole states (no distributed optimizer)
 		}
 	case strings.Contains(sh, "tp") && mode.Trains():
 		in.TensorParallel = true
