@@ -216,7 +216,7 @@ func TestEncoderTaskHead(t *testing.T) {
 }
 
 // An evaluation forward between steps: the weights and states beside one
-// block's working set and the batch's logits with the loss's copies (10 B
+// block's working set, transformers' KV cache and the batch's logits with the loss's copies (10 B
 // a bf16 logit in transformers' loss, 2 B under Unsloth's in-place
 // kernel); when it is larger than the step, it is the peak.
 func TestEvaluationForward(t *testing.T) {
@@ -234,6 +234,12 @@ func TestEvaluationForward(t *testing.T) {
 	if hf.EvalBytes < logits || hf.PeakAllocatedBytes != hf.WeightsBytes+hf.OptimizerBytes+hf.EvalBytes || hf.OverlapBytes >= 0 {
 		t.Errorf("eval at 8: %d eval bytes (want at least the logits' %d), peak %d (want weights + states + eval), overlap %d (want negative)",
 			hf.EvalBytes, logits, hf.PeakAllocatedBytes, hf.OverlapBytes)
+	}
+	// transformers evaluates with use_cache: every layer's keys and
+	// values for the batch (Llama-3-8B: 32 layers × 8 KV heads × 128 × 2 × 2 B a token).
+	kv := int64(8 * 2048 * 32 * 8 * 128 * 2 * 2)
+	if hf.EvalBytes < logits+kv {
+		t.Errorf("eval at 8: %d eval bytes, want the logits' %d and the KV cache's %d", hf.EvalBytes, logits, kv)
 	}
 	if u := plan(StackUnsloth, 8); u.EvalBytes >= hf.EvalBytes {
 		t.Errorf("unsloth's in-place loss: eval %d bytes, want less than transformers' %d", u.EvalBytes, hf.EvalBytes)

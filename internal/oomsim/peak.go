@@ -1228,8 +1228,9 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 
 // evaluationBytes is an evaluation forward's working set at the plan's
 // EvalBatch (both completions of a pair for a preference objective): one
-// block's intermediates, as a forward without gradients holds them, and
-// the logits with what the loss adds: transformers' loss keeps the
+// block's intermediates, as a forward without gradients holds them, the
+// KV cache a transformers model builds when it evaluates, and the logits
+// with what the loss adds: transformers' loss keeps the
 // compute-dtype logits, their fp32 upcast and its log-softmax (Liger's
 // fused loss materialises the logits when not training); Unsloth's kernel
 // works on its 16-bit logits in place; Megatron's adds one fp32 copy. An
@@ -1242,6 +1243,16 @@ func evaluationBytes(s settings, a *Arch) float64 {
 	ws := prefillWorkingSet(s, a, mb, s.seq, s.seq) / s.n
 	if encoderOnly(a) || a.Vocab == 0 {
 		return ws
+	}
+	if s.prof.Dist == "transformers" || s.prof.Dist == "trl" {
+		// The Trainer's evaluation calls the model with the config's
+		// use_cache (True for decoders): gradient checkpointing turns it
+		// off only while training, so the forward fills a KV cache of
+		// every layer for the batch and holds it until the outputs are
+		// dropped. The llama-recipes quickstart runs (Llama-2-7B, 8-bit
+		// LoRA, eval batch 8 at 2,048 tokens, testdata/memory) and the
+		// QLoRA notebooks that evaluate each epoch sit that much higher.
+		ws += float64(kvCache(a, s.p, mb, s.seq)) / s.n
 	}
 	per := s.cb + 8
 	if s.cb == 4 {
