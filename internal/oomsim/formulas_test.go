@@ -1409,3 +1409,33 @@ func TestDeepSpeedOffloadMovesGradientsToTheHost(t *testing.T) {
 		t.Errorf("FSDP offload gradients %d, want the sharded gradients", got)
 	}
 }
+
+// transformers before 4.45 keeps every prompt position's logits in
+// generate(): 16-bit logits and their fp32 copy (6 B a logit in bf16), the
+// fp32 logits alone in an fp32 model, whose .float() is the same tensor.
+func TestLegacyGenerateLogits(t *testing.T) {
+	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
+	logits := func(prec capability.Precision, version string) int64 {
+		b, err := Estimate(Plan{Model: Model{Name: "m", Family: "llama", Params: 1_000_000, Arch: arch}, Mode: Inference,
+			Precision: prec, Stack: StackHF, StackVersion: version, BatchSize: 4, SeqLen: 300, PromptLen: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.LogitsBytes
+	}
+	for _, c := range []struct {
+		prec    capability.Precision
+		version string
+		want    int64
+	}{
+		{capability.BF16, "4.44.2", 4 * 200 * 1000 * 6},
+		{capability.FP32, "4.44.2", 4 * 200 * 1000 * 4},
+	} {
+		if got := logits(c.prec, c.version); got != c.want {
+			t.Errorf("%s at transformers %s: logits %d, want %d", c.prec, c.version, got, c.want)
+		}
+	}
+	if now := logits(capability.BF16, "4.46.0"); now >= 4*200*1000*6 {
+		t.Errorf("transformers 4.46: logits %d, want the last position's only", now)
+	}
+}

@@ -259,8 +259,13 @@ func realistic(p Plan) (Breakdown, error) {
 			b.LogitsBytes = max(b.LogitsBytes, sat(mb*last*float64(a.Vocab)*s.cb))
 		}
 		if a != nil && legacyGenerateLogits(p) {
-			// Every prompt position's logits, 16-bit then their fp32 copy.
-			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + 4))
+			// Every prompt position's logits, 16-bit then their fp32 copy
+			// (logits.float() of fp32 logits is the same tensor).
+			per := s.cb + 4
+			if s.cb >= 4 {
+				per = s.cb
+			}
+			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * per)
 		}
 		b.BuffersBytes = dequantBuffer(s, a)
 		if a == nil {
