@@ -284,7 +284,12 @@ var evalSteps = regexp.MustCompile(`(?i)eval(?:uation)?_strategy[ =:]*["']?(?:st
 // named without one; 0 otherwise.
 func contextDegree(r map[string]string) int {
 	d := atoi0(r["devices"])
-	if n := parallelDegree(cpDegree, r); n > 0 {
+	n := parallelDegree(cpDegree, r)
+	if n == 0 {
+		// The kernels column names the split too (ulysses-sp8, zigzag-ring-sp8).
+		n = parallelDegree(cpDegree, map[string]string{"note": r["kernels"]})
+	}
+	if n > 0 {
 		if d > 0 && d%n == 0 {
 			return n
 		}
