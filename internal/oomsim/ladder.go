@@ -257,7 +257,6 @@ func smallerMicroBatch(l ladder, cur Plan) []move {
 	return ms
 }
 
-// 5. 8-bit optimizer.
 // lighterRollout makes a GRPO step's generation hold less: a colocated
 // vLLM sleeps during the training step (TRL's vllm_enable_sleep_mode), and
 // model.generate makes one step's completions at a time
@@ -282,6 +281,7 @@ func lighterRollout(l ladder, cur Plan) []move {
 	return nil
 }
 
+// 5. 8-bit optimizer.
 func optimizer8bit(l ladder, cur Plan) []move {
 	const action = "8-bit optimizer"
 	switch {

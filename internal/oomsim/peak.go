@@ -259,13 +259,8 @@ func realistic(p Plan) (Breakdown, error) {
 			b.LogitsBytes = max(b.LogitsBytes, sat(mb*last*float64(a.Vocab)*s.cb))
 		}
 		if a != nil && legacyGenerateLogits(p) {
-			// Every prompt position's logits, 16-bit then their fp32 copy
-			// (logits.float() of fp32 logits is the same tensor).
-			per := s.cb + 4
-			if s.cb >= 4 {
-				per = s.cb
-			}
-			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * per)
+			// Every prompt position's logits, 16-bit then their fp32 copy.
+			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + fp32CopyBytes(s.cb)))
 		}
 		b.BuffersBytes = dequantBuffer(s, a)
 		if a == nil {
@@ -560,7 +555,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		// copy. (FSDP's and ColossalAI's offload corpus rows do not show
 		// it, so theirs stay.)
 		host, o = o, 0
-		if s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) || p.Sharding == ShardZeRO3 && p.devices() == 1 && s.prof.Trainer {
+		if deepSpeedOffload(s) {
 			g = min(g, 2*float64(largestLayerBytes(p.Model, p.Precision)))
 		}
 		if p.OffloadParams && p.Sharding == ShardZeRO3 {
@@ -763,6 +758,14 @@ func autocastCopies(s settings, P float64) float64 {
 func deepSpeedZeRO(s settings) bool {
 	p := s.p
 	return (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Trainer && p.devices() > 1
+}
+
+// deepSpeedOffload reports CPU offload run by DeepSpeed: its own stack,
+// or ZeRO through a transformers-based trainer (deepSpeedZeRO, and ZeRO-3
+// on one device, which only DeepSpeed runs there).
+func deepSpeedOffload(s settings) bool {
+	p := s.p
+	return s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) || p.Sharding == ShardZeRO3 && p.devices() == 1 && s.prof.Trainer
 }
 
 // referenceModel is the frozen copy DPO and KTO score against in full
@@ -1259,10 +1262,7 @@ func evaluationBytes(s settings, a *Arch) float64 {
 		// QLoRA notebooks that evaluate each epoch sit that much higher.
 		ws += float64(kvCache(a, s.p, mb, s.seq)) / s.n
 	}
-	per := s.cb + 8
-	if s.cb == 4 {
-		per = 8 // fp32 logits need no upcast copy
-	}
+	per := s.cb + fp32CopyBytes(s.cb) + 4 // the logits, their upcast, the log-softmax
 	switch {
 	case s.prof.Stack == StackUnsloth:
 		per = s.cb
@@ -1270,6 +1270,15 @@ func evaluationBytes(s settings, a *Arch) float64 {
 		per = min(s.cb, 2) + 4
 	}
 	return ws + mb*s.seq*float64(a.Vocab)*per/s.n
+}
+
+// fp32CopyBytes is what logits.float() adds a logit: an fp32 copy of
+// 16-bit logits, nothing for logits already in fp32 (the same tensor).
+func fp32CopyBytes(cb float64) float64 {
+	if cb >= 4 {
+		return 0
+	}
+	return 4
 }
 
 // encoderOnly reports an encoder without a decoder (BERT, DistilBERT,

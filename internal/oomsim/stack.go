@@ -8,7 +8,6 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/devctl/devctl/internal/backend"
-
 	"github.com/devctl/devctl/internal/capability"
 )
 

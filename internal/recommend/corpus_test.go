@@ -613,7 +613,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	if in.Devices == 1 {
 		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3,
 		// for what it does there: offload the parameters to the host.
-		in.ZeROStage = map[bool]int{true: 3}[in.ZeROStage == 3 && r["offload"] != "" && r["offload"] != "none" && r["offload"] != "optimizer"]
+		if in.ZeROStage != 3 || (r["offload"] != "params" && r["offload"] != "both") {
+			in.ZeROStage = 0
+		}
 		in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = false, 0, 0, 0
 	}
 	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, where the row's
