@@ -1260,7 +1260,14 @@ func evaluationBytes(s settings, a *Arch) float64 {
 		// dropped. The llama-recipes quickstart runs (Llama-2-7B, 8-bit
 		// LoRA, eval batch 8 at 2,048 tokens, testdata/memory) and the
 		// QLoRA notebooks that evaluate each epoch sit that much higher.
-		ws += float64(kvCache(a, s.p, mb, s.seq)) / s.n
+		kv := float64(kvCache(a, s.p, mb, s.seq))
+		if s.streamB > s.cb {
+			// After prepare_model_for_kbit_training the stream is fp32
+			// and Linear4bit/Linear8bitLt return their input's dtype:
+			// the keys and values the cache stores are fp32 too.
+			kv *= s.streamB / s.cb
+		}
+		ws += kv / s.n
 	}
 	per := s.cb + fp32CopyBytes(s.cb) + 4 // the logits, their upcast, the log-softmax
 	switch {
