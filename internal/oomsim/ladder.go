@@ -78,13 +78,14 @@ func Fits(b Breakdown, d Device) bool {
 //	a lighter GRPO rollout (vLLM sleep mode, one step's generation) →
 //	8-bit optimizer → shard over the available devices (ZeRO-2, then
 //	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
-//	serving → CPU offload → change of method: LoRA (then recomputation,
-//	if it was left off), then QLoRA, instead of full training → CPU
-//	fallback (if allowed).
+//	serving → CPU offload → change of method: LoRA, then QLoRA, instead
+//	of full training → CPU fallback (if allowed).
 //
 // Changes accumulate: each rung starts from the previous one. Rungs that do
 // not apply (inference has no optimizer; one device cannot shard) are
-// listed in Skipped, as are changes the estimate cannot price. An
+// listed in Skipped, as are changes the estimate cannot price and changes
+// that save almost nothing where they stand; those are tried again after
+// every later step, which can move the peak to what they change. An
 // estimation error on the start plan is returned.
 func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 	p = withDefaults(p)
@@ -101,36 +102,76 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 	}
 	l := ladder{start: p, d: d, o: o, training: p.Mode != Inference}
 	cur, curTotal := p, start.TotalBytes
+	// A change that saves almost nothing where it stands in the ladder is
+	// put aside and tried again after every later step: a later step can
+	// move the peak to what it changes (unsharded, full training peaks at
+	// its optimizer step, where recomputation saves nothing; sharded over
+	// many devices, or as LoRA, the activations are the peak).
+	var deferred []move
+	// try prices m against cur; it reports whether m became a step and
+	// whether the plan now fits.
+	try := func(m move, retried bool) (taken, done bool) {
+		c, ok := m(cur)
+		switch {
+		case !ok:
+			return false, false
+		case c.skip != "":
+			if !retried {
+				t.Skipped = append(t.Skipped, c.action+": "+c.skip)
+			}
+			return false, false
+		}
+		on := d
+		if c.on != nil {
+			on = *c.on
+		}
+		b, err := Estimate(c.plan)
+		if err != nil {
+			if !retried {
+				t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %v", c.action, err))
+			}
+			return false, false
+		}
+		fits := Fits(b, on)
+		if saved := curTotal - b.TotalBytes; !fits && c.on == nil && saved < worthIt(curTotal) {
+			// Not worth carrying into the plan now: it stays in the
+			// record, not in the plan, and is tried again later.
+			if !retried {
+				t.Skipped = append(t.Skipped, fmt.Sprintf("%s (%s): saves only %.2f GiB", c.action, c.change, float64(saved)/float64(GiB)))
+				deferred = append(deferred, m)
+			}
+			return false, false
+		}
+		change := c.change
+		if retried {
+			change += " (tried again: the peak moved)"
+		}
+		t.Steps = append(t.Steps, Step{Action: c.action, Change: change, Plan: c.plan, Memory: b, Fits: fits})
+		cur, curTotal = c.plan, b.TotalBytes
+		t.Final, t.FinalMemory, t.Fits = c.plan, b, fits
+		return true, fits
+	}
+	// retry tries the deferred changes again, cheapest first, until none
+	// is taken.
+	retry := func() bool {
+		for i := 0; i < len(deferred); {
+			taken, done := try(deferred[i], true)
+			if done {
+				return true
+			}
+			if taken {
+				deferred = slices.Delete(deferred, i, i+1)
+				i = 0
+				continue
+			}
+			i++
+		}
+		return false
+	}
 	for _, r := range rungs {
 		for _, m := range r(l, cur) {
-			c, ok := m(cur)
-			switch {
-			case !ok:
-				continue
-			case c.skip != "":
-				t.Skipped = append(t.Skipped, c.action+": "+c.skip)
-				continue
-			}
-			on := d
-			if c.on != nil {
-				on = *c.on
-			}
-			b, err := Estimate(c.plan)
-			if err != nil {
-				t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %v", c.action, err))
-				continue
-			}
-			fits := Fits(b, on)
-			if saved := curTotal - b.TotalBytes; !fits && c.on == nil && saved < worthIt(curTotal) {
-				// A change that saves almost nothing is not worth carrying
-				// into the plan: it stays in the record, not in the plan.
-				t.Skipped = append(t.Skipped, fmt.Sprintf("%s (%s): saves only %.2f GiB", c.action, c.change, float64(saved)/float64(GiB)))
-				continue
-			}
-			t.Steps = append(t.Steps, Step{Action: c.action, Change: c.change, Plan: c.plan, Memory: b, Fits: fits})
-			cur, curTotal = c.plan, b.TotalBytes
-			t.Final, t.FinalMemory, t.Fits = c.plan, b, fits
-			if fits {
+			taken, done := try(m, false)
+			if done || (taken && retry()) {
 				return t, nil
 			}
 		}
@@ -349,18 +390,7 @@ func trainAdapters(l ladder, _ Plan) []move {
 		n.Mode, n.Precision = QLoRA, capability.Int4
 		return change{action: action, change: string(cur.Mode) + " → QLoRA (NF4 base weights, double quantisation)", plan: n}, true
 	}
-	// Full training's peak can be its optimizer step, where recomputation
-	// saves nothing (the recompute rung then left it off); with adapters
-	// the activations are the peak again, so it is tried before 4 bits.
-	recomputeAdapters := func(cur Plan) (change, bool) {
-		if cur.Mode == Training || slices.Index(Recomputes, cur.Recompute) >= slices.Index(Recomputes, RecomputeFull) {
-			return change{}, false
-		}
-		n := cur
-		n.Recompute = RecomputeFull
-		return change{action: "recompute activations", change: string(cur.Recompute) + " → " + string(RecomputeFull) + " (the adapters' backward)", plan: n}, true
-	}
-	return []move{lora, recomputeAdapters, qlora}
+	return []move{lora, qlora}
 }
 
 // 7. Shard over the available devices: ZeRO-2 then ZeRO-3 when training,

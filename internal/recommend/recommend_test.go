@@ -140,6 +140,26 @@ func TestLlama2TrainingOnA100UsesTheLadder(t *testing.T) {
 	}
 }
 
+// Full training of a 70B model over 32 A100s: unsharded, the optimizer
+// step is the peak and recomputation saves nothing; once ZeRO-2 shards
+// the states, the activations are the peak, recomputation is tried again,
+// and ZeRO-3 makes full training fit: the ladder does not change the
+// method to LoRA.
+func TestLadderKeepsFullTrainingWhenShardingFits(t *testing.T) {
+	target := catalogueTarget(t, "a100-80gb")
+	target.Count = 32
+	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-70b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto", Devices: 32, Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ladder == nil || !r.Ladder.Fits {
+		t.Fatalf("ladder %v; want one that fits", r.Ladder)
+	}
+	if f := r.Ladder.Final; f.Mode != oomsim.Training || f.Sharding != oomsim.ShardZeRO3 || f.Recompute == oomsim.RecomputeNone {
+		t.Errorf("final plan %s, sharding %s, recompute %s; want full training with ZeRO-3 and recomputation", f.Mode, f.Sharding, f.Recompute)
+	}
+}
+
 func TestEnvAndFramework(t *testing.T) {
 	cases := []struct {
 		device  string
