@@ -274,10 +274,9 @@ func PlanOOM(e explain.Explanation, env *Env, o OOMOptions) (*OOMPlan, error) {
 	}
 	p := &OOMPlan{ModelParams: o.Params, Device: name, BudgetBytes: d.BudgetBytes, Fits: tr.Fits, Plan: tr.Final, Memory: tr.FinalMemory}
 	for _, s := range tr.Steps {
+		// Up to the change that fits, then the changes put back as
+		// not needed ("undo ...").
 		p.Changes = append(p.Changes, s.Change)
-		if s.Fits {
-			break
-		}
 	}
 	if p.Changes == nil {
 		p.Changes = []string{}

@@ -55,6 +55,18 @@ type Trace struct {
 	FinalMemory Breakdown `json:"final_memory"`
 }
 
+// FirstFit is the step that first made the plan fit: the last step the
+// ladder took, before any "not needed" steps that put back changes the
+// plan turned out not to need.
+func (t Trace) FirstFit() (Step, bool) {
+	for _, s := range t.Steps {
+		if s.Fits {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
+
 // NeededBytes is what the device must offer the plan: the total, and what
 // the stack's scheduler keeps free beside it (SchedulerReserveBytes).
 func (b Breakdown) NeededBytes() int64 { return b.TotalBytes + b.SchedulerReserveBytes }
@@ -74,7 +86,7 @@ func Fits(b Breakdown, d Device) bool {
 // are the rows of [rungs]:
 //
 //	lower precision → activation recomputation (selective, then full) →
-//	smaller micro-batch with gradient accumulation (global batch kept) →
+//	a fused loss (Liger Kernel) → smaller micro-batch with gradient accumulation (global batch kept) →
 //	a lighter GRPO rollout (vLLM sleep mode, one step's generation) →
 //	8-bit optimizer → shard over the available devices (ZeRO-2, then
 //	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
@@ -172,11 +184,67 @@ func Ladder(p Plan, d Device, o LadderOptions) (Trace, error) {
 		for _, m := range r(l, cur) {
 			taken, done := try(m, false)
 			if done || (taken && retry()) {
+				prune(&t, d)
 				return t, nil
 			}
 		}
 	}
 	return t, nil
+}
+
+// A knob is one setting the ladder changes that can be put back on its
+// own: the plan with it as it was before a step, everything else as the
+// final plan has it.
+type knob struct {
+	name    string
+	same    func(a, b Plan) bool
+	restore func(n *Plan, from Plan)
+}
+
+// knobs are the settings prune may put back. The precision, the method
+// (LoRA, QLoRA) and the CPU fallback are not among them: putting those
+// back trades what is computed, not only time or memory.
+var knobs = []knob{
+	{"optimizer", func(a, b Plan) bool { return a.Optimizer == b.Optimizer }, func(n *Plan, f Plan) { n.Optimizer = f.Optimizer }},
+	{"offload", func(a, b Plan) bool { return a.Offload == b.Offload }, func(n *Plan, f Plan) { n.Offload = f.Offload }},
+	{"sharding", func(a, b Plan) bool { return a.Sharding == b.Sharding && a.ZeROStage == b.ZeROStage },
+		func(n *Plan, f Plan) { n.Sharding, n.ZeROStage = f.Sharding, f.ZeROStage }},
+	{"micro-batch", func(a, b Plan) bool { return a.MicroBatch == b.MicroBatch }, func(n *Plan, f Plan) { n.MicroBatch = f.MicroBatch }},
+	{"loss", func(a, b Plan) bool { return a.Loss == b.Loss && a.FusedKernels == b.FusedKernels },
+		func(n *Plan, f Plan) { n.Loss, n.FusedKernels = f.Loss, f.FusedKernels }},
+	{"recomputation", func(a, b Plan) bool { return a.Recompute == b.Recompute }, func(n *Plan, f Plan) { n.Recompute = f.Recompute }},
+}
+
+// prune puts back, latest first, the changes the plan that fits turned out
+// not to need: a step taken for full training can be dead weight once the
+// method changed to LoRA (an 8-bit optimizer or offloaded states of a few
+// million adapter parameters), or once a later step made room. A change
+// is put back only when no later step changed the same setting and the
+// plan still fits without it; each is recorded as its own step.
+func prune(t *Trace, d Device) {
+	final := t.Final
+	for i := len(t.Steps) - 2; i >= 0; i-- {
+		before := t.Start.Plan
+		if i > 0 {
+			before = t.Steps[i-1].Plan
+		}
+		after := t.Steps[i].Plan
+		for _, k := range knobs {
+			if k.same(before, after) || !k.same(after, final) {
+				continue // not this step's change, or a later step changed it again
+			}
+			n := final
+			k.restore(&n, before)
+			b, err := Estimate(n)
+			if err != nil || !Fits(b, d) {
+				continue
+			}
+			final = n
+			t.Steps = append(t.Steps, Step{Action: "not needed", Plan: n, Memory: b, Fits: true,
+				Change: fmt.Sprintf("undo %s: %s", t.Steps[i].Action, t.Steps[i].Change)})
+			t.Final, t.FinalMemory = n, b
+		}
+	}
 }
 
 // worthIt is the least a ladder step must save to be kept: 2% of the
@@ -220,6 +288,7 @@ type rung func(l ladder, cur Plan) []move
 var rungs = []rung{
 	lowerPrecision,
 	recompute,
+	fusedLoss,
 	smallerMicroBatch,
 	lighterRollout,
 	optimizer8bit,
@@ -277,6 +346,30 @@ func recompute(l ladder, _ Plan) []move {
 		})
 	}
 	return ms
+}
+
+// fusedLoss swaps the loss for Liger Kernel's fused linear cross-entropy
+// (with its RMSNorm and SwiGLU, as --kernels liger): the same loss, but the
+// logits are never materialised for every position, which for a 128k-256k
+// vocabulary is often the largest part of a step. It applies to the stacks
+// that train through transformers' Trainer (use_liger_kernel in the HF
+// Trainer and TRL, axolotl's Liger plugin, LLaMA-Factory's
+// enable_liger_kernel); the others already chunk or fuse their loss, or
+// cannot load it.
+func fusedLoss(l ladder, cur Plan) []move {
+	const action = "fused loss"
+	switch {
+	case !l.training:
+		return nil
+	case cur.Loss != LossFull:
+		return nil
+	case !ProfileOf(cur.Stack).Trainer:
+		return skipped(action, "the stack does not load Liger Kernel's loss")
+	}
+	return []move{set(action, func(n *Plan) { n.Loss, n.FusedKernels = LossFused, true },
+		func(Plan, Plan) string {
+			return "full → fused (Liger Kernel: use_liger_kernel=True; the same loss without every position's logits)"
+		})}
 }
 
 // 4. Smaller micro-batch, same global batch: halve until 1.

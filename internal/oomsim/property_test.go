@@ -137,10 +137,44 @@ func TestLadderFindsAFittingPlanForLlama2FullFineTune(t *testing.T) {
 	if !last.Fits || last.Memory.TotalBytes > a100.BudgetBytes {
 		t.Errorf("last step %q does not fit: %d > %d", last.Action, last.Memory.TotalBytes, a100.BudgetBytes)
 	}
-	for _, s := range tr.Steps[:len(tr.Steps)-1] {
-		if s.Fits {
-			t.Errorf("ladder went on after %q fitted", s.Action)
+	// The ladder stops at the first plan that fits; only prune's
+	// "not needed" steps (each fitting) come after it.
+	first := slices.IndexFunc(tr.Steps, func(s Step) bool { return s.Fits })
+	for _, s := range tr.Steps[first+1:] {
+		if s.Action != "not needed" || !s.Fits {
+			t.Errorf("ladder went on after %q fitted: %q (fits %v)", tr.Steps[first].Action, s.Action, s.Fits)
 		}
+	}
+}
+
+// Changes taken for full training that the plan no longer needs once the
+// method changed to LoRA are put back: Llama-3.1-8B full training on one
+// 24 GB card ends as LoRA with recomputation, not with an 8-bit optimizer
+// and offloaded states for a few million adapter parameters.
+func TestLadderPutsBackChangesThePlanNoLongerNeeds(t *testing.T) {
+	m := Model{Name: "llama-3.1-8b", Params: 8_030_261_248, HeadParams: 525_336_576,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256}}
+	gpu := Device{Name: "24 GiB", Backend: "cuda", BudgetBytes: Allocatable(25_393_994_138, 0), Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "8.9"})}
+	tr, err := Ladder(Plan{Model: m, Mode: Training, Precision: capability.BF16, SeqLen: 2048}, gpu, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tr.Final
+	if !tr.Fits || f.Mode != LoRA || f.Optimizer != AdamW || f.Offload == OffloadCPU {
+		t.Fatalf("final plan %s, optimizer %s, offload %s (fits %v); want LoRA with plain AdamW on the device", f.Mode, f.Optimizer, f.Offload, tr.Fits)
+	}
+	var undone int
+	for _, s := range tr.Steps {
+		if s.Action == "not needed" {
+			undone++
+			if !s.Fits || !strings.HasPrefix(s.Change, "undo ") {
+				t.Errorf("step %q %q (fits %v): want a fitting undo", s.Action, s.Change, s.Fits)
+			}
+		}
+	}
+	if undone == 0 {
+		t.Errorf("steps %+v: want the 8-bit optimizer and the offload undone", tr.Steps)
 	}
 }
 
@@ -199,5 +233,31 @@ func TestLadderQuantisesInferenceOnlyWhenTheDeviceCan(t *testing.T) {
 	}
 	if tr.Final.Precision == capability.Int8 || tr.Final.Precision == capability.Int4 {
 		t.Errorf("TPU v4 has no int8 rule, yet the ladder ended at %s (fits %v)", tr.Final.Precision, tr.Fits)
+	}
+}
+
+// A 128k-vocabulary QLoRA at 4,096 tokens on a T4: the HF stacks' full
+// loss (every position's logits, upcast to fp32) is what does not fit,
+// and Liger Kernel's fused loss is the change that makes it fit; a stack
+// that does not train through transformers' Trainer is not offered it.
+func TestLadderFusesTheLossOnTrainerStacks(t *testing.T) {
+	m := Model{Name: "llama-3.1-8b", Params: 8_030_261_248, HeadParams: 525_336_576,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256}}
+	t4 := Device{Name: "t4", Backend: "cuda", BudgetBytes: GiB * 1475 / 100, Available: 1,
+		Support: capability.Evaluate(capability.Facts{Backend: "cuda", ComputeCapability: "7.5"})}
+	tr, err := Ladder(Plan{Model: m, Mode: QLoRA, Stack: StackHF, SeqLen: 4096}, t4, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Fits || tr.Final.Loss != LossFused || !tr.Final.FusedKernels || len(tr.Steps) == 0 || tr.Steps[0].Action != "fused loss" {
+		t.Errorf("steps %+v, final loss %s: want the fused loss as the change that fits", tr.Steps, tr.Final.Loss)
+	}
+	tr, err = Ladder(Plan{Model: m, Mode: QLoRA, Stack: StackPyTorch, SeqLen: 4096}, t4, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(tr.Steps, func(s Step) bool { return s.Action == "fused loss" }) ||
+		!slices.ContainsFunc(tr.Skipped, func(s string) bool { return strings.HasPrefix(s, "fused loss: ") }) {
+		t.Errorf("plain PyTorch: steps %+v, skipped %q; want the fused loss skipped with its reason", tr.Steps, tr.Skipped)
 	}
 }

@@ -610,8 +610,8 @@ func Recommend(in Input) (*Result, error) {
 		tr, err := oomsim.Ladder(plan, device(t, budget), oomsim.LadderOptions{CPUFallback: in.CPUFallback})
 		if err == nil {
 			r.Ladder = &tr
-			if tr.Fits {
-				why("ladder", tr.Steps[len(tr.Steps)-1].Action, fmt.Sprintf("first change that fits: %s (%s)", tr.Steps[len(tr.Steps)-1].Change, units.Bytes(tr.FinalMemory.TotalBytes).Format(units.GiB, 2)))
+			if first, ok := tr.FirstFit(); ok && tr.Fits {
+				why("ladder", first.Action, fmt.Sprintf("first change that fits: %s (%s)", first.Change, units.Bytes(tr.FinalMemory.TotalBytes).Format(units.GiB, 2)))
 			} else {
 				why("ladder", "nothing fits", "no step of the fallback ladder fits this device; use more devices (--devices N) or a bigger one")
 			}
@@ -832,8 +832,8 @@ func EnvWarning(r *Result) string {
 	msg := fmt.Sprintf("devctl: the plan does not fit %s: %s needed, %s can be allocated", r.Device.Name, units.Bytes(r.Memory.TotalBytes).Format(units.GiB, 2), units.Bytes(r.Memory.UsableBytes).Format(units.GiB, 2))
 	switch {
 	case r.Ladder != nil && r.Ladder.Fits:
-		last := r.Ladder.Steps[len(r.Ladder.Steps)-1]
-		msg += "; the exports are for the ladder's plan that fits (" + last.Change + ")"
+		first, _ := r.Ladder.FirstFit()
+		msg += "; the exports are for the ladder's plan that fits (" + first.Change + ")"
 	default:
 		msg += "; no change on the ladder fits, the exports are for the plan as given"
 	}

@@ -205,6 +205,9 @@ func recPlan(p oomsim.Plan) string {
 	s := fmt.Sprintf("%s %s", p.Mode, p.Precision)
 	if p.Mode != oomsim.Inference {
 		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+		if p.Loss == oomsim.LossFused {
+			s += ", fused loss"
+		}
 	}
 	if p.MicroBatch > 0 && p.MicroBatch < p.BatchSize {
 		if p.Mode == oomsim.Inference {
