@@ -351,6 +351,8 @@ func eleutherai(p Plan) (Breakdown, error) {
 		P := float64(m.Params)
 		w, g, o := P*wb, P*wb, P*optimizerBytesPerParam(p.Optimizer, mixed)
 		switch p.Sharding {
+		case ShardZeRO1:
+			o = o / n
 		case ShardZeRO2:
 			g, o = g/n, o/n
 		case ShardZeRO3:

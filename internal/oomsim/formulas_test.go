@@ -554,6 +554,39 @@ func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
 	}
 }
 
+// ZeRO-1 shards the optimizer states only: every device keeps whole
+// gradients (2 + 2 + 12/n bytes per parameter through DeepSpeed). With the
+// states offloaded, stage 1 still accumulates whole gradients on the
+// device (stage 2 sends them to the host bucket by bucket). Megatron's
+// distributed optimizer, stage 1 in shape, keeps ZeRO-2's totals as devctl
+// counts its fp32 main parameters with the weights.
+func TestZeROStageOneKeepsWholeGradients(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	est := func(stack Stack, sh Sharding, off Offload, devices int) Breakdown {
+		t.Helper()
+		b, err := Estimate(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: stack, Devices: devices, Sharding: sh, Offload: off, SeqLen: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if b := est(StackDeepSpeed, ShardZeRO1, OffloadNone, 4); b.WeightsBytes != 2e9 || b.GradientsBytes != 2e9 || b.OptimizerBytes != 12e9/4 {
+		t.Errorf("DeepSpeed ZeRO-1 on 4: weights %d, gradients %d, optimizer %d; want 2e9, 2e9, 3e9", b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+	}
+	if b := est(StackHF, ShardZeRO1, OffloadNone, 4); b.GradientsBytes != 2e9 || b.OptimizerBytes != 12e9/4 {
+		t.Errorf("the Trainer's ZeRO-1 on 4: gradients %d, optimizer %d; want DeepSpeed's 2e9 and 3e9", b.GradientsBytes, b.OptimizerBytes)
+	}
+	one, two := est(StackDeepSpeed, ShardZeRO1, OffloadCPU, 1), est(StackDeepSpeed, ShardZeRO2, OffloadCPU, 1)
+	if one.GradientsBytes != 2e9 || two.GradientsBytes >= one.GradientsBytes || one.OptimizerBytes != 0 {
+		t.Errorf("offloaded on one device: stage 1 gradients %d (want the whole 2e9), stage 2 %d (want less), stage 1 optimizer %d (want 0)",
+			one.GradientsBytes, two.GradientsBytes, one.OptimizerBytes)
+	}
+	if a, b := est(StackMegatron, ShardZeRO1, OffloadNone, 4), est(StackMegatron, ShardZeRO2, OffloadNone, 4); a.TotalBytes != b.TotalBytes {
+		t.Errorf("Megatron ZeRO-1 %d bytes, ZeRO-2 %d: want the distributed optimizer's totals either way", a.TotalBytes, b.TotalBytes)
+	}
+}
+
 // flash-attention takes grouped k and v as they are; PyTorch's SDPA gets
 // them expanded where the stack calls repeat_kv (transformers' sdpa path).
 func TestFlashAttentionKeepsGroupedKV(t *testing.T) {

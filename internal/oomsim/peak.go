@@ -123,13 +123,15 @@ type settings struct {
 	// wFrac and sFrac are one device's share of the weights and of the
 	// gradients and optimizer states: 1/wShard and 1/dp, unless expert
 	// parallelism splits a mixture of experts' routed experts otherwise.
-	wFrac, sFrac float64
-	replicas     float64 // data-parallel replicas: the devices over tensor × pipeline degrees
-	seq          float64 // the tokens of each sequence one device holds: SeqLen over the context-parallel degree
-	attn         Attention
-	loss         Loss
-	targets      LoRATargets
-	adapterB     float64
+	// gFrac is the gradients' share: sFrac, or wFrac under ZeRO-1, which
+	// shards the optimizer states only.
+	wFrac, sFrac, gFrac float64
+	replicas            float64 // data-parallel replicas: the devices over tensor × pipeline degrees
+	seq                 float64 // the tokens of each sequence one device holds: SeqLen over the context-parallel degree
+	attn                Attention
+	loss                Loss
+	targets             LoRATargets
+	adapterB            float64
 }
 
 func resolve(p Plan) settings {
@@ -171,7 +173,7 @@ func resolve(p Plan) settings {
 		s.n = mp // serving: each stage holds its blocks' weights and KV cache
 	case p.Sharding == ShardZeRO3:
 		s.dp, s.wShard = d, d
-	case p.Sharding == ShardZeRO2:
+	case p.Sharding == ShardZeRO2, p.Sharding == ShardZeRO1:
 		s.dp = d
 	}
 	s.wFrac, s.sFrac = 1/s.wShard, 1/s.dp
@@ -192,11 +194,15 @@ func resolve(p Plan) settings {
 		switch p.Sharding {
 		case ShardZeRO3:
 			eW, eS = d, d
-		case ShardZeRO2:
+		case ShardZeRO2, ShardZeRO1:
 			eS = d
 		}
 		s.wFrac = ((P-X)/s.wShard + X/eW) / P
 		s.sFrac = ((P-X)/s.dp + X/eS) / P
+	}
+	s.gFrac = s.sFrac
+	if zeroOne(s) {
+		s.gFrac = s.wFrac
 	}
 	return s
 }
@@ -296,7 +302,10 @@ func realistic(p Plan) (Breakdown, error) {
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
 		// adapters (tensor parallelism splits them); ZeRO-2 shards only
 		// gradients and optimizer states.
-		wShard, stateShard := s.wShard, s.dp
+		wShard, stateShard, gradShard := s.wShard, s.dp, s.dp
+		if zeroOne(s) {
+			gradShard = s.wShard
+		}
 		base := float64(storedWeights(m, p)) * s.wFrac
 		if p.Offload == OffloadCPU && p.OffloadParams {
 			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
@@ -308,7 +317,7 @@ func realistic(p Plan) (Breakdown, error) {
 		// Adapters: weights, gradients and two Adam states, in the
 		// stack's adapter dtype (PEFT keeps them in fp32).
 		b.WeightsBytes = sat(base + t*s.adapterB/wShard)
-		b.GradientsBytes = sat(t * s.adapterB / stateShard)
+		b.GradientsBytes = sat(t * s.adapterB / gradShard)
 		b.OptimizerBytes = sat(t * adamStateBytes(p.Optimizer, s.adapterB) / stateShard)
 		if p.Offload == OffloadCPU {
 			b.HostBytes, b.OptimizerBytes = add(b.HostBytes, b.OptimizerBytes), 0
@@ -544,7 +553,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		w, g = 4*P+2*P, 4*P
 		o = optimizerStates(p, P, 4)
 	}
-	w, g, o = w*s.wFrac, g*s.sFrac, o*s.sFrac
+	w, g, o = w*s.wFrac, g*s.gFrac, o*s.sFrac
 	if p.Offload == OffloadCPU {
 		// ZeRO-Offload: the fp32 master and Adam states live on the host
 		// and the step runs there (DeepSpeed's CPU Adam). Under DeepSpeed
@@ -555,7 +564,10 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		// copy. (FSDP's and ColossalAI's offload corpus rows do not show
 		// it, so theirs stay.)
 		host, o = o, 0
-		if deepSpeedOffload(s) {
+		if deepSpeedOffload(s) && !zeroOne(s) {
+			// (Stage 1 does not partition the gradients: they
+			// accumulate whole on the device and go to the host at
+			// the step.)
 			g = min(g, 2*float64(largestLayerBytes(p.Model, p.Precision)))
 		}
 		if p.OffloadParams && p.Sharding == ShardZeRO3 {
@@ -757,7 +769,19 @@ func autocastCopies(s settings, P float64) float64 {
 // fp32 master copy and the Adam states in the optimizer's partitions.
 func deepSpeedZeRO(s settings) bool {
 	p := s.p
-	return (p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Trainer && p.devices() > 1
+	return (p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Trainer && p.devices() > 1
+}
+
+// zeroOne reports ZeRO-1 as the plan means it: the optimizer states
+// sharded, the gradients whole on every device (DeepSpeed's stage 1,
+// PyTorch's ZeroRedundancyOptimizer). Megatron's distributed optimizer is
+// stage 1 in shape too (the whole fp32 gradient buffer on every replica,
+// the fp32 main parameters and Adam states sharded), but devctl counts
+// Megatron's fp32 main parameters with its weights, so its totals are
+// ZeRO-2's (2 + 4 + 12/d bytes a parameter either way): it is planned as
+// ZeRO-2.
+func zeroOne(s settings) bool {
+	return s.p.Sharding == ShardZeRO1 && s.prof.Stack != StackMegatron
 }
 
 // deepSpeedOffload reports CPU offload run by DeepSpeed: its own stack,

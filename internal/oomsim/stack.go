@@ -756,7 +756,7 @@ func OllamaContext(p Plan, maxPos int) int {
 // predate v5, and a plan that assumed pure 16-bit wrongly would promise
 // half the model states' memory.
 func loadsCheckpointDtype(p Plan) bool {
-	if p.StackVersion == "" || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3 {
+	if p.StackVersion == "" || p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3 {
 		return false
 	}
 	return (p.Stack == StackHF || p.Stack == StackAuto) && !transformersBelow(p, 5, 0)

@@ -153,7 +153,11 @@ type Sharding string
 
 // Shardings.
 const (
-	ShardNone  Sharding = "none"
+	ShardNone Sharding = "none"
+	// ShardZeRO1 shards the optimizer states only (DeepSpeed's stage 1,
+	// PyTorch's ZeroRedundancyOptimizer): every device keeps whole
+	// gradients until the step.
+	ShardZeRO1 Sharding = "zero1"
 	ShardZeRO2 Sharding = "zero2" // gradients and optimizer states sharded
 	ShardZeRO3 Sharding = "zero3" // parameters too (FSDP FULL_SHARD)
 	// ShardTP is tensor parallelism with sequence parallelism (Megatron,
@@ -248,7 +252,7 @@ var (
 	Optimizers  = []Optimizer{AdamW, AdamWFused, AdamW8bit, PagedAdamW, PagedAdamW8bit, SGD, Adafactor, Lion, Muon, GaLore, GaLore8bit, GaLoreLayerwise, GaLore8bitLayerwise, LOMO, AdaLomo, BAdam}
 	Recomputes  = []Recompute{RecomputeNone, RecomputeSelective, RecomputeFull, RecomputeOffload}
 	Attentions  = []Attention{AttentionAuto, AttentionEager, AttentionSDPA, AttentionFlash}
-	Shardings   = []Sharding{ShardNone, ShardZeRO2, ShardZeRO3, ShardTP}
+	Shardings   = []Sharding{ShardNone, ShardZeRO1, ShardZeRO2, ShardZeRO3, ShardTP}
 	Offloads    = []Offload{OffloadNone, OffloadCPU}
 	Conventions = []Convention{Devctl, EleutherAI, Accelerate, DeepSpeed}
 	Objectives  = []Objective{ObjectiveSFT, ObjectiveDPO, ObjectiveKTO, ObjectiveORPO, ObjectiveSimPO, ObjectiveCPO, ObjectiveGRPO}

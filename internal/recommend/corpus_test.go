@@ -596,8 +596,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		switch {
 		case strings.Contains(sh, "fsdp"), strings.Contains(sh, "zero3"):
 			in.ZeROStage = 3
-		case strings.Contains(sh, "zero1"), strings.Contains(sh, "zero2"):
+		case strings.Contains(sh, "zero2"):
 			in.ZeROStage = 2
+		case strings.Contains(sh, "zero1"):
+			in.ZeROStage = 1
 		case zeroStageNone.MatchString(r["note"]):
 			in.ZeROStage = -1 // stated: the replicas keep whole states (no distributed optimizer)
 		}
@@ -605,8 +607,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.TensorParallel = true
 	case strings.HasPrefix(sh, "fsdp"), sh == "zero3", sh == "tp", sh == "pp", sh == "device-map":
 		in.ZeROStage = 3
-	case sh == "zero2", sh == "zero1":
+	case sh == "zero2":
 		in.ZeROStage = 2
+	case sh == "zero1":
+		in.ZeROStage = 1
 	case sh == "ddp", sh == "none":
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}

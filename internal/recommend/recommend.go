@@ -182,7 +182,7 @@ type Input struct {
 	Convention    oomsim.Convention
 	Offload       oomsim.Offload
 	OffloadParams bool
-	// ZeROStage is 2 or 3; 0 takes the stack's default over several
+	// ZeROStage is 1, 2 or 3; 0 takes the stack's default over several
 	// devices (FULL_SHARD for fsdp, ZeRO-2 for deepspeed, none for the
 	// rest); -1 is plain data parallel whatever the stack.
 	ZeROStage int
@@ -474,9 +474,14 @@ func Recommend(in Input) (*Result, error) {
 				zero = 2 // the distributed optimizer of Megatron's recipes, over the replicas
 			}
 			if zero > 0 {
-				plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[zero]
+				plan.Sharding = map[int]oomsim.Sharding{1: oomsim.ShardZeRO1, 2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[zero]
 			}
 			why("devices", fmt.Sprint(plan.Devices), modelParallelReason(plan, zero))
+		case in.ZeROStage == 1 && plan.Stack.ShardsLikeFSDP():
+			return nil, inputf("--zero-stage 1 is DeepSpeed's stage 1 (or PyTorch's ZeroRedundancyOptimizer); --stack %s shards with FSDP, which has no stage 1: use 2 (SHARD_GRAD_OP) or 3 (FULL_SHARD)", plan.Stack)
+		case in.ZeROStage == 1:
+			plan.Sharding = oomsim.ShardZeRO1
+			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-1: the optimizer states are sharded, every device keeps whole gradients; memory is per device", plan.Devices))
 		case in.ZeROStage > 0:
 			plan.Sharding = map[int]oomsim.Sharding{2: oomsim.ShardZeRO2, 3: oomsim.ShardZeRO3}[in.ZeROStage]
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with ZeRO-%d/FSDP: memory is per device", plan.Devices, in.ZeROStage))
@@ -863,6 +868,8 @@ func modelParallelReason(p oomsim.Plan, zero int) string {
 		what += ", ZeRO-3/FSDP over the replicas"
 	case 2:
 		what += ", ZeRO-2 (Megatron's distributed optimizer) over the replicas"
+	case 1:
+		what += ", ZeRO-1 over the replicas (optimizer states sharded, gradients whole; Megatron's distributed optimizer has ZeRO-2's totals)"
 	}
 	if p.ExpertParallel > 1 {
 		what += fmt.Sprintf(", the routed experts over %d devices", p.ExpertParallel)

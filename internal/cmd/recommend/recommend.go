@@ -225,7 +225,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Convention, "convention", "devctl", "a published estimator to show beside devctl's estimate: eleutherai, accelerate or deepspeed (never changes whether it fits)")
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too (on one device as well: ZeRO-Infinity, one block on the device at a time)")
-	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 2 or 3 (0: the stack's, FULL_SHARD (3) for fsdp and torchtitan, ZeRO-2 for deepspeed, none for the rest)")
+	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 1 (optimizer states sharded, gradients whole), 2 or 3 (0: the stack's, FULL_SHARD (3) for fsdp and torchtitan, ZeRO-2 for deepspeed, none for the rest)")
 	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them work too) or a size (24GiB)")
 	formats.Register(fl, &opts.Output, "")
 	return cmd
@@ -349,8 +349,8 @@ func (o *Options) Validate() error {
 	if o.Devices < 1 || o.Devices > 1<<16 {
 		return cmdutil.Usagef("invalid --devices %d: want 1 to %d", o.Devices, 1<<16)
 	}
-	if o.ZeROStage != 0 && o.ZeROStage != 2 && o.ZeROStage != 3 {
-		return cmdutil.Usagef("invalid --zero-stage %d: want 2 or 3", o.ZeROStage)
+	if o.ZeROStage != 0 && (o.ZeROStage < 1 || o.ZeROStage > 3) {
+		return cmdutil.Usagef("invalid --zero-stage %d: want 1, 2 or 3", o.ZeROStage)
 	}
 	if o.OffloadParams && (r.Offload != oomsim.OffloadCPU || o.ZeROStage != 3) {
 		return cmdutil.Usagef("--offload-params needs --offload cpu and --zero-stage 3")
