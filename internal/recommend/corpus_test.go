@@ -616,8 +616,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	}
 	if in.Devices == 1 {
 		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3,
-		// for what it does there: offload the parameters to the host.
-		if in.ZeROStage != 3 || (r["offload"] != "params" && r["offload"] != "both") {
+		// for what it does there: offload the parameters to the host; and
+		// ZeRO-1 with offloaded states, whose gradients stay whole on the
+		// device.
+		offloads := r["offload"] != "" && r["offload"] != "none"
+		switch {
+		case in.ZeROStage == 3 && (r["offload"] == "params" || r["offload"] == "both"):
+		case in.ZeROStage == 1 && offloads:
+		default:
 			in.ZeROStage = 0
 		}
 		in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = false, 0, 0, 0

@@ -455,6 +455,13 @@ func Recommend(in Input) (*Result, error) {
 		plan.Sharding = oomsim.ShardZeRO3
 		why("devices", "1", "ZeRO-3 on one device: nothing is shared out; with --offload cpu --offload-params the parameters live on the host and one block at a time is brought to the device")
 	}
+	if plan.Devices == 1 && in.ZeROStage == 1 && plan.Mode.Trains() && plan.Offload == oomsim.OffloadCPU {
+		// ZeRO-1 on one device shares nothing out either, but with the
+		// states offloaded its gradients accumulate whole on the device
+		// (stage 2 sends them to the host bucket by bucket).
+		plan.Sharding = oomsim.ShardZeRO1
+		why("devices", "1", "ZeRO-1 on one device with --offload cpu: the optimizer states live on the host, the gradients accumulate whole on the device until the step")
+	}
 	if plan.Devices > 1 && plan.Sharding == oomsim.ShardNone {
 		switch {
 		case plan.Mode == oomsim.Inference:

@@ -160,6 +160,26 @@ func TestLadderKeepsFullTrainingWhenShardingFits(t *testing.T) {
 	}
 }
 
+// ZeRO-1 on one device with the states offloaded: nothing is shared out,
+// but the gradients accumulate whole on the device (stage 2 sends them to
+// the host bucket by bucket), so the stage is kept.
+func TestZeROStageOneOnOneDeviceKeepsGradients(t *testing.T) {
+	plan := func(stage int) *Result {
+		t.Helper()
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto",
+			Stack: oomsim.StackDeepSpeed, ZeROStage: stage, Offload: oomsim.OffloadCPU, Devices: 1, Target: catalogueTarget(t, "a100-80gb")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	one, two := plan(1), plan(2)
+	if one.Plan.Sharding != oomsim.ShardZeRO1 || one.Memory.GradientsBytes <= two.Memory.GradientsBytes {
+		t.Errorf("stage 1: sharding %s, gradients %d bytes; stage 2: %d; want zero1 with whole gradients, more than stage 2's",
+			one.Plan.Sharding, one.Memory.GradientsBytes, two.Memory.GradientsBytes)
+	}
+}
+
 func TestEnvAndFramework(t *testing.T) {
 	cases := []struct {
 		device  string
