@@ -5,8 +5,10 @@
 #   2. --model ORG/NAME with a warm Hugging Face cache (HF_HOME laid out in a
 #      temporary directory from the real files in internal/hfhub/testdata,
 #      HF_HUB_OFFLINE=1 so that nothing can reach the network);
-#   3. --model llama-3-8b --max batch;  4. --stack vllm --max concurrency.
-# Target: recommend's median under 2x probe's in both; --max (3. and 4.) under 3x.
+#   3. --model llama-3-8b --max batch;  4. --stack vllm --max concurrency;
+#   5. a catalogued --device (the device catalogue parsed once) whose plan
+#      does not fit, so the fallback ladder runs.
+# Target: recommend's median under 2x probe's (1., 2., 5.); --max (3. and 4.) under 3x.
 #
 #   N=50 scripts/bench-recommend.sh
 set -euo pipefail
@@ -39,4 +41,7 @@ compare "${N:-30}" 3 30 -- "$BIN" recommend --model llama-3-8b --max batch -o js
 echo
 echo "== recommend --model qwen2.5-0.5b --stack vllm --max concurrency (probed device)"
 compare "${N:-30}" 3 30 -- "$BIN" recommend --model qwen2.5-0.5b --stack vllm --max concurrency -o json -- "$BIN" probe -o json || status=$?
+echo
+echo "== recommend --model llama-2-7b --mode training --device a100-80gb (catalogue device, ladder)"
+compare "${N:-30}" 2 30 -- "$BIN" recommend --model llama-2-7b --mode training --device a100-80gb -o json -- "$BIN" probe -o json || status=$?
 exit $status

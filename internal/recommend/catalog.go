@@ -6,10 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
@@ -111,6 +113,16 @@ func LoadModels(data []byte) ([]CatalogModel, error) {
 	}
 	return doc.Models, nil
 }
+
+// builtinDevices and builtinModels are the embedded catalogues, parsed
+// once per process (facts read once): one recommend looks its --device up
+// twice, for the command's check and for the plan, and the device
+// catalogue's YAML is most of a run's time. Callers must not modify what
+// they return.
+var (
+	builtinDevices = sync.OnceValues(func() ([]CatalogDevice, error) { return LoadDevices(configs.DevicesYAML) })
+	builtinModels  = sync.OnceValues(func() ([]CatalogModel, error) { return LoadModels(configs.ModelsYAML) })
+)
 
 // LoadDevices parses the device catalogue strictly.
 func LoadDevices(data []byte) ([]CatalogDevice, error) {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/devctl/devctl/configs"
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/hfhub"
@@ -329,7 +328,7 @@ func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
 	if name == "" {
 		return CatalogDevice{}, false, nil
 	}
-	devices, err := LoadDevices(configs.DevicesYAML)
+	devices, err := builtinDevices()
 	if err != nil {
 		return CatalogDevice{}, false, err
 	}
@@ -431,7 +430,7 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		}
 		return oomsim.Model{Name: FormatParams(n) + " parameters", Params: n}, "--model-params", nil
 	case spec.Name != "":
-		models, err := LoadModels(configs.ModelsYAML)
+		models, err := builtinModels()
 		if err != nil {
 			return oomsim.Model{}, "", err
 		}
