@@ -246,6 +246,9 @@ func withDefaults(p Plan) Plan {
 		}
 		if p.Optimizer == "" {
 			p.Optimizer = AdamW
+			if fusedByDefault(p) {
+				p.Optimizer = AdamWFused
+			}
 		}
 		pinnedRecompute, pinnedLoss := p.Recompute != "", p.Loss != ""
 		if p.Recompute == "" {

@@ -1472,3 +1472,36 @@ func TestLegacyGenerateLogits(t *testing.T) {
 		t.Errorf("transformers 4.46: logits %d, want the last position's only", now)
 	}
 }
+
+// transformers' Trainer defaults to fused AdamW (no step temporary) from
+// 4.54 on PyTorch 2.8; an unknown release of either keeps adamw_torch's
+// foreach step, and a pinned optimizer stays as pinned.
+func TestTrainerDefaultsToFusedAdamW(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	cases := []struct {
+		stack         Stack
+		hf, torch     string
+		opt, wantOpt  Optimizer
+		wantTemporary bool
+	}{
+		{StackHF, "4.56.0", "2.8.0", "", AdamWFused, false},
+		{StackLlamaFactory, "4.55.2", "2.9.0.dev20250720+rocm6.4", "", AdamWFused, false},
+		{StackHF, "4.53.3", "2.8.0", "", AdamW, true},
+		{StackHF, "4.56.0", "2.7.1", "", AdamW, true},
+		{StackHF, "", "2.8.0", "", AdamW, true},
+		{StackHF, "4.56.0", "", "", AdamW, true},
+		{StackHF, "4.56.0", "2.8.0", AdamW, AdamW, true},
+		{StackTRL, "1.6", "2.8.0", "", AdamW, true},
+	}
+	for _, c := range cases {
+		p := withDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: c.stack, StackVersion: c.hf, TorchVersion: c.torch, Optimizer: c.opt, SeqLen: 64})
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Optimizer != c.wantOpt || (b.BuffersBytes > 0) != c.wantTemporary {
+			t.Errorf("%s %s/torch %s, optimizer %q: got %s with %d buffer bytes; want %s, temporary %v", c.stack, c.hf, c.torch, c.opt, p.Optimizer, b.BuffersBytes, c.wantOpt, c.wantTemporary)
+		}
+	}
+}

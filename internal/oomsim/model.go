@@ -181,6 +181,10 @@ type Plan struct {
 	// terms changed between releases (transformers' generate logits before
 	// 4.45, vLLM's V0 engine before 0.8). Empty: the current release.
 	StackVersion string `json:"stack_version,omitempty"`
+	// TorchVersion is PyTorch's release when known ("2.8.0", stated or
+	// probed); empty: not known. The HF Trainer's default optimizer is
+	// fused AdamW from transformers 4.54 on PyTorch 2.8 (fusedByDefault).
+	TorchVersion string `json:"torch_version,omitempty"`
 	// Mixed is how 16-bit training holds weights and optimizer state: amp
 	// (fp32 master) or pure 16-bit; empty takes the stack's default.
 	Mixed MixedPrecision `json:"mixed_precision,omitempty"`

@@ -762,6 +762,24 @@ func loadsCheckpointDtype(p Plan) bool {
 	return (p.Stack == StackHF || p.Stack == StackAuto) && !transformersBelow(p, 5, 0)
 }
 
+// fusedByDefault reports whether the stack's own default optimizer is
+// PyTorch's fused AdamW, whose step makes no temporaries: transformers'
+// TrainingArguments default to adamw_torch_fused on PyTorch 2.8 and later
+// (huggingface/transformers#37358, merged July 2025, first released in
+// 4.54), which the Trainer stacks (the HF Trainer, LLaMA-Factory, axolotl)
+// inherit; before, adamw_torch, the foreach step with one state-sized
+// temporary. Both releases must be known (stated or probed): a plan that
+// assumed the fused step wrongly would promise a state's worth of memory
+// it does not have. TRL's own releases are not mapped to transformers'
+// here, so TRL keeps adamw_torch.
+func fusedByDefault(p Plan) bool {
+	prof := ProfileOf(p.Stack)
+	if !prof.Trainer || prof.FusedOptimizer || prof.Dist != "transformers" || p.StackVersion == "" || p.TorchVersion == "" {
+		return false
+	}
+	return !VersionBelow(p.StackVersion, 4, 54) && !VersionBelow(p.TorchVersion, 2, 8)
+}
+
 // llamaCppEager reports whether llama.cpp runs without flash attention by
 // default: before build b6327 (2025-08-30) flash_attn defaulted to false
 // (llama_context_default_params; -fa had to be given); since, the

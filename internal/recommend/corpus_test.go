@@ -267,6 +267,10 @@ var (
 	cpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:cp[ =:_]?|cp[-_]size[ =:]+|context[-_ ]parallel(?:[-_ ](?:size|degree))?[ =:]+|sequence[-_ ]parallel[-_ ](?:size|degree)[ =:]+|ulysses[-_ ](?:size|degree)[ =:]+|sp)(\d+)|splits? (?:each|every|the) sequence (?:across|over) (?:the |all )?(\d+) (?:GPU|device)`)
 )
 
+// explicitTorchAdamW finds a note that sets the Trainer's optimizer to
+// adamw_torch (optim="adamw_torch", --optim adamw_torch), not the fused one.
+var explicitTorchAdamW = regexp.MustCompile(`(?i)(?:optim[ =:'"]+|--optim\s+)adamw_torch(?:[^_a-z]|$)`)
+
 // evalBatch finds an evaluation batch in a note: "per_device_eval_batch_size
 // 8", "eval_batch_size=2", "eval batch 8".
 var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch_size|eval batch(?: size)?)[ =:]*(\d+)`)
@@ -370,6 +374,17 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Stack = st
 	}
 	in.StackVersion = stackVersion(in.Stack, r["stack_version"], r["date"])
+	// The torch release: as the row states it, else the one current on
+	// its date.
+	if f := strings.Fields(r["torch_version"]); len(f) > 0 {
+		in.TorchVersion = f[0]
+	}
+	if in.TorchVersion == "" || in.TorchVersion[0] < '0' || in.TorchVersion[0] > '9' {
+		in.TorchVersion = ""
+		if r["date"] != "" {
+			in.TorchVersion = releaseOnDate(torchReleases, r["date"])
+		}
+	}
 	// Weights and the precision regime.
 	compute := r["compute"]
 	switch w := r["weights"]; {
@@ -510,6 +525,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			return c, "optimizer " + o
 		}
 		in.Optimizer = opt
+		if o == "adamw" && oomsim.ProfileOf(in.Stack).Trainer && !explicitTorchAdamW.MatchString(r["note"]) {
+			// "adamw" under the Trainer is its default optimizer unless
+			// the note names adamw_torch as set: planned as the stack's
+			// default (fused AdamW from transformers 4.54 on PyTorch 2.8).
+			in.Optimizer = ""
+		}
 	}
 	switch g := r["grad_ckpt"]; g {
 	case "full":
@@ -764,7 +785,10 @@ var (
 	transformersReleases = [][2]string{{"2023-12-11", "4.35"}, {"2024-01-21", "4.36"}, {"2024-02-21", "4.37"}, {"2024-03-20", "4.38"},
 		{"2024-04-18", "4.39"}, {"2024-05-17", "4.40"}, {"2024-06-27", "4.41"}, {"2024-07-23", "4.42"}, {"2024-08-06", "4.43"},
 		{"2024-09-25", "4.44"}, {"2024-10-24", "4.45"}, {"2024-12-05", "4.46"}, {"2025-01-10", "4.47"}, {"2025-03-21", "4.49"},
-		{"2026-01-26", "4.57"}}
+		{"2025-07-25", "4.53"}, {"2026-01-26", "4.57"}}
+	// torchReleases: PyTorch 2.8 (2025-08-06), from which transformers'
+	// Trainer defaults to fused AdamW.
+	torchReleases    = [][2]string{{"2025-08-06", "2.7"}, {"9999-12-31", "2.8"}}
 	ollamaReleases   = [][2]string{{"2024-07-07", "0.1.48"}, {"2025-04-30", "0.6.6"}, {"2025-07-30", "0.9.6"}, {"2025-10-09", "0.12.3"}, {"2025-12-15", "0.13.3"}, {"2026-02-05", "0.15.4"}}
 	lmdeployReleases = [][2]string{{"2024-01-31", "0.2.1"}}
 	llamaCppReleases = [][2]string{{"2025-08-30", "b6326"}}

@@ -115,6 +115,7 @@ type RunSettings struct {
 
 	Stack        oomsim.Stack
 	StackVersion string
+	TorchVersion string
 	Mixed        oomsim.MixedPrecision
 	LoRARank     int
 	LoRATargets  oomsim.LoRATargets
@@ -158,7 +159,6 @@ type RunSettings struct {
 // built in code (devctl run) plans as the command does.
 func (r RunSettings) withDefaults() RunSettings {
 	r.Mode = or(r.Mode, oomsim.Inference)
-	r.Optimizer = or(r.Optimizer, oomsim.AdamW)
 	r.Attention = or(r.Attention, oomsim.AttentionAuto)
 	r.Convention = or(r.Convention, oomsim.Devctl)
 	r.Stack = or(r.Stack, oomsim.StackAuto)
@@ -272,6 +272,9 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		if r.StackVersion == "" {
 			r.StackVersion = StackVersionFromSoftware(probed.Software, r.Stack)
 		}
+		if r.TorchVersion == "" {
+			r.TorchVersion = TorchVersionFromSoftware(probed.Software)
+		}
 		eager, runtimeWhy = EagerCUDAModules(probed.Software)
 	}
 	in := Input{
@@ -283,6 +286,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
+		TorchVersion:     r.TorchVersion,
 		Objective:        r.Objective,
 		PromptLen:        r.PromptLen,
 		GRPO:             r.GRPO,

@@ -105,6 +105,16 @@ func StackVersionFromSoftware(sw *probe.Software, st oomsim.Stack) string {
 	return ""
 }
 
+// TorchVersionFromSoftware is the installed torch release in the
+// environment that runs, "" when not found.
+func TorchVersionFromSoftware(sw *probe.Software) string {
+	env := stackEnv(sw)
+	if env == nil || env.Torch == nil {
+		return ""
+	}
+	return env.Torch.Version
+}
+
 // EagerCUDAModules reports whether the environment's torch loads every
 // CUDA module at start-up: lazy loading is PyTorch's default from 1.13 with
 // CUDA 11.7 (pytorch/pytorch#86509); an older torch, or one built for an

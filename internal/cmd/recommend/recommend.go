@@ -81,6 +81,8 @@ type Options struct {
 	Stack string
 	// StackVersion is the stack's release (4.44.2), when not this machine's.
 	StackVersion string
+	// TorchVersion is PyTorch's release (2.8.0), when not this machine's.
+	TorchVersion string
 	// WeightBits is --weight-bits: a quantised weight's storage in bits.
 	WeightBits  float64
 	Mixed       string
@@ -181,11 +183,12 @@ not run the probe.`,
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
 	fl.IntVar(&opts.SeqLen, "seq-len", 0, "tokens per sequence (default 2048, or the model's maximum if shorter)")
-	fl.StringVar(&opts.Optimizer, "optimizer", "adamw", "adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion, muon (AdamW for the embeddings and head), galore, galore-8bit, galore-layerwise, galore-8bit-layerwise, lomo, adalomo or badam (the last seven full training only)")
+	fl.StringVar(&opts.Optimizer, "optimizer", "auto", "auto (the stack's default: adamw, or adamw-fused where the Trainer defaults to it: transformers 4.54 or later on PyTorch 2.8 or later, both releases known), adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion, muon (AdamW for the embeddings and head), galore, galore-8bit, galore-layerwise, galore-8bit-layerwise, lomo, adalomo or badam (the last seven full training only)")
 	fl.IntVar(&opts.GaLoreRank, "galore-rank", oomsim.DefaultGaLoreRank, "projection rank of a GaLore optimizer (the HF Trainer's optim_args rank)")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the release of the stack's distribution when it is not the one installed here (transformers 4.44.2 for hf, deepspeed, llama-factory and axolotl; vllm 0.6.4; llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
+	fl.StringVar(&opts.TorchVersion, "torch-version", "", "the PyTorch release when it is not the one installed here (2.8.0): with transformers 4.54 or later (--stack-version) on PyTorch 2.8 or later, the Trainer's default optimizer is fused AdamW, whose step makes no temporaries")
 	fl.StringVar(&opts.Stack, "stack", "auto", "the framework that runs it: auto, hf (transformers, accelerate, PEFT), trl, axolotl, llama-factory, deepspeed, fsdp, torchtitan (FSDP2 with fused AdamW), megatron (Megatron-LM, NeMo, Megatron-Bridge, ms-swift's Megatron backend), litgpt, torchtune, unsloth, vllm, sglang, tgi, lmdeploy, tensorrt-llm, llama.cpp (also koboldcpp, lm-studio), ollama, mlx, pytorch")
 	fl.IntVar(&opts.PromptLen, "prompt-len", 0, "serving: how many of the --seq-len tokens are the prompt (the rest are generated); the prefill works on the prompt, the KV cache holds them all (0: all prompt)")
 	fl.StringVar(&opts.Objective, "objective", "sft", "the training objective: sft, dpo or kto (a frozen reference model beside the trained one in full training), orpo, simpo or cpo (chosen and rejected completions: twice the sequences), or grpo (TRL's GRPOTrainer, Unsloth's GRPO: generation, then training on prompt + completion; see --rollout, --prompt-len, --kl-beta)")
@@ -262,8 +265,8 @@ func (o *Options) Validate() error {
 	var ok bool
 	r.Mode, ok = oomsim.Parse(o.Mode, oomsim.Modes)
 	choice("--mode", o.Mode, oomsim.List(oomsim.Modes), ok)
-	r.Optimizer, ok = oomsim.Parse(o.Optimizer, oomsim.Optimizers)
-	choice("--optimizer", o.Optimizer, oomsim.List(oomsim.Optimizers), ok)
+	r.Optimizer, ok = oomsim.Parse(auto(o.Optimizer), oomsim.Optimizers)
+	choice("--optimizer", o.Optimizer, "auto, "+oomsim.List(oomsim.Optimizers), ok || auto(o.Optimizer) == "")
 	r.Recompute, ok = oomsim.Parse(auto(o.Recompute), oomsim.Recomputes)
 	choice("--recompute", o.Recompute, "auto, "+oomsim.List(oomsim.Recomputes), ok || auto(o.Recompute) == "")
 	r.Attention, ok = oomsim.ParseAttention(o.Attention)
@@ -280,6 +283,10 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --stack-version %q: want a release number such as 4.44.2 or 0.6, or a llama.cpp build such as b6000", o.StackVersion)
 	}
 	r.StackVersion = strings.TrimSpace(o.StackVersion)
+	if v := strings.TrimSpace(o.TorchVersion); v != "" && !torchVersionRE().MatchString(v) {
+		return cmdutil.Usagef("invalid --torch-version %q: want a PyTorch release such as 2.8.0 or 2.9.0+cu128", o.TorchVersion)
+	}
+	r.TorchVersion = strings.TrimSpace(o.TorchVersion)
 	if dist := oomsim.ProfileOf(r.Stack).Dist; dist == "transformers" && r.Stack != oomsim.StackHF && r.StackVersion != "" &&
 		oomsim.VersionBelow(r.StackVersion, 4, 0) {
 		// DeepSpeed 0.16 or LLaMA-Factory 0.9 read as transformers 0.16
@@ -539,6 +546,9 @@ func (o *Options) strategyFlag() (map[string]config.Flag, error) {
 // stackVersionRE is a release number: 4.44.2, 0.6, v0.8.1rc1 (compiled on
 // first use, not at every start).
 var stackVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(v?[0-9]+\.[0-9]+[.+a-z0-9-]*|b[0-9]+)$`) })
+
+// torchVersionRE is a PyTorch release: 2.8.0, 2.9.0+cu128, 2.6.0a0+ecf3bae40a.
+var torchVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+[.+a-zA-Z0-9-]*$`) })
 
 // kvCacheBits is each --kv-cache-dtype's element width; 0 keeps the
 // compute dtype (16 bits).
