@@ -636,13 +636,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
 	if in.Devices == 1 {
-		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3,
-		// for what it does there: offload the parameters to the host; and
-		// ZeRO-1 with offloaded states, whose gradients stay whole on the
-		// device.
+		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3
+		// does, for what it does there (offload the parameters to the
+		// host; load a 4-bit base without prepare_model_for_kbit_training,
+		// as TRL does under ZeRO-3); and ZeRO-1 with offloaded states,
+		// whose gradients stay whole on the device.
 		offloads := r["offload"] != "" && r["offload"] != "none"
 		switch {
-		case in.ZeROStage == 3 && (r["offload"] == "params" || r["offload"] == "both"):
+		case in.ZeROStage == 3:
 		case in.ZeROStage == 1 && offloads:
 		default:
 			in.ZeROStage = 0
