@@ -86,12 +86,13 @@ func Fits(b Breakdown, d Device) bool {
 // are the rows of [rungs]:
 //
 //	lower precision → activation recomputation (selective, then full) →
-//	a fused loss (Liger Kernel) → smaller micro-batch with gradient accumulation (global batch kept) →
-//	a lighter GRPO rollout (vLLM sleep mode, one step's generation) →
-//	8-bit optimizer → shard over the available devices (ZeRO-2, then
-//	ZeRO-3/FSDP; split weights when serving) → 8-bit/4-bit weights when
-//	serving → CPU offload → change of method: LoRA, then QLoRA, instead
-//	of full training → CPU fallback (if allowed).
+//	a fused loss (Liger Kernel) → smaller micro-batch with gradient
+//	accumulation (global batch kept) → a lighter GRPO rollout (vLLM
+//	sleep mode, one step's generation) → 8-bit optimizer → shard over the
+//	available devices (ZeRO-2, then ZeRO-3/FSDP; split weights when
+//	serving) → 8-bit/4-bit weights when serving → CPU offload → change of
+//	method: LoRA, then QLoRA, instead of full training → CPU fallback (if
+//	allowed).
 //
 // Changes accumulate: each rung starts from the previous one. Rungs that do
 // not apply (inference has no optimizer; one device cannot shard) are
@@ -222,6 +223,9 @@ var knobs = []knob{
 // is put back only when no later step changed the same setting and the
 // plan still fits without it; each is recorded as its own step.
 func prune(t *Trace, d Device) {
+	if t.Final.OnCPU {
+		return // the plan runs on the host: the device's budget says nothing of it
+	}
 	final := t.Final
 	for i := len(t.Steps) - 2; i >= 0; i-- {
 		before := t.Start.Plan
