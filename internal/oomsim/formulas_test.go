@@ -1492,7 +1492,8 @@ func TestTrainerDefaultsToFusedAdamW(t *testing.T) {
 		{StackHF, "", "2.8.0", "", AdamW, true},
 		{StackHF, "4.56.0", "", "", AdamW, true},
 		{StackHF, "4.56.0", "2.8.0", AdamW, AdamW, true},
-		{StackTRL, "1.6", "2.8.0", "", AdamW, true},
+		{StackTRL, "1.6", "2.8.0", "", AdamWFused, false},
+		{StackTRL, "0.20.0", "2.8.0", "", AdamW, true},
 	}
 	for _, c := range cases {
 		p := withDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: c.stack, StackVersion: c.hf, TorchVersion: c.torch, Optimizer: c.opt, SeqLen: 64})

@@ -766,18 +766,25 @@ func loadsCheckpointDtype(p Plan) bool {
 // PyTorch's fused AdamW, whose step makes no temporaries: transformers'
 // TrainingArguments default to adamw_torch_fused on PyTorch 2.8 and later
 // (huggingface/transformers#37358, merged July 2025, first released in
-// 4.54), which the Trainer stacks (the HF Trainer, LLaMA-Factory, axolotl)
-// inherit; before, adamw_torch, the foreach step with one state-sized
-// temporary. Both releases must be known (stated or probed): a plan that
-// assumed the fused step wrongly would promise a state's worth of memory
-// it does not have. TRL's own releases are not mapped to transformers'
-// here, so TRL keeps adamw_torch.
+// 4.54), which the Trainer stacks (the HF Trainer, LLaMA-Factory, axolotl,
+// and TRL, whose configs leave optim alone) inherit; before, adamw_torch,
+// the foreach step with one state-sized temporary. TRL's release stands
+// for its transformers: TRL 0.21 (2025-08-05) requires transformers 4.55
+// or later (its setup.cfg). Both releases must be known (stated or
+// probed): a plan that assumed the fused step wrongly would promise a
+// state's worth of memory it does not have.
 func fusedByDefault(p Plan) bool {
 	prof := ProfileOf(p.Stack)
-	if !prof.Trainer || prof.FusedOptimizer || prof.Dist != "transformers" || p.StackVersion == "" || p.TorchVersion == "" {
+	if !prof.Trainer || prof.FusedOptimizer || p.StackVersion == "" || p.TorchVersion == "" || VersionBelow(p.TorchVersion, 2, 8) {
 		return false
 	}
-	return !VersionBelow(p.StackVersion, 4, 54) && !VersionBelow(p.TorchVersion, 2, 8)
+	switch prof.Dist {
+	case "transformers":
+		return !VersionBelow(p.StackVersion, 4, 54)
+	case "trl":
+		return !VersionBelow(p.StackVersion, 0, 21)
+	}
+	return false
 }
 
 // llamaCppEager reports whether llama.cpp runs without flash attention by

@@ -771,6 +771,8 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 		}
 	case "trl":
 		switch {
+		case date < "2025-08-05":
+			return "0.20" // before 0.21, which needs transformers 4.55 (the fused-AdamW default)
 		case date < "2025-08-29":
 			return "0.21"
 		case date < "2026-06-25":
