@@ -124,8 +124,10 @@ type settings struct {
 	// gradients and optimizer states: 1/wShard and 1/dp, unless expert
 	// parallelism splits a mixture of experts' routed experts otherwise.
 	// gFrac is the gradients' share: sFrac, or wFrac under ZeRO-1, which
-	// shards the optimizer states only.
+	// shards the optimizer states only; gShard is the devices the
+	// gradients are split over (dp, or wShard under ZeRO-1).
 	wFrac, sFrac, gFrac float64
+	gShard              float64
 	replicas            float64 // data-parallel replicas: the devices over tensor × pipeline degrees
 	seq                 float64 // the tokens of each sequence one device holds: SeqLen over the context-parallel degree
 	attn                Attention
@@ -200,9 +202,9 @@ func resolve(p Plan) settings {
 		s.wFrac = ((P-X)/s.wShard + X/eW) / P
 		s.sFrac = ((P-X)/s.dp + X/eS) / P
 	}
-	s.gFrac = s.sFrac
+	s.gFrac, s.gShard = s.sFrac, s.dp
 	if zeroOne(s) {
-		s.gFrac = s.wFrac
+		s.gFrac, s.gShard = s.wFrac, s.wShard
 	}
 	return s
 }
@@ -302,10 +304,7 @@ func realistic(p Plan) (Breakdown, error) {
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
 		// adapters (tensor parallelism splits them); ZeRO-2 shards only
 		// gradients and optimizer states.
-		wShard, stateShard, gradShard := s.wShard, s.dp, s.dp
-		if zeroOne(s) {
-			gradShard = s.wShard
-		}
+		wShard, stateShard := s.wShard, s.dp
 		base := float64(storedWeights(m, p)) * s.wFrac
 		if p.Offload == OffloadCPU && p.OffloadParams {
 			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
@@ -317,7 +316,7 @@ func realistic(p Plan) (Breakdown, error) {
 		// Adapters: weights, gradients and two Adam states, in the
 		// stack's adapter dtype (PEFT keeps them in fp32).
 		b.WeightsBytes = sat(base + t*s.adapterB/wShard)
-		b.GradientsBytes = sat(t * s.adapterB / gradShard)
+		b.GradientsBytes = sat(t * s.adapterB / s.gShard)
 		b.OptimizerBytes = sat(t * adamStateBytes(p.Optimizer, s.adapterB) / stateShard)
 		if p.Offload == OffloadCPU {
 			b.HostBytes, b.OptimizerBytes = add(b.HostBytes, b.OptimizerBytes), 0

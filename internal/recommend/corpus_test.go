@@ -636,18 +636,11 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
 	if in.Devices == 1 {
-		// One device shares nothing out; ZeRO-3 stays, as --zero-stage 3
-		// does, for what it does there (offload the parameters to the
-		// host; load a 4-bit base without prepare_model_for_kbit_training,
-		// as TRL does under ZeRO-3); and ZeRO-1 with offloaded states,
-		// whose gradients stay whole on the device.
-		offloads := r["offload"] != "" && r["offload"] != "none"
-		switch {
-		case in.ZeROStage == 3:
-		case in.ZeROStage == 1 && offloads:
-		default:
-			in.ZeROStage = 0
-		}
+		// One device: the ZeRO stage goes to Recommend as --zero-stage
+		// does, which keeps what a stage still does there (ZeRO-3's
+		// parameter offload and 4-bit loading, ZeRO-1's whole gradients
+		// under offloaded states) and drops the rest; model parallelism
+		// has nothing to split.
 		in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = false, 0, 0, 0
 	}
 	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, where the row's
