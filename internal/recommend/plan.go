@@ -226,19 +226,22 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	var chosenWhy string
 	var probed *probe.Report
 	if req.Device != "" {
-		d, ok, err := CatalogueDevice(req.Device)
+		ref, ok, err := CatalogueDevice(req.Device)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, inputf("%q is not a catalogued device", req.Device)
 		}
-		target = TargetFromCatalogue(d, req.Run.Devices)
+		target, chosenWhy = TargetFromCatalogue(ref.Device, req.Run.Devices), ref.ReadAs
+		if ref.Memory > 0 {
+			target = resized(target, ref.Memory, fmt.Sprintf("--device %q gives", req.Device))
+		}
 	} else if target, chosenWhy, probed, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
 	}
 	if req.DeviceMemory > 0 {
-		target = resized(target, req.DeviceMemory)
+		target = resized(target, req.DeviceMemory, "--device-memory")
 	}
 	// Planning for this machine, its history is read once: what the
 	// self-test found the device cannot run outranks its rules.
@@ -324,32 +327,37 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	return res, nil
 }
 
-// CatalogueDevice looks a --device value up in the device catalogue. ok is
-// false (and err nil) for a name that is a probed backend or id (cuda,
-// cuda:1, cpu); a name that is neither is an ErrInput error listing the
-// catalogue, with the closest name when there is one.
-func CatalogueDevice(name string) (d CatalogDevice, ok bool, err error) {
+// CatalogueDevice looks a --device value up in the device catalogue, as
+// ResolveDevice reads names, or takes it as a size (24GiB). ok is false
+// (and err nil) for a name that is a probed backend or id (cuda, cuda:1,
+// cpu); a name that is neither is an ErrInput error listing the catalogue,
+// with the closest name when there is one. A leading count ("2x RTX
+// 3090") is the caller's to take off first (SplitDeviceCount).
+func CatalogueDevice(name string) (ref DeviceRef, ok bool, err error) {
 	if name == "" {
-		return CatalogDevice{}, false, nil
+		return DeviceRef{}, false, nil
 	}
 	devices, err := builtinDevices()
 	if err != nil {
-		return CatalogDevice{}, false, err
+		return DeviceRef{}, false, err
 	}
 	if d, ok := FindDevice(devices, name); ok {
-		return d, true, nil
+		return DeviceRef{Device: d}, true, nil
 	}
 	if mem, err := units.ParseDeviceMemory(name); err == nil {
-		return GenericDevice(int64(mem)), true, nil
+		return DeviceRef{Device: GenericDevice(int64(mem))}, true, nil
 	}
 	if _, perr := backend.ParsePreference(name); perr == nil {
-		return CatalogDevice{}, false, nil
+		return DeviceRef{}, false, nil // this machine's (cpu, cuda:1): never a catalogue chip
+	}
+	if ref, ok, err := ResolveDevice(devices, name); ok || err != nil {
+		return ref, ok, err
 	}
 	names := DeviceNames(devices)
 	if s := suggest.Closest(name, names); s != "" {
-		return CatalogDevice{}, false, inputf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", name, s, strings.Join(names, ", "))
+		return DeviceRef{}, false, inputf("invalid --device %q: did you mean %q? (catalogued: %s; or a probed id such as cuda:1)", name, s, strings.Join(names, ", "))
 	}
-	return CatalogDevice{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))
+	return DeviceRef{}, false, inputf("invalid --device %q: want a probed backend or id (cuda, cuda:1, cpu, ...) or a catalogued device (%s)", name, strings.Join(names, ", "))
 }
 
 // GenericDevice is a GPU known only by its memory (--device 24GiB): taken
@@ -366,8 +374,9 @@ func GenericDevice(mem int64) CatalogDevice {
 // whose figure was read (T4, A100-40GB, A100-80GB): the catalogue's rule.
 const usableShare = 0.985
 
-// resized is t with mem as its memory (--device-memory).
-func resized(t Target, mem int64) Target {
+// resized is t with mem as its memory (--device-memory, or a size the
+// --device name gives); from names which.
+func resized(t Target, mem int64, from string) Target {
 	t.TotalBytes = mem
 	t.UsableBytes = int64(float64(mem) * usableShare)
 	if t.Backend == backend.MPS || t.Backend == backend.CPU {
@@ -378,7 +387,7 @@ func resized(t Target, mem int64) Target {
 			t.UsableBytes = mem * 3 / 4
 		}
 	}
-	t.UsableNote = "--device-memory " + units.Bytes(mem).Format(units.GiB, 2) + ": usable estimated at 98.5% of a GPU's memory (Apple unified memory: 2/3 up to 36 GB, 3/4 above)"
+	t.UsableNote = from + " " + units.Bytes(mem).Format(units.GiB, 2) + ": usable estimated at 98.5% of a GPU's memory (Apple unified memory: 2/3 up to 36 GB, 3/4 above)"
 	if t.FreeBytes > t.UsableBytes {
 		t.FreeBytes = 0
 	}

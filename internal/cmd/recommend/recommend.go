@@ -127,6 +127,7 @@ type Options struct {
 	run             recommend.RunSettings // set by Validate
 	strat           oomsim.Strategy       // --strategy, set by Validate ("" for auto)
 	devMem          int64                 // --device-memory, set by Validate
+	devicesSet      bool                  // --devices was given, read by RunE
 	expandableFrom  string                // the environment variable that set Expandable, by RunE
 }
 
@@ -167,6 +168,7 @@ not run the probe.`,
   devctl recommend --model t5-3b --mode training --convention deepspeed --devices 8 --offload cpu`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.devicesSet = cmd.Flags().Changed("devices")
 			if p := cmd.Flag("precision"); p != nil && p.Changed {
 				opts.precisionRegime = capability.TrainingRegime(p.Value.String())
 			}
@@ -229,7 +231,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too (on one device as well: ZeRO-Infinity, one block on the device at a time)")
 	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 1 (optimizer states sharded, gradients whole), 2 or 3 (0: the stack's, FULL_SHARD (3) for fsdp and torchtitan, ZeRO-2 for deepspeed, none for the rest)")
-	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them work too) or a size (24GiB)")
+	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them and as people write them work too: RTX 3090 24GB, A100 80G, 2x H100) or a size (24GiB)")
 	formats.Register(fl, &opts.Output, "")
 	return cmd
 }
@@ -352,6 +354,13 @@ func (o *Options) Validate() error {
 	}
 	if err := o.grpo(r); err != nil {
 		return err
+	}
+	if n, rest := recommend.SplitDeviceCount(o.Device); n > 0 {
+		// "2x RTX 3090": the count is --devices.
+		if o.devicesSet && o.Devices != n {
+			return cmdutil.Usagef("--device %q names %d devices but --devices is %d: give the count once", o.Device, n, o.Devices)
+		}
+		o.Device, o.Devices = rest, n
 	}
 	if o.Devices < 1 || o.Devices > 1<<16 {
 		return cmdutil.Usagef("invalid --devices %d: want 1 to %d", o.Devices, 1<<16)
