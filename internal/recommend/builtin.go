@@ -79,14 +79,41 @@ func builtinOwn(id string) bool {
 // builtinByName lists the ids of the copies whose name after the
 // organisation is name, ignoring case ("llama-3.1-8b" finds
 // meta-llama/Llama-3.1-8B).
+//
+// Copies kept under several organisations (the original and its
+// re-uploads: Qwen/Qwen3-8B and willcb/Qwen3-8B, meta-llama/ and
+// NousResearch/Llama-2-7b-chat-hf) are one model: the id whose copy is
+// closest to the model's own config.json stands for them (its own, then
+// its base model's, then a re-upload's, then one mapped by its shapes);
+// copies of one file are one.
 func builtinByName(name string) []string {
-	var ids []string
+	var ids, files []string
+	best := -1
 	for _, e := range builtinIndex() {
-		if _, base, ok := strings.Cut(e.id, "/"); ok && strings.EqualFold(base, name) {
-			ids = append(ids, e.id)
+		if _, base, ok := strings.Cut(e.id, "/"); !ok || !strings.EqualFold(base, name) {
+			continue
+		}
+		switch r := copyRank(e); {
+		case best < 0 || r < best:
+			ids, files, best = []string{e.id}, []string{e.file}, r
+		case r == best && !slices.Contains(files, e.file):
+			ids, files = append(ids, e.id), append(files, e.file)
 		}
 	}
 	return ids
+}
+
+// copyRank orders how close a copy is to the model's own config.json.
+func copyRank(e builtinEntry) int {
+	switch {
+	case e.whose == "" || strings.HasPrefix(e.whose, "written from"):
+		return 0
+	case strings.HasPrefix(e.whose, "its base model's"):
+		return 1
+	case strings.HasPrefix(e.whose, "a re-upload's"):
+		return 2
+	}
+	return 3
 }
 
 // builtinNames are the names --model takes for the copies (the part of
@@ -173,7 +200,7 @@ var mlxBits = map[string]*oomsim.StoredWeights{
 // is Qwen/Qwen3-8B), and the storage the endings state. ok is false when
 // what is left names no single copy. A name under another organisation
 // with no ending (unsloth/phi-4) is taken to be the model of that name.
-func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, ok bool) {
+func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling, ok bool) {
 	name := id
 	if _, after, found := strings.Cut(id, "/"); found {
 		name = after
@@ -204,25 +231,70 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, ok bool
 			}
 		}
 	}
-	if !stripped && !strings.Contains(id, "/") {
-		return "", nil, false, false // a bare name builtinByName did not find
-	}
 	var ids []string
-	// Re-uploads drop Meta's prefix and the -hf of the converted Llama 2
-	// checkpoints (unsloth/llama-3-8b-Instruct is Meta-Llama-3-8B-Instruct,
-	// TheBloke/Llama-2-7B-Chat-GPTQ is Llama-2-7b-chat-hf).
-	for _, n := range []string{name, "Meta-" + name, name + "-hf"} {
-		if ids = builtinByName(n); len(ids) > 0 {
-			break
+	if stripped || strings.Contains(id, "/") {
+		// Re-uploads drop Meta's prefix and the -hf of the converted Llama 2
+		// checkpoints (unsloth/llama-3-8b-Instruct is Meta-Llama-3-8B-Instruct,
+		// TheBloke/Llama-2-7B-Chat-GPTQ is Llama-2-7b-chat-hf).
+		for _, n := range []string{name, "Meta-" + name, name + "-hf"} {
+			if ids = builtinByName(n); len(ids) > 0 {
+				break
+			}
+		}
+	} else if len(builtinByName(name)) > 0 {
+		return "", nil, false, false, false // a bare name of a copy: not a re-upload
+	}
+	if len(ids) == 0 {
+		// No copy of the model itself: its base or instruct release's.
+		for _, n := range fineTuneSiblings(name) {
+			if ids = builtinByName(n); len(ids) > 0 {
+				sibling = true
+				break
+			}
 		}
 	}
 	for _, other := range ids[min(1, len(ids)):] {
 		if !strings.EqualFold(other, ids[0]) {
-			return "", nil, false, false // several models of that name
+			return "", nil, false, false, false // several models of that name
 		}
 	}
 	if len(ids) == 0 {
-		return "", nil, false, false
+		return "", nil, false, false, false
 	}
-	return ids[0], st, gguf, true
+	return ids[0], st, gguf, sibling, true
+}
+
+// fineTuneEndings are the endings that tell a base model from its
+// instruct or chat release (and Pythia's deduplicated-data run), in the
+// order a sibling is looked for. The releases share their shapes (an
+// instruct model is its base fine-tuned):
+// Qwen2.5-1.5B is Qwen2.5-1.5B-Instruct's, gemma-3-27b-pt gemma-3-27b-it's,
+// Llama-2-7b-chat-hf Llama-2-7b-hf's.
+var fineTuneEndings = []string{"-Instruct", "-it", "-Chat", "-chat-hf", "-hf", "-Base", "-pt", "-deduped"}
+
+// fineTuneSiblings are the names of the base and instruct releases of
+// name: its ending taken off or swapped for another, and a Mistral-style
+// "-Instruct-" inside the name (Mistral-7B-Instruct-v0.3 is Mistral-7B-v0.3).
+func fineTuneSiblings(name string) []string {
+	stem := name
+	for _, e := range fineTuneEndings {
+		if len(stem) > len(e) && strings.EqualFold(stem[len(stem)-len(e):], e) {
+			stem = stem[:len(stem)-len(e)]
+			break
+		}
+	}
+	var out []string
+	add := func(n string) {
+		if !strings.EqualFold(n, name) && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, n) }) {
+			out = append(out, n)
+		}
+	}
+	add(stem)
+	for _, e := range fineTuneEndings {
+		add(stem + e)
+	}
+	if i := strings.Index(strings.ToLower(name), "-instruct-"); i > 0 {
+		add(name[:i] + name[i+len("-instruct"):])
+	}
+	return out
 }

@@ -216,7 +216,7 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 		{"unsloth/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.2-3B-Instruct", "", "", false},
 	}
 	for _, c := range cases {
-		base, st, gguf, ok := reuploadOf(c.id)
+		base, st, gguf, _, ok := reuploadOf(c.id)
 		if !ok || base != c.base || gguf != c.gguf {
 			t.Errorf("%s: %q gguf=%v ok=%v, want %s", c.id, base, gguf, ok, c.base)
 			continue
@@ -229,7 +229,7 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "someone/Qwen3-8B-notasuffix"} {
-		if base, _, _, ok := reuploadOf(id); ok {
+		if base, _, _, _, ok := reuploadOf(id); ok {
 			t.Errorf("%s resolved to %s", id, base)
 		}
 	}

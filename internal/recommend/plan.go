@@ -533,7 +533,7 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 // config of the model it packages and the storage its name states; why
 // says why the Hub's config was not used.
 func fromReupload(name, why string) (oomsim.Model, string, bool) {
-	base, st, gguf, ok := reuploadOf(name)
+	base, st, gguf, sibling, ok := reuploadOf(name)
 	if !ok {
 		return oomsim.Model{}, "", false
 	}
@@ -546,7 +546,11 @@ func fromReupload(name, why string) (oomsim.Model, string, bool) {
 		return oomsim.Model{}, "", false
 	}
 	m.Name = name
-	source += "; " + name + " is taken to re-package " + id
+	if sibling {
+		source += "; " + name + " is taken to have the shapes of " + id + ", its base or instruct release"
+	} else {
+		source += "; " + name + " is taken to re-package " + id
+	}
 	_, nameBase, _ := strings.Cut(name, "/")
 	_, idBase, _ := strings.Cut(id, "/")
 	if !strings.EqualFold(nameBase, idBase) {
