@@ -3,6 +3,7 @@ package oomsim
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -531,12 +532,71 @@ func offloadToCPU(l ladder, cur Plan) []move {
 	if l.d.Unified {
 		return skipped("offload to CPU", "unified memory: the host's memory is the device's, so offloading frees nothing")
 	}
+	if !l.training && ggmlStack(cur.Stack) && cur.Model.Arch != nil && cur.Model.Arch.Layers > 0 {
+		// A mixture of experts keeps the fewest blocks' routed experts on
+		// the host that lets the rest fit (llama.cpp's --n-cpu-moe): the
+		// host computes only the experts a token picks, so it is the
+		// faster offload where it fits.
+		if n := fewestCPUMoELayers(cur, l.d); n > 0 {
+			return []move{set("offload to CPU", func(p *Plan) { p.CPUMoELayers = n },
+				func(Plan, Plan) string {
+					return fmt.Sprintf("the routed experts of the first %d of %d blocks in host memory (llama.cpp --n-cpu-moe %d); attention and the KV cache stay on the device", n, cur.Model.Arch.Layers, n)
+				})}
+		}
+		// llama.cpp and Ollama offload by layers: as many on the device as
+		// fit (-ngl, num_gpu), the rest computed on the host.
+		if n := mostGPULayers(cur, l.d); n > 0 {
+			return []move{set("offload to CPU", func(p *Plan) { p.GPULayers = n },
+				func(Plan, Plan) string {
+					return fmt.Sprintf("%d of %d layer slots on the device (-ngl %d, num_gpu %d); the other blocks run from host memory", n, cur.Model.Arch.Layers+1, n, n)
+				})}
+		}
+	}
 	what := "optimizer states → host memory (ZeRO-Offload)"
 	if !l.training {
 		what = "weights → host memory, one layer resident at a time"
 	}
 	return []move{set("offload to CPU", func(n *Plan) { n.Offload = OffloadCPU },
 		func(Plan, Plan) string { return what })}
+}
+
+// mostGPULayers is the most layer slots of a llama.cpp or Ollama plan
+// that fit d, fewer than all of them; 0 when not even one does. Memory
+// grows with the layers on the device, so a binary search finds it.
+func mostGPULayers(p Plan, d Device) int {
+	fits := fitsAt(p, d, func(q *Plan, n int) { q.GPULayers = n })
+	slots := p.Model.Arch.Layers + 1
+	// The first count that does not fit, searched over 1..slots-1.
+	first := 1 + sort.Search(slots-1, func(i int) bool { return !fits(i + 1) })
+	return first - 1
+}
+
+// fewestCPUMoELayers is the fewest blocks of a llama.cpp plan whose
+// routed experts must stay in host memory for the rest to fit d; 0 when
+// the model has no experts, or not even every block's on the host fits.
+// Memory falls as more blocks' experts move, so a binary search finds it.
+func fewestCPUMoELayers(p Plan, d Device) int {
+	L := p.Model.Arch.Layers
+	if p.Model.ExpertParams() <= 0 || p.CPUMoELayers >= L {
+		return 0
+	}
+	fits := fitsAt(p, d, func(q *Plan, n int) { q.CPUMoELayers = n })
+	from := max(p.CPUMoELayers, 0) + 1
+	n := from + sort.Search(L-from+1, func(i int) bool { return fits(from + i) })
+	if n > L {
+		return 0
+	}
+	return n
+}
+
+// fitsAt says whether p, with set(n) applied, fits d.
+func fitsAt(p Plan, d Device, set func(q *Plan, n int)) func(n int) bool {
+	return func(n int) bool {
+		q := p
+		set(&q, n)
+		b, err := Estimate(q)
+		return err == nil && Fits(b, d)
+	}
 }
 
 // 9. CPU fallback: the user's plan, on the host.

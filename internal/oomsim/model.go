@@ -200,6 +200,15 @@ type Plan struct {
 	// bits, its constants included (GGUF Q5_K_M 5.69, mlx 6-bit 6.5,
 	// EXL2 at 4.65 bpw): it replaces the format's default for 8/4-bit.
 	WeightBits float64 `json:"weight_bits,omitempty"`
+	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): how many of the
+	// model's layer slots, its blocks and the output layer, are on the
+	// device; the rest run from host memory. 0, or more than the blocks,
+	// is all of them. llama.cpp and Ollama only.
+	GPULayers int `json:"gpu_layers,omitempty"`
+	// CPUMoELayers is llama.cpp's --n-cpu-moe: the blocks whose routed
+	// experts stay in host memory, from the first (--cpu-moe: all of
+	// them). llama.cpp and Ollama only.
+	CPUMoELayers int `json:"cpu_moe_layers,omitempty"`
 	// KVBits is the KV cache's element width when it is quantised (8 for
 	// an fp8 cache); 0 means the compute dtype.
 	KVBits int `json:"kv_cache_bits,omitempty"`
@@ -482,6 +491,16 @@ func (p Plan) Validate() error {
 	}
 	if p.TensorParallel < 0 || p.PipelineStages < 0 || p.devices()%(max(p.TensorParallel, 1)*max(p.PipelineStages, 1)) != 0 {
 		return fmt.Errorf("tensor-parallel degree %d times pipeline stages %d does not divide the %d devices", p.TensorParallel, p.PipelineStages, p.devices())
+	}
+	switch {
+	case p.GPULayers < 0 || p.GPULayers > 1<<16:
+		return fmt.Errorf("GPU layers %d is outside 0..%d", p.GPULayers, 1<<16)
+	case p.CPUMoELayers < 0 || p.CPUMoELayers > 1<<16:
+		return fmt.Errorf("CPU MoE layers %d is outside 0..%d", p.CPUMoELayers, 1<<16)
+	case (p.GPULayers > 0 || p.CPUMoELayers > 0) && (!ggmlStack(p.Stack) || p.Mode != Inference):
+		return fmt.Errorf("%w: GPU layers (llama.cpp's -ngl, Ollama's num_gpu) and experts on the CPU (--n-cpu-moe) are for inference on --stack llama.cpp or ollama", ErrNotApplicable)
+	case p.GPULayers > 0 && p.Offload == OffloadCPU:
+		return fmt.Errorf("%w: GPU layers already say what runs from host memory: drop the CPU offload", ErrNotApplicable)
 	}
 	if p.EvalBatch < 0 || p.EvalBatch > 1<<20 {
 		return fmt.Errorf("evaluation batch %d is outside 0..%d", p.EvalBatch, 1<<20)

@@ -91,6 +91,57 @@ const (
 	bareCUDASource  = "CUDA context of a process without PyTorch's modules (pytorch/pytorch#86509: 287 MB with lazy loading)"
 )
 
+// partialLayers moves what llama.cpp keeps in host memory out of the
+// device's share: the blocks a partial -ngl (Ollama's num_gpu) leaves on
+// the host, and the routed experts --n-cpu-moe (--cpu-moe) keeps there.
+// The layer slots are the blocks and the output layer; the last n of them
+// go to the device (llama-model.cpp: i_gpu_start = n_layer + 1 -
+// n_gpu_layers, the output layer at slot n_layer), so n slots are n-1
+// blocks and the output layer. A block on the host keeps its KV cache
+// (and a hybrid's recurrent state) there too. --n-cpu-moe N keeps the
+// expert weights of the first N blocks on the host (llama.cpp's
+// common/arg.cpp: an override of their ffn_*_exps tensors to the CPU),
+// their attention and KV cache on the device. The input embedding is the
+// host's either way, a vision projector (mmproj) the device's; the compute
+// buffer stays whole.
+func partialLayers(m Model, a *Arch, p Plan, b *Breakdown) {
+	if a == nil || a.Layers <= 0 || !ggmlStack(p.Stack) {
+		return
+	}
+	L := a.Layers
+	n := p.GPULayers
+	if n <= 0 || n > L {
+		n = L + 1 // every slot
+	}
+	cpuMoE := min(max(p.CPUMoELayers, 0), L)
+	experts := m.ExpertParams()
+	if n > L && (cpuMoE == 0 || experts <= 0) {
+		return
+	}
+	vision := 2 * float64(m.VisionParams)
+	text := max(float64(b.WeightsBytes)-vision, 0)
+	params := float64(m.Params-m.VisionParams) - untiedInputEmbedding(m)
+	if params <= 0 {
+		return
+	}
+	head := text * min(float64(a.Vocab)*float64(a.Hidden)/params, 1)
+	ex := text * min(experts/params, 1) / float64(L)   // one block's experts
+	ne := max(text-head-ex*float64(L), 0) / float64(L) // one block's rest
+	first := L + 1 - n                                 // the first block on the device
+	onDevice := float64(L - first)
+	expertsOnDevice := float64(L - max(first, cpuMoE)) // device blocks past the first cpuMoE
+	device := head + onDevice*ne + expertsOnDevice*ex + vision
+	b.HostBytes = add(b.HostBytes, sat(float64(b.WeightsBytes)-device))
+	b.WeightsBytes = sat(device)
+	b.KVCacheBytes = sat(float64(b.KVCacheBytes) * onDevice / float64(L))
+	if n <= L {
+		b.Notes = append(b.Notes, fmt.Sprintf("%d of %d layer slots on the device (%d blocks and the output layer): the other blocks and their KV cache run from host memory", n, L+1, n-1))
+	}
+	if cpuMoE > 0 && experts > 0 {
+		b.Notes = append(b.Notes, fmt.Sprintf("the routed experts of the first %d of %d blocks in host memory (--n-cpu-moe %d)", cpuMoE, L, cpuMoE))
+	}
+}
+
 // ggmlStack reports the stacks that run on ggml (llama.cpp, Ollama's
 // runner), which allocate their weights, KV cache and compute buffer at
 // their sizes and load no PyTorch modules.
@@ -245,6 +296,7 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, "weights offloaded to the host; one block at a time on the device (accelerate device_map offload)")
 		}
 		b.KVCacheBytes = sat(float64(kvCache(a, p, mb, seq)) / s.n)
+		partialLayers(m, a, p, &b)
 		prompt := seq
 		if p.PromptLen > 0 && float64(p.PromptLen) < seq {
 			prompt = float64(p.PromptLen) // the rest is generated a token at a time

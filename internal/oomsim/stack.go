@@ -184,7 +184,9 @@ type Profile struct {
 	// PulledPrecision is the weights a plan gets when no precision is
 	// asked for, where the stack's usual way of getting a model fixes it
 	// (Ollama: `ollama pull MODEL` fetches the library's default tag,
-	// 4-bit). Empty: devctl chooses by device and budget.
+	// 4-bit; llama.cpp: a GGUF file, planned as Q4_K_M, the quantisation
+	// of Ollama's default tags, since the file is not named). Empty:
+	// devctl chooses by device and budget.
 	PulledPrecision capability.Precision
 	// ChunkLogits: a generate call computes the logits of every position
 	// of the prompt's last chunk and keeps the last one after (mlx-lm's
@@ -312,7 +314,7 @@ var profiles = map[Stack]Profile{
 		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
 	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
 		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
-	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PrefillChunk: 512, GraphCompute: true,
+	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
 		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it) from build b6327, off before (llamaCppEager)"},
 	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
 		Source: "Ollama runs llama.cpp: GGUF weights (4-bit unless asked: the library's default tag is Q4_K_M, Q4_0 for models published before December 2024, ollama/ollama#1543), an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},

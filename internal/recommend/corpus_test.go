@@ -145,6 +145,44 @@ func quotedInt(re *regexp.Regexp, note string) int {
 
 var expandable = regexp.MustCompile(`expandable_segments[:=]\s*[Tt]rue`)
 
+// gpuLayers finds a llama.cpp or Ollama partial offload in a row's note:
+// the load log's "offloaded N/M layers to GPU" first, else the setting
+// (-ngl N, --n-gpu-layers N, n_gpu_layers=N, num_gpu N).
+var (
+	offloadedLayers = regexp.MustCompile(`offloaded (\d+)/(\d+) layers`)
+	gpuLayersFlag   = regexp.MustCompile(`(?:-ngl|--n-gpu-layers|--gpu-layers|n_gpu_layers|llamacpp_ngl|num_gpu)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+)
+
+var nCPUMoE = regexp.MustCompile(`(?:--n-cpu-moe|-ncmoe|n_cpu_moe)(?:\s*[:=]\s*|\s+)(\d+)\b`)
+
+// cpuMoE is llama.cpp's --n-cpu-moe N (--cpu-moe: every block) in a
+// row's note; 0 without it.
+func cpuMoE(note string) int {
+	if m := nCPUMoE.FindStringSubmatch(note); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if strings.Contains(note, "--cpu-moe") || strings.Contains(note, "-cmoe") {
+		return 1 << 16
+	}
+	return 0
+}
+
+func gpuLayers(note string) int {
+	if m := offloadedLayers.FindStringSubmatch(note); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if all, _ := strconv.Atoi(m[2]); n >= all {
+			return 0 // every layer
+		}
+		return n
+	}
+	if ms := gpuLayersFlag.FindAllStringSubmatch(note, -1); len(ms) == 1 {
+		n, _ := strconv.Atoi(ms[0][1])
+		return n
+	}
+	return 0
+}
+
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
 // model resolves a corpus model id: a config.json (models.tsv), a
@@ -663,6 +701,15 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	case "params", "both":
 		in.Offload = oomsim.OffloadCPU
 		in.OffloadParams = in.ZeROStage == 3
+		if mode == oomsim.Inference && (in.Stack == oomsim.StackLlamaCpp || in.Stack == oomsim.StackOllama) {
+			// Part of the layers on the device (llama.cpp's -ngl,
+			// Ollama's num_gpu), as --gpu-layers says it; the experts of
+			// the first N blocks on the host (--n-cpu-moe N, --cpu-moe).
+			n, moe := gpuLayers(r["note"]), cpuMoE(r["note"])
+			if n > 0 || moe > 0 {
+				in.Offload, in.GPULayers, in.CPUMoELayers = oomsim.OffloadNone, n, moe
+			}
+		}
 	default:
 		in.Offload = oomsim.OffloadNone
 	}

@@ -57,6 +57,14 @@ func Env(t Target, strategy oomsim.Strategy, frac float64, p oomsim.Plan, device
 	case "cpu":
 		set("JAX_PLATFORMS", "cpu", "run JAX on the CPU")
 	}
+	if p.GPULayers > 0 && p.Stack == oomsim.StackLlamaCpp {
+		// llama-server reads each flag from an LLAMA_ARG_ variable when
+		// the flag is not given (its README's "env:" column).
+		set("LLAMA_ARG_N_GPU_LAYERS", strconv.Itoa(p.GPULayers), "llama-server's --n-gpu-layers: the layers that fit on the device, the rest on the host")
+	}
+	if p.CPUMoELayers > 0 && p.Stack == oomsim.StackLlamaCpp {
+		set("LLAMA_ARG_N_CPU_MOE", strconv.Itoa(p.CPUMoELayers), "llama-server's --n-cpu-moe: the blocks whose routed experts stay in host memory")
+	}
 	return out
 }
 

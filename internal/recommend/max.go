@@ -20,10 +20,13 @@ const (
 	// MaxConcurrency is the most sequences of --seq-len served at once:
 	// for a serving engine, what its KV cache holds next to the weights.
 	MaxConcurrency MaxKind = "concurrency"
+	// MaxGPULayers is the most layer slots llama.cpp or Ollama can put on
+	// the device (-ngl, num_gpu), the rest running from host memory.
+	MaxGPULayers MaxKind = "gpu-layers"
 )
 
 // MaxKinds lists them, in the order help texts show them.
-var MaxKinds = []MaxKind{MaxBatch, MaxSeq, MaxConcurrency}
+var MaxKinds = []MaxKind{MaxBatch, MaxSeq, MaxConcurrency, MaxGPULayers}
 
 // Max is the answer to --max: the value, the total at it and at the next
 // value, and what bounded the search when it was not memory.
@@ -53,6 +56,8 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 		case MaxSeq:
 			q.SeqLen = n
 			q.PromptLen = min(q.PromptLen, n) // the longest context keeps the prompt given
+		case MaxGPULayers:
+			q.GPULayers = n
 		default: // batch and concurrency
 			q.BatchSize, q.MicroBatch = n, n
 		}
@@ -66,6 +71,17 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 	}
 	if what == MaxConcurrency && plan.Mode != oomsim.Inference {
 		return nil, inputf("--max concurrency is for serving (--mode inference); use --max batch for training")
+	}
+	if what == MaxGPULayers {
+		a := plan.Model.Arch
+		switch {
+		case plan.Mode != oomsim.Inference || (plan.Stack != oomsim.StackLlamaCpp && plan.Stack != oomsim.StackOllama):
+			return nil, inputf("--max gpu-layers is llama.cpp's -ngl and Ollama's num_gpu: it needs --mode inference and --stack llama.cpp or ollama")
+		case a == nil || a.Layers <= 0:
+			return nil, inputf("--max gpu-layers needs the model's layers: give --model or --model-config, not only --model-params")
+		}
+		// Every block and the output layer: -ngl n_layer+1 (or more).
+		limit, limitWhy = a.Layers+1, fmt.Sprintf("every layer (%d blocks and the output layer)", a.Layers)
 	}
 	fits := func(n int) (bool, int64, error) {
 		b, err := oomsim.Estimate(set(n))
@@ -145,4 +161,4 @@ func maxReason(m *Max, plan oomsim.Plan) string {
 	return b.String()
 }
 
-var maxWords = map[MaxKind]string{MaxBatch: "micro-batch", MaxSeq: "sequence length", MaxConcurrency: "number of concurrent sequences"}
+var maxWords = map[MaxKind]string{MaxBatch: "micro-batch", MaxSeq: "sequence length", MaxConcurrency: "number of concurrent sequences", MaxGPULayers: "number of layers on the device (-ngl)"}

@@ -134,6 +134,11 @@ type RunSettings struct {
 	FusedKernels bool
 	TiledMLP     bool
 	Prealloc     float64
+	// GPULayers is llama.cpp's -ngl / Ollama's num_gpu (--gpu-layers);
+	// 0 is every layer.
+	GPULayers int
+	// CPUMoELayers is llama.cpp's --n-cpu-moe (--cpu-moe: all blocks).
+	CPUMoELayers int
 	// KVBits is the KV cache's element width (--kv-cache-dtype); 0 is the
 	// compute dtype.
 	KVBits int
@@ -287,7 +292,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, GaLoreRank: r.GaLoreRank,
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
-		KVBits: r.KVBits, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
+		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		TorchVersion:     r.TorchVersion,
 		Objective:        r.Objective,

@@ -210,6 +210,12 @@ type Input struct {
 	GaLoreRank int
 	Quant      oomsim.QuantFormat
 	WeightBits float64
+	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layer slots
+	// on the device; 0 is all.
+	GPULayers int
+	// CPUMoELayers is llama.cpp's --n-cpu-moe: the blocks whose routed
+	// experts stay in host memory.
+	CPUMoELayers int
 	// KVBits is the KV cache's element width when it is quantised (8 for
 	// fp8 or int8, 4 for q4_0); 0 is the compute dtype.
 	KVBits   int
@@ -409,7 +415,7 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, TorchVersion: in.TorchVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, GaLoreRank: in.GaLoreRank,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
 		Rollout: in.Rollout, RolloutShare: in.RolloutShare, RolloutSleep: in.RolloutSleep, RolloutSteps: in.RolloutSteps})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
@@ -639,7 +645,7 @@ func Recommend(in Input) (*Result, error) {
 	if r.Max != nil {
 		// A script that asked for the most that fits reads it from the
 		// environment, next to the settings it runs with.
-		name := "DEVCTL_MAX_" + strings.ToUpper(string(r.Max.What))
+		name := "DEVCTL_MAX_" + strings.ToUpper(strings.ReplaceAll(string(r.Max.What), "-", "_"))
 		r.Env = append(r.Env, envvar.Var{Name: name, Value: strconv.Itoa(r.Max.Value),
 			Why: fmt.Sprintf("the largest %s that fits (--max %s)", r.Max.What, r.Max.What)})
 	}
@@ -709,7 +715,11 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits == 0 && supports(t, in.Stack, pulled) {
 		// What the stack's usual download gives: an `ollama pull` user
 		// runs the library's default tag whatever the device could hold.
-		why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
+		if plan.Stack == oomsim.StackOllama {
+			why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
+		} else {
+			why("precision", string(pulled), fmt.Sprintf("%s loads GGUF files: planned as the usual download, %s Q4_K_M; --precision and --weight-bits for another (Q8_0: 8bit, 8.5 bits)", plan.Stack, pulled))
+		}
 		return pulled, nil
 	}
 	half := oomsim.Half(t.Support)
