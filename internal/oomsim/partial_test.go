@@ -109,3 +109,27 @@ func abs(v int64) int64 {
 	}
 	return v
 }
+
+// GGUF type names read as llama-quantize lists them, Unsloth's dynamic
+// quants as their base types; F16 is no quantisation.
+func TestGGUFTypeBits(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		bits  float64
+		class capability.Precision
+	}{
+		{"Q4_K_M", 4.85, capability.Int4}, {"q8_0", 8.5, capability.Int8}, {" IQ3_XXS ", 3.06, capability.Int4},
+		{"UD-Q6_K_XL", 6.57, capability.Int8}, {"ud-q4_k_xl", 4.85, capability.Int4}, {"Q4_1", 5.11, capability.Int4},
+		{"Q5_K_M", 5.7, capability.Int8}, {"MXFP4", 4.25, capability.Int4},
+	} {
+		bits, class, ok := GGUFTypeBits(c.name)
+		if !ok || bits != c.bits || class != c.class {
+			t.Errorf("%q: %g %s %v, want %g %s", c.name, bits, class, ok, c.bits, c.class)
+		}
+	}
+	for _, name := range []string{"F16", "bf16", "", "q4", "Q4_K_M_extra"} {
+		if _, _, ok := GGUFTypeBits(name); ok {
+			t.Errorf("%q read as a quantisation type", name)
+		}
+	}
+}

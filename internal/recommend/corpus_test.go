@@ -515,15 +515,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	case w == "gguf-f16", w == "gguf-bf16":
 		// An unquantised GGUF: the 16-bit weights.
 		in.Precision = map[string]capability.Precision{"gguf-f16": capability.FP16, "gguf-bf16": capability.BF16}[w]
-	case strings.HasPrefix(w, "gguf-q8"):
+	case strings.HasPrefix(w, "gguf-q8_0"):
 		in.Precision, in.Quant = capability.Int8, oomsim.QuantGGUF
 	case strings.HasPrefix(w, "gguf"):
+		// The type as --quant reads it (Unsloth's UD-IQ3_XXS and
+		// UD-Q6_K_XL as their base types).
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGGUF
-		// Unsloth's dynamic quants (UD-IQ3_XXS) keep the type's rate for
-		// most tensors.
-		in.WeightBits = ggufBits[strings.TrimPrefix(strings.TrimPrefix(w, "gguf-"), "ud-")]
-		if in.WeightBits > 4.5 {
-			in.Precision = capability.Int8
+		if bits, class, ok := oomsim.GGUFTypeBits(strings.TrimPrefix(w, "gguf-")); ok {
+			in.Precision, in.WeightBits = class, bits
 		}
 	case strings.HasPrefix(w, "mlx-q"):
 		// mlx-qN[-gG]: N bits plus an fp16 scale and bias per group of G
@@ -747,20 +746,6 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 
 // bpw reads an EXL2/EXL3 rate ("exl2-2.65bpw").
 var bpw = regexp.MustCompile(`([0-9.]+)bpw$`)
-
-// ggufBits are bits per weight of llama.cpp's quantisation types, as
-// llama-quantize lists them (tools/quantize/quantize.cpp QUANT_OPTIONS):
-// the IQ types' stated rates, and for the K-quant mixes and legacy types
-// the Llama-3-8B file size it prints in GiB over the model's 8.03B
-// parameters (Q4_K_M 4.58G: 4.90 bits; the planner's default for an
-// unnamed 4-bit GGUF stays its 4.85); MXFP4 4 bits plus an 8-bit scale per
-// 32 (4.25).
-var ggufBits = map[string]float64{
-	"iq1_s": 1.56, "iq1_m": 1.75, "iq2_xxs": 2.06, "iq2_xs": 2.31, "iq2_s": 2.5, "iq2_m": 2.7,
-	"iq3_xxs": 3.06, "iq3_xs": 3.3, "iq3_s": 3.44, "iq3_m": 3.66, "iq4_nl": 4.5, "iq4_xs": 4.25, "mxfp4": 4.25,
-	"q2_k": 3.17, "q2_k_s": 3.17, "q3_k_s": 3.65, "q3_k_m": 4.0, "q3_k_l": 4.31, "q4_0": 4.64, "q4_1": 5.11,
-	"q4_k_s": 4.67, "q5_0": 5.57, "q5_1": 6.04, "q5_k_s": 5.57, "q5_k_m": 5.7, "q6_k": 6.57,
-}
 
 // stackVersion is the row's stack version: the one it states, else the
 // release current on the row's date where a term changed between releases

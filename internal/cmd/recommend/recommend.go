@@ -133,6 +133,7 @@ type Options struct {
 	strat           oomsim.Strategy       // --strategy, set by Validate ("" for auto)
 	devMem          int64                 // --device-memory, set by Validate
 	devicesSet      bool                  // --devices was given, read by RunE
+	ggufPrecision   capability.Precision  // the weights' class a GGUF --quant type states, by Validate
 	expandableFrom  string                // the environment variable that set Expandable, by RunE
 }
 
@@ -209,7 +210,7 @@ not run the probe.`,
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
 	fl.IntVar(&opts.LoRALayers, "lora-layers", 0, "adapt only the last N blocks (0: all, or the stack's: mlx adapts 16)")
 	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
-	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx")
+	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx, or a GGUF file's type (Q4_K_M, Q5_K_M, Q6_K, Q8_0, IQ3_XXS, UD-Q4_K_XL: gguf at that type's bits per weight, 4bit or 8bit without --precision)")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
 	fl.BoolVar(&opts.Expandable, "expandable-segments", false, "PyTorch's CUDA allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: freed blocks are reused whatever their size, so reserved memory stays near the peak of live tensors (torchtitan's launcher sets it); unset, read from PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF")
 	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile), tiled-mlp (the MLP over tiles of the sequence, recomputed per tile: DeepSpeed ALST's TiledMLP, Unsloth's long-context tiling)")
@@ -316,12 +317,26 @@ func (o *Options) Validate() error {
 	if quant == "awq" {
 		quant = string(oomsim.QuantGPTQ)
 	}
+	ggufBits, ggufClass, ggufType := oomsim.GGUFTypeBits(quant)
+	if ggufType {
+		// A GGUF file's type (Q4_K_M, Q8_0, IQ3_XXS, UD-Q6_K_XL): the
+		// format and its rate.
+		quant = string(oomsim.QuantGGUF)
+	}
 	r.Quant, ok = oomsim.Parse(quant, []oomsim.QuantFormat{oomsim.QuantBnB, oomsim.QuantGPTQ, oomsim.QuantFP8, oomsim.QuantGGUF, oomsim.QuantMLX})
-	choice("--quant", o.Quant, "auto, bnb, gptq, awq, fp8, gguf, mlx", ok || quant == "")
+	choice("--quant", o.Quant, "auto, bnb, gptq, awq, fp8, gguf, mlx, or a GGUF type such as Q4_K_M, Q8_0, IQ3_XXS, UD-Q6_K_XL", ok || quant == "")
 	if o.WeightBits != 0 && !(o.WeightBits >= 1 && o.WeightBits <= 16) {
 		return cmdutil.Usagef("invalid --weight-bits %g: want bits per weight from 1 to 16, e.g. 5.69 for GGUF Q5_K_M", o.WeightBits)
 	}
 	r.WeightBits = o.WeightBits
+	o.ggufPrecision = ""
+	if ggufType {
+		if r.WeightBits == 0 {
+			r.WeightBits = ggufBits
+		}
+		// Without --precision, the type says the weights' class.
+		o.ggufPrecision = ggufClass
+	}
 	if err := o.parseKernels(); err != nil {
 		return err
 	}
@@ -547,6 +562,9 @@ func (o *Options) plan(ctx context.Context) (*recommend.Result, error) {
 		return nil, err
 	}
 	req.Settings = cmdutil.PlanSettings(cfg)
+	if o.ggufPrecision != "" && (req.Settings.Precision == "" || req.Settings.Precision == capability.Auto) {
+		req.Settings.Precision, req.Settings.PrecisionSource = o.ggufPrecision, "--quant "+o.Quant
+	}
 	deps := o.Deps
 	deps.Probe = func(ctx context.Context) (*probe.Report, error) { return o.Probe(ctx, cfg) }
 	res, err := recommend.Plan(ctx, req, deps)
