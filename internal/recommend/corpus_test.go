@@ -294,9 +294,9 @@ var (
 	zeroStageNone = regexp.MustCompile(`(?i)zero[-_ ]?stage[ =:_]*0\b|zero-0\b`)
 	// tpDegree also reads Megatron-DeepSpeed's mp_size and the older
 	// --model-parallel-size (its tensor-parallel degree).
-	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+|(?:mp|model[-_ ]parallel)[-_ ]size(?: \([^)]*\))?[ =:]+)(\d+)`)
+	tpDegree = regexp.MustCompile(`(?i)(?:^|[^a-z_/])(?:tp[ =:_-]?|tensor[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|tensor[-_ ]parallel[-_ ](?:size|degree)[ =:]+|(?:mp|model[-_ ]parallel)[-_ ]size(?: \([^)]*\))?[ =:]+)(\d+)`)
 	epDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:ep[ =:_-]?|expert[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|expert[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
-	ppDegree = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:pp[ =:_-]?|pipeline[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|pipeline[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
+	ppDegree = regexp.MustCompile(`(?i)(?:^|[^a-z_/])(?:pp[ =:_-]?|pipeline[-_ ]model[-_ ]parallel[-_ ]size[ =:]+|pipeline[-_ ]parallel[-_ ](?:size|degree)[ =:]+)(\d+)`)
 	// cpDegree finds a context- or sequence-parallel degree: "cp2",
 	// "cp_size 2", "context_parallel_degree=8", "sequence_parallel_size=4"
 	// (xtuner, LLaMA-Factory, ms-swift: Ulysses), "sp8", "ulysses_degree
