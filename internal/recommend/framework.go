@@ -107,6 +107,13 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 	case capability.Int8, capability.Int4:
 		f.TorchDtype = compute
 		f.Quantization = quantizationPath(b, p.Precision, compute)
+		switch {
+		case p.Stack == oomsim.StackLlamaCpp || p.Stack == oomsim.StackOllama || p.Quant == oomsim.QuantGGUF:
+			// llama.cpp and Ollama run their own files, not a PyTorch config.
+			f.Quantization = "a GGUF file (llama.cpp's own quantisation; --quant names its type, e.g. Q4_K_M)"
+		case p.Stack == oomsim.StackMLX || p.Quant == oomsim.QuantMLX:
+			f.Quantization = "an mlx quantised model (mlx_lm.convert -q, mlx-community's -4bit/-8bit uploads)"
+		}
 	default:
 		f.TorchDtype = "torch.bfloat16"
 	}
