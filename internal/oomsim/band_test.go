@@ -68,6 +68,9 @@ func TestModelParallelDegrees(t *testing.T) {
 	est := func(p Plan) Breakdown {
 		t.Helper()
 		p.Model, p.Mode, p.Precision, p.SeqLen, p.Devices, p.Recompute = m, Training, capability.BF16, 4096, 8, RecomputeNone
+		if p.SequenceParallel == "" {
+			p.SequenceParallel = SwitchOn
+		}
 		return validEstimate(t, p)
 	}
 	all := est(Plan{Sharding: ShardTP})
@@ -81,6 +84,13 @@ func TestModelParallelDegrees(t *testing.T) {
 	}
 	if got, want := tp2.ActivationsBytes, 4*tp8.ActivationsBytes; got < want*99/100 || got > want*101/100 {
 		t.Errorf("tensor-parallel 2: activations %d, want about 4 × tensor-parallel 8's %d", got, want)
+	}
+	// Without sequence parallelism the norms' and linear layers' inputs
+	// are whole on every device: more than a quarter of TP 2's, less than
+	// the whole model's.
+	tp8off := est(Plan{Sharding: ShardTP, TensorParallel: 8, SequenceParallel: SwitchOff})
+	if tp8off.ActivationsBytes <= tp8.ActivationsBytes || tp8off.ActivationsBytes >= tp2.ActivationsBytes {
+		t.Errorf("tensor-parallel 8 without sequence parallelism: activations %d, want between TP 8's %d and TP 2's %d", tp8off.ActivationsBytes, tp8.ActivationsBytes, tp2.ActivationsBytes)
 	}
 	// TP 2 with ZeRO-3 over the 4 replicas: the states as ZeRO-3 over 8.
 	tp2z3 := est(Plan{Sharding: ShardZeRO3, TensorParallel: 2})

@@ -139,11 +139,16 @@ type Plan struct {
 	// ZeROStage selects the DeepSpeed estimator (2 or 3).
 	ZeROStage int `json:"zero_stage,omitempty"`
 	Devices   int `json:"devices"`
-	// TensorParallel is the tensor-parallel degree (with sequence
-	// parallelism): the devices each matrix and each block's activations
-	// are split over. 0 with Sharding "tp": every device of a pipeline
-	// stage.
+	// TensorParallel is the tensor-parallel degree: the devices each
+	// matrix and each block's activations are split over. 0 with Sharding
+	// "tp": every device of a pipeline stage.
 	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// SequenceParallel says whether tensor parallelism also splits what a
+	// block keeps outside its matmuls (the norms' inputs, the linear
+	// layers' inputs) by tokens (Megatron's --sequence-parallel): "on",
+	// "off"; "" is on (Korthikanti et al. 2022, Table 2: sbh·34/t with
+	// it, sbh(10 + 24/t) without).
+	SequenceParallel Switch `json:"sequence_parallel,omitempty"`
 	// PipelineStages is the pipeline-parallel degree (1F1B): the stages
 	// the blocks are split into. 0 or 1: none.
 	PipelineStages int `json:"pipeline_stages,omitempty"`
@@ -368,6 +373,18 @@ func (m Model) ExpertParams() float64 {
 	}
 	return e * float64(m.Params-m.ActiveParams) / (e - k)
 }
+
+// Switch is a setting that is on, off, or left to the stack ("").
+type Switch string
+
+// The values of a Switch.
+const (
+	SwitchOn  Switch = "on"
+	SwitchOff Switch = "off"
+)
+
+// Switches lists them, in the order help texts show them.
+var Switches = []Switch{SwitchOn, SwitchOff}
 
 // ContextDegree is the context-parallel degree, 1 without it or when the
 // plan does not train.

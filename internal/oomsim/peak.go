@@ -182,6 +182,7 @@ type settings struct {
 	replicas            float64 // data-parallel replicas: the devices over tensor × pipeline degrees
 	seq                 float64 // the tokens of each sequence one device holds: SeqLen over the context-parallel degree
 	attn                Attention
+	sp                  bool // tensor parallelism splits the norms' and linear layers' inputs by tokens
 	loss                Loss
 	targets             LoRATargets
 	adapterB            float64
@@ -203,6 +204,13 @@ func resolve(p Plan) settings {
 	}
 	s.pure = p.Mixed == MixedPure && p.Precision != capability.FP32
 	s.attn, s.loss, s.targets = p.Attention, p.Loss, p.LoRATargets
+	// Sequence parallelism goes with tensor parallelism unless the plan
+	// says otherwise: Megatron's advice whenever TP > 1, NeMo's and
+	// Megatron-Bridge's recipes, torchtitan's TP plan (norms sharded by
+	// SequenceParallel), nanotron's REDUCE_SCATTER mode; Megatron-LM
+	// without --sequence-parallel and Megatron-DeepSpeed's older fork run
+	// without it (--sequence-parallel off).
+	s.sp = p.SequenceParallel != SwitchOff
 	s.adapterB = s.prof.AdapterBytes
 	if s.adapterB == 0 {
 		s.adapterB = 4
@@ -1102,14 +1110,25 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	}
 	per := layerSaved(s, a, lora, seq) * tokens
 	ckpt := h * tokens // a checkpointed block's input
+	whole := 1.0       // what the last norm and the head's input are split over
 	if s.n > 1 {
 		// Tensor parallelism splits the heads and the MLP's columns, and
-		// with sequence parallelism (Megatron's advice whenever TP > 1,
+		// with sequence parallelism (Megatron-Core's --sequence-parallel,
 		// NeMo's recipes' default) the norms and block inputs by tokens:
 		// everything a block saves is split n ways (Korthikanti et al.
-		// 2022, sbh·34/t).
-		per /= s.n
-		ckpt /= s.n
+		// 2022, sbh·34/t). Without it the two norms' inputs and the
+		// attention's and MLP's first inputs, four values of width h a
+		// token, are whole on every device (sbh(10 + 24/t), the 10 being
+		// those and the dropout masks today's models do not keep), and
+		// so is a checkpointed block's input.
+		if s.sp {
+			per /= s.n
+			ckpt /= s.n
+			whole = s.n
+		} else {
+			rep := min(4*h*tokens, per)
+			per = (per-rep)/s.n + rep
+		}
 	}
 	rc := p.Recompute
 	if rc == "" {
@@ -1135,7 +1154,7 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 		act = L * per
 	}
 	// The final norm and the LM head's input.
-	act += 3 * h * tokens / s.n
+	act += 3 * h * tokens / whole
 	if s.prof.UnfusedAttentionBackward && s.attn != AttentionEager {
 		// The backward of one block's attention, recomputed unfused:
 		// the probabilities, their gradient and the scores' gradient,

@@ -145,6 +145,15 @@ func quotedInt(re *regexp.Regexp, note string) int {
 
 var expandable = regexp.MustCompile(`expandable_segments[:=]\s*[Tt]rue`)
 
+// seqParallelOff and seqParallelOn find Megatron-style sequence
+// parallelism stated in a row's note or id ("sequence_parallel False",
+// "--sequence-parallel", "tp2sp"), never DeepSpeed-Ulysses'
+// sequence_parallel_size, which is context parallelism.
+var (
+	seqParallelOff = regexp.MustCompile(`(?i)sequence[_-]parallel(?:ism)?["']?\s*(?:[:=]\s*|\s+)(?:false|off|disabled)\b|(?:no|without) sequence[ _-]parallel`)
+	seqParallelOn  = regexp.MustCompile(`(?i)--sequence-parallel(?:[^-_a-z]|$)|sequence[_-]parallel(?:ism)?["']?\s*(?:[:=]\s*|\s+)(?:true|on|enabled)\b|with sequence[ _-]parallel|tp\d*[-_+]?sp(?:[^a-z]|$)`)
+)
+
 // gpuLayers finds a llama.cpp or Ollama partial offload in a row's note:
 // the load log's "offloaded N/M layers to GPU" first, else the setting
 // (-ngl N, --n-gpu-layers N, n_gpu_layers=N, num_gpu N).
@@ -679,6 +688,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// under offloaded states) and drops the rest; model parallelism
 		// has nothing to split.
 		in.TensorParallel, in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel = false, 0, 0, 0
+	}
+	// Megatron's sequence parallelism, where the row states it, as
+	// --sequence-parallel does.
+	switch text := r["note"] + " " + r["id"]; {
+	case seqParallelOff.MatchString(text):
+		in.SequenceParallel = oomsim.SwitchOff
+	case seqParallelOn.MatchString(text):
+		in.SequenceParallel = oomsim.SwitchOn
 	}
 	// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, where the row's
 	// note quotes it, as --expandable-segments.

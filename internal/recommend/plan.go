@@ -108,6 +108,8 @@ type RunSettings struct {
 	TensorParallel bool
 	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
 	TensorParallelDegree, PipelineStages, ExpertParallel int
+	// SequenceParallel: Input's.
+	SequenceParallel oomsim.Switch
 	// ContextParallel and EvalBatch: Input's.
 	ContextParallel int
 	EvalBatch       int
@@ -291,7 +293,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, GaLoreRank: r.GaLoreRank,
-		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
+		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, SequenceParallel: r.SequenceParallel, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens,
 		StackVersion:     r.StackVersion,
 		TorchVersion:     r.TorchVersion,

@@ -238,6 +238,9 @@ type Input struct {
 	// replicas, over which ZeROStage shares out the states.
 	TensorParallelDegree int
 	PipelineStages       int
+	// SequenceParallel is Megatron's sequence parallelism with tensor
+	// parallelism: on, off, or "" for the stack's default.
+	SequenceParallel oomsim.Switch
 	// ExpertParallel splits a mixture of experts' routed experts over this
 	// many devices of a pipeline stage (0 or 1: like the rest).
 	ExpertParallel int
@@ -441,6 +444,7 @@ func Recommend(in Input) (*Result, error) {
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
 	}
 	plan.TensorParallel, plan.PipelineStages, plan.ExpertParallel = in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel
+	plan.SequenceParallel = in.SequenceParallel
 	if in.ExpertParallel > 1 && plan.Model.ExpertParams() == 0 {
 		return nil, inputf("--expert-parallel-size %d needs a mixture-of-experts model whose experts and active parameters are known: %s has none", in.ExpertParallel, plan.Model.Name)
 	}
@@ -878,7 +882,10 @@ func paramsNear(p, threshold int64) string {
 func modelParallelReason(p oomsim.Plan, zero int) string {
 	t, pp := p.TensorDegree(), p.PipelineDegree()
 	tensor := fmt.Sprintf("tensor parallel %d", t)
-	if t > 1 {
+	switch {
+	case t > 1 && p.SequenceParallel == oomsim.SwitchOff:
+		tensor += " (without sequence parallelism: the norms' and linear layers' inputs whole on every device)"
+	case t > 1:
 		tensor += " (with sequence parallelism)"
 	}
 	what := fmt.Sprintf("training over %d devices: %s, %d pipeline stage(s), %d data-parallel replica(s)", p.Devices, tensor, pp, p.Devices/(t*pp))

@@ -113,6 +113,8 @@ type Options struct {
 	// KVCacheTokens is a serving engine's KV cache given as a count of
 	// tokens (0: its memory share).
 	KVCacheTokens int
+	// SequenceParallel is --sequence-parallel: auto, on or off.
+	SequenceParallel string
 	// GPULayers is --gpu-layers: llama.cpp's -ngl, Ollama's num_gpu.
 	GPULayers int
 	// NCPUMoE and CPUMoE are llama.cpp's --n-cpu-moe and --cpu-moe.
@@ -220,7 +222,8 @@ not run the probe.`,
 	fl.IntVar(&opts.MaxBatchedTokens, "max-num-batched-tokens", 0, "a serving engine's prefill budget, the tokens its start-up forward profiles: vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's max_batch_prefill_tokens (0: the engine's default)")
 	fl.IntVar(&opts.KVCacheTokens, "kv-cache-tokens", 0, "a serving engine's KV cache as a count of tokens rather than a memory share: vLLM's num_gpu_blocks_override x block_size, lmdeploy's cache_max_entry_count of 1 or more (blocks x cache_block_seq_len: 128 before v0.2.2, 64 after), SGLang's max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache (caps) (0: the share)")
 	fl.BoolVar(&opts.TensorParallel, "tensor-parallel", false, "with --devices N: tensor (and sequence) parallel training over every device, splitting weights and activations (--tensor-parallel-size for fewer)")
-	fl.IntVar(&opts.TensorParallelSize, "tensor-parallel-size", 0, "with --devices N: tensor (and sequence) parallelism over this many devices (Megatron's --tensor-model-parallel-size, vLLM's --tensor-parallel-size); the devices left are data-parallel replicas, which --zero-stage shards over")
+	fl.IntVar(&opts.TensorParallelSize, "tensor-parallel-size", 0, "with --devices N: tensor parallelism over this many devices (Megatron's --tensor-model-parallel-size, vLLM's --tensor-parallel-size); the devices left are data-parallel replicas, which --zero-stage shards over")
+	fl.StringVar(&opts.SequenceParallel, "sequence-parallel", "auto", "with tensor parallelism in training: on (auto; Megatron's --sequence-parallel, as NeMo's and Megatron-Bridge's recipes and torchtitan run TP: the norms' and linear layers' inputs split by tokens too) or off (Megatron-LM without --sequence-parallel, Megatron-DeepSpeed: those inputs whole on every device)")
 	fl.IntVar(&opts.ExpertParallelSize, "expert-parallel-size", 0, "with --devices N and a mixture-of-experts model: the devices of a pipeline stage its routed experts are split over (Megatron's --expert-model-parallel-size)")
 	fl.IntVar(&opts.EvalBatchSize, "eval-batch-size", 0, "training that evaluates between steps: the evaluation batch (the HF Trainer's per_device_eval_batch_size, 8 by default when it evaluates); its forward's logits and loss copies beside the weights and states can be the peak (0: no evaluation planned)")
 	fl.IntVar(&opts.ContextParallelSize, "context-parallel-size", 0, "with --devices N, training: the devices each sequence is split over by tokens (Megatron's --context-parallel-size, torchtitan's context_parallel_degree, ring attention, DeepSpeed-Ulysses sequence_parallel_size); each keeps 1/N of the activations and logits")
@@ -310,6 +313,11 @@ func (o *Options) Validate() error {
 	choice("--mixed-precision", o.Mixed, "auto, "+oomsim.List(oomsim.MixedPrecisions), ok || auto(o.Mixed) == "")
 	if auto(o.Mixed) == "" && o.precisionRegime != "" {
 		r.Mixed = oomsim.MixedPrecision(o.precisionRegime) // --precision bf16-true / bf16-mixed
+	}
+	r.SequenceParallel, ok = oomsim.Parse(auto(o.SequenceParallel), oomsim.Switches)
+	choice("--sequence-parallel", o.SequenceParallel, "auto, on, off", ok || auto(o.SequenceParallel) == "")
+	if r.SequenceParallel == oomsim.SwitchOff && o.TensorParallelSize < 2 && !o.TensorParallel {
+		return cmdutil.Usagef("--sequence-parallel off is about tensor parallelism: give --tensor-parallel-size (2 or more) with it")
 	}
 	r.LoRATargets, ok = oomsim.Parse(auto(o.LoRATargets), []oomsim.LoRATargets{oomsim.LoRAQV, oomsim.LoRAQKVO, oomsim.LoRAAllLinear})
 	choice("--lora-targets", o.LoRATargets, "auto, qv, qkvo, all-linear", ok || auto(o.LoRATargets) == "")
