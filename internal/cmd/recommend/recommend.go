@@ -188,7 +188,7 @@ not run the probe.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ModelParams, "model-params", "", "model size: 150M, 7B, 1.3e9, 350k, 6738415616 (K/M/B/T, decimal)")
-	fl.StringVar(&opts.Model, "model", "", "a catalogued model (gpt2, llama-2-7b, ...; configs/models.yaml) or any Hugging Face model as ORG/NAME: config.json and the safetensors index from the local HF cache, else downloaded (HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE; never weights), else devctl's built-in config.json of 441 models (configs/hub; also by the name after ORG/, e.g. llama-3.1-8b, and re-uploads by the model they package: unsloth/...-bnb-4bit, ...-AWQ, ...-GGUF, mlx-community/...-4bit); a quantised checkpoint is planned as stored unless --precision says otherwise")
+	fl.StringVar(&opts.Model, "model", "", "a catalogued model (gpt2, llama-2-7b, ...; configs/models.yaml) or any Hugging Face model as ORG/NAME: config.json and the safetensors index from the local HF cache, else downloaded (HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE; never weights), else devctl's built-in config.json of 443 models (configs/hub; also by the name after ORG/, e.g. llama-3.1-8b, and re-uploads by the model they package: unsloth/...-bnb-4bit, ...-AWQ, ...-GGUF, mlx-community/...-4bit); a quantised checkpoint is planned as stored unless --precision says otherwise")
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "a Hugging Face config.json, or a model directory holding one (and its model.safetensors.index.json)")
 	fl.StringVar(&opts.Mode, "mode", "inference", "inference, training, lora or qlora")
 	fl.IntVar(&opts.BatchSize, "batch-size", 1, "batch per device step (kept when the ladder shrinks the micro-batch)")
