@@ -448,6 +448,9 @@ func Recommend(in Input) (*Result, error) {
 	if in.ExpertParallel > 1 && plan.Model.ExpertParams() == 0 {
 		return nil, inputf("--expert-parallel-size %d needs a mixture-of-experts model whose experts and active parameters are known: %s has none", in.ExpertParallel, plan.Model.Name)
 	}
+	if in.CPUMoELayers > 0 && plan.Model.ExpertParams() == 0 {
+		return nil, inputf("--n-cpu-moe and --cpu-moe need a mixture-of-experts model whose experts and active parameters are known: %s has none (use --gpu-layers to keep whole layers on the host)", plan.Model.Name)
+	}
 	if in.ContextParallel > 1 && !plan.Mode.Trains() {
 		return nil, inputf("--context-parallel-size %d applies to training (lora, qlora, training): inference splits no sequence over devices here", in.ContextParallel)
 	}
