@@ -114,15 +114,20 @@ func LoadModels(data []byte) ([]CatalogModel, error) {
 	return doc.Models, nil
 }
 
-// builtinDevices and builtinModels are the embedded catalogues, parsed
-// once per process (facts read once): one recommend looks its --device up
-// twice, for the command's check and for the plan, and the device
-// catalogue's YAML is most of a run's time. Callers must not modify what
-// they return.
+// builtinDevices and builtinModels are the embedded catalogues, read once
+// per process (facts read once). The device catalogue is compiled in
+// (devices_gen.go, generated from configs/devices.yaml through LoadDevices
+// by a test that fails when they differ): parsing its YAML took 4-5 ms, most
+// of a catalogued recommend's time. Callers must not modify what they
+// return.
 var (
-	builtinDevices = sync.OnceValues(func() ([]CatalogDevice, error) { return LoadDevices(configs.DevicesYAML) })
+	builtinDevices = func() ([]CatalogDevice, error) { return generatedDevices, nil }
 	builtinModels  = sync.OnceValues(func() ([]CatalogModel, error) { return LoadModels(configs.ModelsYAML) })
 )
+
+// Devices is the device catalogue (configs/devices.yaml). Callers must
+// not modify it.
+func Devices() []CatalogDevice { return generatedDevices }
 
 // LoadDevices parses the device catalogue strictly.
 func LoadDevices(data []byte) ([]CatalogDevice, error) {
@@ -219,6 +224,9 @@ func MatchDevices(list []CatalogDevice, reported string) []CatalogDevice {
 	return out
 }
 
+// trademarks are the signs vendors print in device names.
+var trademarks = strings.NewReplacer("(R)", "", "(r)", "", "(TM)", "", "(tm)", "", "®", "", "™", "")
+
 // normalizeDeviceName keeps the letters and digits of a device name, in
 // lower case: "NVIDIA GeForce RTX 3090", "nvidia geforce rtx-3090" and
 // "GeForce RTX 3090" are one key. The trademark signs Intel prints
@@ -228,7 +236,7 @@ func MatchDevices(list []CatalogDevice, reported string) []CatalogDevice {
 // "GeForce GTX 1080 Ti" where newer ones report "NVIDIA GeForce GTX 1080 Ti",
 // and rocm-smi's "Radeon RX 7900 XTX" is torch's "AMD Radeon RX 7900 XTX".
 func normalizeDeviceName(s string) string {
-	s = strings.NewReplacer("(R)", "", "(r)", "", "(TM)", "", "(tm)", "", "®", "", "™", "").Replace(s)
+	s = trademarks.Replace(s)
 	s = strings.TrimSpace(s)
 	if first, rest, ok := strings.Cut(s, " "); ok && slices.Contains([]string{"nvidia", "amd", "intel", "apple", "google"}, strings.ToLower(first)) {
 		s = rest

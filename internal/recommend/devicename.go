@@ -66,6 +66,10 @@ var deviceNoise = map[string]bool{
 	"colab": true, "kaggle": true, "gcp": true, "aws": true, "azure": true,
 }
 
+// trademarkSpaces turns the signs vendors print in device names into
+// word breaks.
+var trademarkSpaces = strings.NewReplacer("(R)", " ", "(r)", " ", "(TM)", " ", "(tm)", " ", "®", " ", "™", " ")
+
 // memoryWord is a memory size written as one word: 24gb, 80g, 16gib,
 // 16384mib.
 var memoryWord = regexp.MustCompile(`^(\d+(?:\.\d+)?)(gb|gib|g|mib|mb)$`)
@@ -79,7 +83,7 @@ var otherWord = regexp.MustCompile(`^(\d+w|\d+core|core)$`)
 // 16GB" ("4060ti", 16), "apple-m2-max-96gb" ("m2max", 96), "H100" ("h100",
 // 0). Brand-prefixed words are split ("rtx3090" is "3090").
 func deviceCore(name string) (core string, memGiB float64) {
-	name = strings.NewReplacer("(R)", " ", "(r)", " ", "(TM)", " ", "(tm)", " ", "®", " ", "™", " ").Replace(name)
+	name = trademarkSpaces.Replace(name)
 	name = strings.ToLower(name)
 	for _, machine := range []string{"macbook pro", "mac pro"} {
 		name = strings.ReplaceAll(name, machine, " ")

@@ -87,9 +87,7 @@ func deviceValues(cmd *cobra.Command) []string {
 		vals = append(vals, string(b))
 	}
 	if n := cmd.Name(); n == "recommend" || n == "run" {
-		if ds, err := recommend.LoadDevices(configs.DevicesYAML); err == nil {
-			vals = append(vals, recommend.DeviceNames(ds)...)
-		}
+		vals = append(vals, recommend.DeviceNames(recommend.Devices())...)
 	}
 	return vals
 }
