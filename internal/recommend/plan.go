@@ -275,6 +275,9 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	// and how large the CUDA context is.
 	var stackWhy, runtimeWhy string
 	var eager bool
+	if _, _, ok := OllamaModel(req.Model.Name); ok && (r.Stack == oomsim.StackAuto || r.Stack == "") && !strings.Contains(req.Model.Name, "/") {
+		r.Stack, stackWhy = oomsim.StackOllama, "--model "+req.Model.Name+" is an Ollama tag: planned as Ollama runs it (--stack for another)"
+	}
 	if probed != nil {
 		if r.Stack == oomsim.StackAuto || r.Stack == "" {
 			r.Stack, stackWhy = StackFromSoftware(probed.Software, r.Mode)
@@ -457,6 +460,16 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		m, err := FindModel(models, spec.Name)
 		if err == nil {
 			return m.Model(), "catalogue", nil
+		}
+		if id, st, ok := OllamaModel(spec.Name); ok && !strings.Contains(spec.Name, "/") {
+			// An Ollama library tag (llama3.1:8b): the model it packages,
+			// stored as the tag says.
+			m, source, err := LoadModel(ctx, ModelSpec{Name: id}, deps)
+			if err != nil {
+				return oomsim.Model{}, "", fmt.Errorf("--model %s is Ollama's tag of %s: %w", spec.Name, id, err)
+			}
+			m.Name, m.Stored = spec.Name, st
+			return m, source + "; " + spec.Name + " is Ollama's tag of " + id + " (" + st.From + ")", nil
 		}
 		if !strings.Contains(spec.Name, "/") {
 			// A model devctl keeps a config.json copy of, by its name
