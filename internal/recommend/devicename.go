@@ -135,6 +135,34 @@ func sameMemory(catalogued, written float64) bool {
 	return math.Abs(catalogued-written) <= max(1, 0.08*written)
 }
 
+// partChips are the entries whose chip starts or ends with core, when
+// they are one chip; a core of fewer than three characters, or without a
+// digit, finds none (a family word is not a chip).
+func partChips(list []CatalogDevice, name, core string) ([]CatalogDevice, error) {
+	if len(core) < 3 || !strings.ContainsAny(core, "0123456789") {
+		return nil, nil
+	}
+	var found []CatalogDevice
+	var cores []string
+	for _, d := range list {
+		c, _ := deviceCore(d.Name)
+		if c != core && (strings.HasPrefix(c, core) || strings.HasSuffix(c, core)) {
+			found = append(found, d)
+			if !slices.Contains(cores, c) {
+				cores = append(cores, c)
+			}
+		}
+	}
+	if len(cores) <= 1 {
+		return found, nil
+	}
+	var opts []string
+	for _, d := range found {
+		opts = append(opts, fmt.Sprintf("%s (%.0f GiB)", d.Name, d.TotalGiB))
+	}
+	return nil, inputf("invalid --device %q: it names more than one chip: %s; name one", name, strings.Join(opts, ", "))
+}
+
 // ResolveDevice reads a device name against the catalogue: an entry's
 // name or alias first (FindDevice), then the chip and memory size the name
 // gives (deviceCore), so "RTX 3090 24GB", "A100 80G", "h100" and "M2 Max
@@ -159,7 +187,13 @@ func ResolveDevice(list []CatalogDevice, name string) (ref DeviceRef, ok bool, e
 		}
 	}
 	if len(chips) == 0 {
-		return DeviceRef{}, false, nil
+		// A chip named by part of its name ("RTX 6000", "B580", "MI300"):
+		// the entries whose chip starts or ends with it. One chip is it;
+		// several are an input error naming them.
+		var err error
+		if chips, err = partChips(list, name, core); err != nil || len(chips) == 0 {
+			return DeviceRef{}, false, err
+		}
 	}
 	if mem > 1<<20 {
 		return DeviceRef{}, false, inputf("invalid --device %q: %g GiB is not a device's memory: want a size up to 1 PiB", name, mem)

@@ -88,7 +88,15 @@ func TestResolveDeviceAsPeopleWriteIt(t *testing.T) {
 			t.Errorf("ResolveDevice(%q): ok %v, err %v; want an input error naming the memory sizes", in, ok, err)
 		}
 	}
-	for _, in := range []string{"rtx 6000", "laptop", "cuda:1", "24GiB", ""} {
+	for _, in := range []string{"rtx 6000", "MI300", "7900"} {
+		if _, ok, err := ResolveDevice(list, in); ok || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "more than one chip") {
+			t.Errorf("ResolveDevice(%q): ok %v, err %v; want an input error naming the chips", in, ok, err)
+		}
+	}
+	if ref, ok, err := ResolveDevice(list, "B580"); !ok || err != nil || ref.Device.Name != "intel-arc-b580" {
+		t.Errorf("ResolveDevice(B580) = %s, %v, %v; want intel-arc-b580", ref.Device.Name, ok, err)
+	}
+	for _, in := range []string{"laptop", "cuda:1", "24GiB", "", "max", "rtx"} {
 		if ref, ok, err := ResolveDevice(list, in); ok || err != nil {
 			t.Errorf("ResolveDevice(%q) = %s, %v, %v; want no chip", in, ref.Device.Name, ok, err)
 		}
