@@ -243,6 +243,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		target, chosenWhy = TargetFromCatalogue(ref.Device, req.Run.Devices), ref.ReadAs
 		if ref.Memory > 0 {
 			target = resized(target, ref.Memory, fmt.Sprintf("--device %q gives", req.Device))
+			target.Display += fmt.Sprintf(", with %s as --device names it", units.Bytes(ref.Memory).Format(units.GiB, 0))
 		}
 	} else if target, chosenWhy, probed, err = probedTarget(ctx, deps, req.Run.Devices, req.Probed); err != nil {
 		return nil, err
