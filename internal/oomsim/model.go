@@ -212,7 +212,7 @@ type Plan struct {
 	GPULayers int `json:"gpu_layers,omitempty"`
 	// CPUMoELayers is llama.cpp's --n-cpu-moe: the blocks whose routed
 	// experts stay in host memory, from the first (--cpu-moe: all of
-	// them). llama.cpp and Ollama only.
+	// them). llama.cpp only (Ollama has no such option).
 	CPUMoELayers int `json:"cpu_moe_layers,omitempty"`
 	// KVBits is the KV cache's element width when it is quantised (8 for
 	// an fp8 cache); 0 means the compute dtype.

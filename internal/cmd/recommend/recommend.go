@@ -229,8 +229,8 @@ not run the probe.`,
 	fl.IntVar(&opts.ContextParallelSize, "context-parallel-size", 0, "with --devices N, training: the devices each sequence is split over by tokens (Megatron's --context-parallel-size, torchtitan's context_parallel_degree, ring attention, DeepSpeed-Ulysses sequence_parallel_size); each keeps 1/N of the activations and logits")
 	fl.IntVar(&opts.PipelineParallelSize, "pipeline-parallel-size", 0, "with --devices N: pipeline stages (1F1B) the blocks are split into (Megatron's --pipeline-model-parallel-size); the first stage holds as many micro-batches in flight as there are stages")
 	fl.StringVar(&opts.Max, "max", "", "find the largest batch, seq (context length), concurrency (sequences served at once) or gpu-layers (llama.cpp's -ngl, Ollama's num_gpu) that fits")
-	fl.IntVar(&opts.NCPUMoE, "n-cpu-moe", 0, "llama.cpp's --n-cpu-moe: a mixture-of-experts model's routed experts of the first N blocks stay in host memory, their attention and KV cache on the device (--stack llama.cpp or ollama)")
-	fl.BoolVar(&opts.CPUMoE, "cpu-moe", false, "llama.cpp's --cpu-moe: every block's routed experts stay in host memory (--stack llama.cpp or ollama)")
+	fl.IntVar(&opts.NCPUMoE, "n-cpu-moe", 0, "llama.cpp's --n-cpu-moe: a mixture-of-experts model's routed experts of the first N blocks stay in host memory, their attention and KV cache on the device (--stack llama.cpp)")
+	fl.BoolVar(&opts.CPUMoE, "cpu-moe", false, "llama.cpp's --cpu-moe: every block's routed experts stay in host memory (--stack llama.cpp)")
 	fl.IntVar(&opts.GPULayers, "gpu-layers", 0, "llama.cpp's -ngl (--n-gpu-layers), Ollama's num_gpu: the layer slots on the device, the output layer counting as one; the other blocks and their KV cache run from host memory (0: all; --stack llama.cpp or ollama)")
 	fl.StringVar(&opts.DeviceMemory, "device-memory", "", "the device's memory (24GiB, 16GB): plan for a GPU of that size, or resize --device")
 	fl.BoolVar(&opts.RequireFit, "require-fit", false, "exit 3 when the plan as given does not fit (the output still shows what would)")
@@ -443,8 +443,8 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --n-cpu-moe %d: want 1 to %d blocks (0: none)", o.NCPUMoE, 1<<16)
 	case o.CPUMoE && o.NCPUMoE > 0:
 		return cmdutil.Usagef("--cpu-moe keeps every block's experts on the host and --n-cpu-moe %d the first %d: give one", o.NCPUMoE, o.NCPUMoE)
-	case (o.CPUMoE || o.NCPUMoE > 0) && (r.Mode != oomsim.Inference || (r.Stack != oomsim.StackLlamaCpp && r.Stack != oomsim.StackOllama)):
-		return cmdutil.Usagef("--cpu-moe and --n-cpu-moe are llama.cpp's: they need --mode inference and --stack llama.cpp or ollama")
+	case (o.CPUMoE || o.NCPUMoE > 0) && (r.Mode != oomsim.Inference || r.Stack != oomsim.StackLlamaCpp):
+		return cmdutil.Usagef("--cpu-moe and --n-cpu-moe are llama.cpp's: they need --mode inference and --stack llama.cpp (Ollama has no such option: --gpu-layers is its num_gpu)")
 	}
 	r.GPULayers, r.CPUMoELayers = o.GPULayers, o.NCPUMoE
 	if o.CPUMoE {
