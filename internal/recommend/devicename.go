@@ -79,7 +79,7 @@ var memoryWord = regexp.MustCompile(`^(\d+(?:\.\d+)?)(gb|gib|g|mib|mb)$`)
 var otherWord = regexp.MustCompile(`^(\d+w|\d+core|core)$`)
 
 // deviceCore reads a device name as its chip and the memory size it
-// names, if any: "NVIDIA A100-SXM4-80GB" is ("a100", 80), "RTX 4060 Ti
+// names, if any (badMemory for sizes no device has): "NVIDIA A100-SXM4-80GB" is ("a100", 80), "RTX 4060 Ti
 // 16GB" ("4060ti", 16), "apple-m2-max-96gb" ("m2max", 96), "H100" ("h100",
 // 0). Brand-prefixed words are split ("rtx3090" is "3090").
 func deviceCore(name string) (core string, memGiB float64) {
@@ -100,11 +100,11 @@ func deviceCore(name string) (core string, memGiB float64) {
 	for i := 0; i < len(words); i++ {
 		w := strings.Trim(words[i], ".")
 		if m := memoryWord.FindStringSubmatch(w); m != nil {
-			memGiB = size(m[1], m[2])
+			memGiB = another(memGiB, size(m[1], m[2]))
 			continue
 		}
 		if _, err := strconv.ParseFloat(w, 64); err == nil && i+1 < len(words) && slices.Contains([]string{"gb", "gib", "g", "mib", "mb"}, words[i+1]) {
-			memGiB = size(w, words[i+1])
+			memGiB = another(memGiB, size(w, words[i+1]))
 			i++
 			continue
 		}
@@ -126,6 +126,19 @@ func deviceCore(name string) (core string, memGiB float64) {
 		b.WriteString(strings.ReplaceAll(w, ".", ""))
 	}
 	return b.String(), memGiB
+}
+
+// badMemory is deviceCore's memory for a name whose sizes cannot be a
+// device's: two different ones ("A100 80GB 40GB"), or none at all ("0GB").
+const badMemory = -1
+
+// another is the memory a name gives once it gives mem after had.
+func another(had, mem float64) float64 {
+	switch {
+	case mem <= 0, had == badMemory, had > 0 && had != mem:
+		return badMemory
+	}
+	return mem
 }
 
 // sameMemory says whether a size someone wrote (24, 80, 15) is a
@@ -195,8 +208,8 @@ func ResolveDevice(list []CatalogDevice, name string) (ref DeviceRef, ok bool, e
 			return DeviceRef{}, false, err
 		}
 	}
-	if mem > 1<<20 {
-		return DeviceRef{}, false, inputf("invalid --device %q: %g GiB is not a device's memory: want a size up to 1 PiB", name, mem)
+	if mem == badMemory || mem > 1<<20 {
+		return DeviceRef{}, false, inputf("invalid --device %q: want one memory size above 0 and up to 1 PiB with the chip (e.g. %q)", name, "RTX 3090 24GB")
 	}
 	if mem > 0 {
 		for _, d := range chips {

@@ -88,6 +88,11 @@ func TestResolveDeviceAsPeopleWriteIt(t *testing.T) {
 			t.Errorf("ResolveDevice(%q): ok %v, err %v; want an input error naming the memory sizes", in, ok, err)
 		}
 	}
+	for _, in := range []string{"A100 80GB 40GB", "RTX 3090 0GB"} {
+		if _, ok, err := ResolveDevice(list, in); ok || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "one memory size") {
+			t.Errorf("ResolveDevice(%q): ok %v, err %v; want an input error about the memory", in, ok, err)
+		}
+	}
 	for _, in := range []string{"rtx 6000", "MI300", "7900"} {
 		if _, ok, err := ResolveDevice(list, in); ok || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "more than one chip") {
 			t.Errorf("ResolveDevice(%q): ok %v, err %v; want an input error naming the chips", in, ok, err)
