@@ -570,8 +570,12 @@ func (o *Options) plan(ctx context.Context) (*recommend.Result, error) {
 		return nil, err
 	}
 	req.Settings = cmdutil.PlanSettings(cfg)
-	if o.ggufPrecision != "" && (req.Settings.Precision == "" || req.Settings.Precision == capability.Auto) {
+	switch p := req.Settings.Precision; {
+	case o.ggufPrecision == "":
+	case p == "" || p == capability.Auto:
 		req.Settings.Precision, req.Settings.PrecisionSource = o.ggufPrecision, "--quant "+o.Quant
+	case p != o.ggufPrecision:
+		return nil, cmdutil.Usagef("--quant %s is a %s type; precision %s (from %s) says otherwise: give one of them", o.Quant, o.ggufPrecision, p, req.Settings.PrecisionSource)
 	}
 	deps := o.Deps
 	deps.Probe = func(ctx context.Context) (*probe.Report, error) { return o.Probe(ctx, cfg) }
