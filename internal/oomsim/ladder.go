@@ -537,11 +537,13 @@ func offloadToCPU(l ladder, cur Plan) []move {
 		// the host that lets the rest fit (llama.cpp's --n-cpu-moe; Ollama
 		// has no such option): the host computes only the experts a token
 		// picks, so it is the faster offload where it fits.
-		if n := fewestCPUMoELayers(cur, l.d); n > 0 && cur.Stack == StackLlamaCpp {
-			return []move{set("offload to CPU", func(p *Plan) { p.CPUMoELayers = n },
-				func(Plan, Plan) string {
-					return fmt.Sprintf("the routed experts of the first %d of %d blocks in host memory (llama.cpp --n-cpu-moe %d); attention and the KV cache stay on the device", n, cur.Model.Arch.Layers, n)
-				})}
+		if cur.Stack == StackLlamaCpp {
+			if n := fewestCPUMoELayers(cur, l.d); n > 0 {
+				return []move{set("offload to CPU", func(p *Plan) { p.CPUMoELayers = n },
+					func(Plan, Plan) string {
+						return fmt.Sprintf("the routed experts of the first %d of %d blocks in host memory (llama.cpp --n-cpu-moe %d); attention and the KV cache stay on the device", n, cur.Model.Arch.Layers, n)
+					})}
+			}
 		}
 		// llama.cpp and Ollama offload by layers: as many on the device as
 		// fit (-ngl, num_gpu), the rest computed on the host.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/devctl/devctl/internal/backend"
@@ -29,12 +30,12 @@ type DeviceRef struct {
 
 // deviceCount is a leading count of devices: "2x RTX 3090", "8 × A100",
 // "4*H100".
-var deviceCount = regexp.MustCompile(`^\s*(\d{1,5})\s*[x×*]\s*(\S.*)$`)
+var deviceCount = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(\d{1,5})\s*[x×*]\s*(\S.*)$`) })
 
 // SplitDeviceCount takes a leading count off a device name ("2x RTX 3090"
 // is 2 and "RTX 3090"); n is 0 when the name has none.
 func SplitDeviceCount(name string) (n int, rest string) {
-	m := deviceCount.FindStringSubmatch(name)
+	m := deviceCount().FindStringSubmatch(name)
 	if m == nil {
 		return 0, name
 	}
@@ -66,45 +67,44 @@ var deviceNoise = map[string]bool{
 	"colab": true, "kaggle": true, "gcp": true, "aws": true, "azure": true,
 }
 
-// trademarkSpaces turns the signs vendors print in device names into
-// word breaks.
-var trademarkSpaces = strings.NewReplacer("(R)", " ", "(r)", " ", "(TM)", " ", "(tm)", " ", "®", " ", "™", " ")
+// memoryWord is a memory size written as one word (24gb, 80g, 16gib,
+// 16384mib); memoryUnits are the units a size written apart takes
+// ("24 GB"). units.ParseDeviceMemory reads either.
+var memoryWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+(?:\.\d+)?(?:gb|gib|g|mib|mb)$`) })
 
-// memoryWord is a memory size written as one word: 24gb, 80g, 16gib,
-// 16384mib.
-var memoryWord = regexp.MustCompile(`^(\d+(?:\.\d+)?)(gb|gib|g|mib|mb)$`)
+var memoryUnits = []string{"gb", "gib", "g", "mib", "mb"}
 
 // otherWord is a word that says nothing of the chip or its memory: a
 // power limit (700W), a GPU core count (32-Core), an Apple Pro machine.
-var otherWord = regexp.MustCompile(`^(\d+w|\d+core|core)$`)
+var otherWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+w|\d+core|core)$`) })
 
 // deviceCore reads a device name as its chip and the memory size it
-// names, if any (badMemory for sizes no device has): "NVIDIA A100-SXM4-80GB" is ("a100", 80), "RTX 4060 Ti
-// 16GB" ("4060ti", 16), "apple-m2-max-96gb" ("m2max", 96), "H100" ("h100",
-// 0). Brand-prefixed words are split ("rtx3090" is "3090").
+// names, if any (badMemory for sizes no device has): "NVIDIA
+// A100-SXM4-80GB" is ("a100", 80), "RTX 4060 Ti 16GB" ("4060ti", 16),
+// "apple-m2-max-96gb" ("m2max", 96), "H100" ("h100", 0). Brand-prefixed
+// words are split ("rtx3090" is "3090").
 func deviceCore(name string) (core string, memGiB float64) {
-	name = trademarkSpaces.Replace(name)
-	name = strings.ToLower(name)
+	name = strings.ToLower(trademarks.Replace(name))
 	for _, machine := range []string{"macbook pro", "mac pro"} {
 		name = strings.ReplaceAll(name, machine, " ")
 	}
 	words := strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' })
-	size := func(v, unit string) float64 {
-		f, _ := strconv.ParseFloat(v, 64)
-		if strings.HasPrefix(unit, "m") {
-			f /= 1024
+	size := func(s string) float64 {
+		b, err := units.ParseDeviceMemory(s)
+		if err != nil {
+			return 0 // another() makes it badMemory
 		}
-		return f
+		return float64(b) / float64(units.GiB)
 	}
 	var b strings.Builder
 	for i := 0; i < len(words); i++ {
 		w := strings.Trim(words[i], ".")
-		if m := memoryWord.FindStringSubmatch(w); m != nil {
-			memGiB = another(memGiB, size(m[1], m[2]))
+		if memoryWord().MatchString(w) {
+			memGiB = another(memGiB, size(w))
 			continue
 		}
-		if _, err := strconv.ParseFloat(w, 64); err == nil && i+1 < len(words) && slices.Contains([]string{"gb", "gib", "g", "mib", "mb"}, words[i+1]) {
-			memGiB = another(memGiB, size(w, words[i+1]))
+		if _, err := strconv.ParseFloat(w, 64); err == nil && i+1 < len(words) && slices.Contains(memoryUnits, words[i+1]) {
+			memGiB = another(memGiB, size(w+words[i+1])) // "24 GB"
 			i++
 			continue
 		}
@@ -112,7 +112,7 @@ func deviceCore(name string) (core string, memGiB float64) {
 			i++ // "32-Core GPU"
 			continue
 		}
-		if otherWord.MatchString(w) {
+		if otherWord().MatchString(w) {
 			continue
 		}
 		for _, brand := range []string{"rtx", "gtx", "rx"} {
@@ -148,25 +148,25 @@ func sameMemory(catalogued, written float64) bool {
 	return math.Abs(catalogued-written) <= max(1, 0.08*written)
 }
 
-// partChips are the entries whose chip starts or ends with core, when
-// they are one chip; a core of fewer than three characters, or without a
-// digit, finds none (a family word is not a chip).
-func partChips(list []CatalogDevice, name, core string) ([]CatalogDevice, error) {
+// partChips are the entries (whose chips are cores) whose chip starts or
+// ends with core, when they are one chip; a core of fewer than three
+// characters, or without a digit, finds none (a family word is not a chip).
+func partChips(list []CatalogDevice, cores []string, name, core string) ([]CatalogDevice, error) {
 	if len(core) < 3 || !strings.ContainsAny(core, "0123456789") {
 		return nil, nil
 	}
 	var found []CatalogDevice
-	var cores []string
-	for _, d := range list {
-		c, _ := deviceCore(d.Name)
+	var chips []string
+	for i, d := range list {
+		c := cores[i]
 		if c != core && (strings.HasPrefix(c, core) || strings.HasSuffix(c, core)) {
 			found = append(found, d)
-			if !slices.Contains(cores, c) {
-				cores = append(cores, c)
+			if !slices.Contains(chips, c) {
+				chips = append(chips, c)
 			}
 		}
 	}
-	if len(cores) <= 1 {
+	if len(chips) <= 1 {
 		return found, nil
 	}
 	var opts []string
@@ -193,9 +193,10 @@ func ResolveDevice(list []CatalogDevice, name string) (ref DeviceRef, ok bool, e
 	if core == "" {
 		return DeviceRef{}, false, nil
 	}
+	cores := make([]string, len(list))
 	var chips []CatalogDevice
-	for _, d := range list {
-		if c, _ := deviceCore(d.Name); c == core {
+	for i, d := range list {
+		if cores[i], _ = deviceCore(d.Name); cores[i] == core {
 			chips = append(chips, d)
 		}
 	}
@@ -204,7 +205,7 @@ func ResolveDevice(list []CatalogDevice, name string) (ref DeviceRef, ok bool, e
 		// the entries whose chip starts or ends with it. One chip is it;
 		// several are an input error naming them.
 		var err error
-		if chips, err = partChips(list, name, core); err != nil || len(chips) == 0 {
+		if chips, err = partChips(list, cores, name, core); err != nil || len(chips) == 0 {
 			return DeviceRef{}, false, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
@@ -67,7 +68,9 @@ var ollamaTags = map[string]string{
 
 // ollamaTag is NAME:TAG as `ollama run` takes it, the tag a size with
 // optional variant and quantisation ("8b", "7b-instruct-q8_0", "32b-q8_0").
-var ollamaTag = regexp.MustCompile(`^([a-z][a-z0-9.\-]*):((?:\d+(?:\.\d+)?[bm]|\d+x\d+b)(?:-[a-z0-9]+)*?)(?:-((?:i?q\d[a-z0-9_]*)|fp16|bf16))?$`)
+var ollamaTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([a-z][a-z0-9.\-]*):((?:\d+(?:\.\d+)?[bm]|\d+x\d+b)(?:-[a-z0-9]+)*?)(?:-((?:i?q\d[a-z0-9_]*)|fp16|bf16))?$`)
+})
 
 // OllamaModel reads an Ollama library tag ("llama3.1:8b",
 // "qwen2.5:7b-instruct-q8_0", "deepseek-r1:32b") as the Hugging Face model
@@ -75,7 +78,7 @@ var ollamaTag = regexp.MustCompile(`^([a-z][a-z0-9.\-]*):((?:\d+(?:\.\d+)?[bm]|\
 // the library's default Q4_K_M. ok is false for a name that is no tag of a
 // family devctl knows.
 func OllamaModel(name string) (id string, st *oomsim.StoredWeights, ok bool) {
-	m := ollamaTag.FindStringSubmatch(strings.ToLower(strings.TrimSpace(name)))
+	m := ollamaTag().FindStringSubmatch(strings.ToLower(strings.TrimSpace(name)))
 	if m == nil {
 		return "", nil, false
 	}

@@ -276,7 +276,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	// and how large the CUDA context is.
 	var stackWhy, runtimeWhy string
 	var eager bool
-	if _, _, ok := OllamaModel(req.Model.Name); ok && (r.Stack == oomsim.StackAuto || r.Stack == "") && !strings.Contains(req.Model.Name, "/") {
+	if _, _, ok := OllamaModel(req.Model.Name); ok && (r.Stack == oomsim.StackAuto || r.Stack == "") {
 		r.Stack, stackWhy = oomsim.StackOllama, "--model "+req.Model.Name+" is an Ollama tag: planned as Ollama runs it (--stack for another)"
 	}
 	if probed != nil {
@@ -462,7 +462,7 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 		if err == nil {
 			return m.Model(), "catalogue", nil
 		}
-		if id, st, ok := OllamaModel(spec.Name); ok && !strings.Contains(spec.Name, "/") {
+		if id, st, ok := OllamaModel(spec.Name); ok { // never ORG/NAME: a tag has no "/"
 			// An Ollama library tag (llama3.1:8b): the model it packages,
 			// stored as the tag says.
 			m, source, err := LoadModel(ctx, ModelSpec{Name: id}, deps)
