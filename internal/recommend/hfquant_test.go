@@ -113,13 +113,35 @@ func TestParseStoredWeightsRefusals(t *testing.T) {
 	if st != nil || !strings.Contains(note, `"int3"`) || err != nil {
 		t.Errorf("quanto int3: %+v %q %v", st, note, err)
 	}
-	// openai/gpt-oss-20b's own config.json (testdata/models): MXFP4.
-	data, err := os.ReadFile("../../testdata/models/gpt-oss-20b.config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, _, err := ParseStoredWeights(data); err != nil || st == nil || st.Bits != 4.25 {
-		t.Errorf("gpt-oss-20b: %+v %v, want MXFP4", st, err)
+	// Checkpoints released quantised, as their own config.json
+	// (testdata/models) and devctl's built-in copy say: gpt-oss in MXFP4,
+	// DeepSeek-V3 in block FP8. The gpt-oss-120b and DeepSeek-V3 copies
+	// once lacked their quantization_config (both came from maxtext's
+	// dicts) and planned 16-bit weights: 217 GiB for gpt-oss-120b.
+	for _, c := range []struct {
+		id, file string
+		want     capability.Precision
+		bits     float64 // 0: the precision's own width
+	}{
+		{"openai/gpt-oss-20b", "gpt-oss-20b", capability.Int4, 4.25},
+		{"openai/gpt-oss-120b", "gpt-oss-120b", capability.Int4, 4.25},
+		{"deepseek-ai/DeepSeek-V3", "deepseek-v3", capability.Int8, 0},
+		{"deepseek-ai/DeepSeek-R1", "deepseek-r1", capability.Int8, 0},
+	} {
+		data, err := os.ReadFile("../../testdata/models/" + c.file + ".config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _, err := ParseStoredWeights(data); err != nil || st == nil || st.Precision != c.want || st.Bits != c.bits {
+			t.Errorf("%s: %+v %v, want %s (%g bits)", c.id, st, err, c.want, c.bits)
+		}
+		_, _, builtin, ok := builtinConfig(c.id)
+		if !ok {
+			t.Fatalf("%s has no built-in config.json", c.id)
+		}
+		if st, _, err := ParseStoredWeights(builtin); err != nil || st == nil || st.Precision != c.want || st.Bits != c.bits || !builtinOwn(c.id) {
+			t.Errorf("%s built in: %+v %v (own copy %v), want %s (%g bits)", c.id, st, err, builtinOwn(c.id), c.want, c.bits)
+		}
 	}
 	// A copy of it on a side branch said gptq and gave no bits: said, and
 	// planned at 16 bits.
