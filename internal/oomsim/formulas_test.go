@@ -330,6 +330,62 @@ func TestMLXLastChunkLogits(t *testing.T) {
 	}
 }
 
+// mlx evaluates a prompt chunk's attention with its fused Metal kernel
+// only for head sizes 64, 72, 80, 96 and 128; at 256 (Qwen3.5/3.6, Gemma)
+// the unfused fallback holds the chunk's scores against every key: mlx-lm
+// #1480's Qwen3.6-35B-A3B at a 192,000-token prompt holds 2,048 × 192,000
+// × 16 heads × 2 bytes beside the cache. mlx-lm before 0.24.1 masked each
+// chunk with an array mlx's fused kernel refused, so every head size was
+// unfused then. --prefill-chunk sizes the chunk.
+func TestMLXUnfusedPromptAttention(t *testing.T) {
+	arch := func(headDim int) *Arch {
+		return &Arch{Layers: 40, KVLayers: 10, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: headDim, FFN: 512, Vocab: 248_320, Gated: true}
+	}
+	act := func(p Plan) int64 {
+		t.Helper()
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ActivationsBytes
+	}
+	const prompt = 192_000
+	base := Plan{Mode: Inference, Stack: StackMLX, Precision: capability.Int4, SeqLen: prompt}
+	for _, c := range []struct {
+		headDim int
+		version string
+		chunk   int
+		scores  float64
+	}{
+		{256, "", 0, 16 * 2048 * prompt * 2},
+		{256, "", 1024, 16 * 1024 * prompt * 2},
+		{128, "", 0, 0},
+		{96, "", 0, 0},
+		{128, "0.22.1", 0, 16 * 2048 * prompt * 2},
+		{128, "0.24.1", 0, 0},
+	} {
+		p := base
+		p.Model = Model{Params: 35_000_000_000, Arch: arch(c.headDim)}
+		p.StackVersion, p.PrefillChunk = c.version, c.chunk
+		fused := p
+		fused.Stack = StackLlamaCpp // the same graph accounting, attention fused
+		fused.PrefillChunk = c.chunk
+		if c.chunk == 0 {
+			fused.PrefillChunk = 2048
+		}
+		if got, want := act(p)-act(fused), sat(c.scores); got != want {
+			t.Errorf("head %d, mlx-lm %q, chunk %d: unfused scores %d, want %d", c.headDim, c.version, c.chunk, got, want)
+		}
+	}
+	// Other stacks have no mlx fallback; and the chunk is a local engine's.
+	p := base
+	p.Model = Model{Params: 35_000_000_000, Arch: arch(256)}
+	p.Stack, p.PrefillChunk = StackVLLM, 1024
+	if got := prefillChunk(p); got != 8192 {
+		t.Errorf("vLLM's chunk is its prefill budget (--max-num-batched-tokens), not --prefill-chunk: %d", got)
+	}
+}
+
 // DeepSeek-V3's latent (kv_lora_rank 512 + rope 64) over 61 layers is
 // 70,272 B per token in 16 bits where the engine caches it; transformers
 // keeps every head's keys and values; llama.cpp kept the rank again as V

@@ -236,6 +236,10 @@ type Plan struct {
 	// chunked_prefill_size, TGI's max_batch_prefill_tokens); 0 takes the
 	// engine's default.
 	PrefillTokens int `json:"max_num_batched_tokens,omitempty"`
+	// PrefillChunk is the prompt tokens one forward of a local engine
+	// evaluates (llama.cpp's --ubatch-size, Ollama's num_batch, mlx-lm's
+	// --prefill-step-size); 0 takes the stack's (Profile.PrefillChunk).
+	PrefillChunk int `json:"prefill_chunk,omitempty"`
 	// DeviceBytes is the device's memory, for engines that preallocate a
 	// share of it.
 	DeviceBytes int64 `json:"-"`

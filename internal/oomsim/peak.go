@@ -310,7 +310,7 @@ func realistic(p Plan) (Breakdown, error) {
 			prompt = float64(p.PromptLen) // the rest is generated a token at a time
 		}
 		prefill := prompt
-		if c := s.prof.PrefillChunk; c > 0 {
+		if c := prefillChunk(p); c > 0 {
 			prefill = min(prompt, float64(c))
 		}
 		if ggmlStack(p.Stack) && mb > 1 {
@@ -321,8 +321,13 @@ func realistic(p Plan) (Breakdown, error) {
 		} else {
 			b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
 		}
+		if scores := unfusedPrefillScores(s, a, mb, prefill, prompt); scores > 0 {
+			b.ActivationsBytes = add(b.ActivationsBytes, sat(scores/s.n))
+			b.Notes = append(b.Notes, fmt.Sprintf("mlx runs the prompt's attention unfused (%s): a %g-token chunk's scores against the whole prompt, %s",
+				mlxUnfusedWhy(s.p), prefill, fmtGiB(sat(scores))))
+		}
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
-		if c := float64(s.prof.PrefillChunk); a != nil && s.prof.ChunkLogits && c > 0 {
+		if c := float64(prefillChunk(p)); a != nil && s.prof.ChunkLogits && c > 0 {
 			last := math.Mod(prompt-1, c) + 1 // what the prefill steps leave
 			b.LogitsBytes = max(b.LogitsBytes, sat(mb*last*float64(a.Vocab)*s.cb))
 		}
@@ -1444,6 +1449,74 @@ func prefillWorkingSet(s settings, a *Arch, batch, seq, kvLen float64) float64 {
 	return ws
 }
 
+// prefillChunk is the prompt tokens one forward evaluates: the plan's
+// --prefill-chunk where the stack takes one (Profile.ChunkFlag), else the
+// stack's own (0: the whole prompt at once).
+func prefillChunk(p Plan) int {
+	prof := ProfileOf(p.Stack)
+	if p.PrefillChunk > 0 && prof.ChunkFlag != "" {
+		return p.PrefillChunk
+	}
+	return prof.PrefillChunk
+}
+
+// mlxFusedHeadDims are the head sizes mlx's fused full-attention Metal
+// kernel takes for a prompt chunk (more than 8 queries):
+// mlx/backend/metal/scaled_dot_product_attention.cpp, use_fallback's
+// sdpa_full_supported_head_dim (64, 80 and 128 from 0.24.0; 72 and 96
+// from 0.32.1). Any other size, Gemma 2/3/4's and Qwen3-Next's and
+// Qwen3.5's 256 among them, takes the unfused fallback; so do the latent
+// attention's unequal query and value sizes (DeepSeek's 192 and 128).
+var mlxFusedHeadDims = map[int]bool{64: true, 72: true, 80: true, 96: true, 128: true}
+
+// mlxFusedPrompt says why a model's prompt attention misses mlx's fused
+// kernel ("" when it takes it).
+func mlxFusedPrompt(a *Arch) string {
+	switch {
+	case a.LatentKV > 0:
+		return "latent attention's query and value head sizes differ, which mlx's fused prompt kernel does not take"
+	case !mlxFusedHeadDims[a.HeadDim]:
+		return fmt.Sprintf("mlx's fused prompt kernel takes head sizes 64, 72, 80, 96 and 128, not %d", a.HeadDim)
+	case a.FullHeadDim > 0 && !mlxFusedHeadDims[a.FullHeadDim]:
+		return fmt.Sprintf("mlx's fused prompt kernel takes head sizes 64, 72, 80, 96 and 128, not the full-attention layers' %d", a.FullHeadDim)
+	}
+	return ""
+}
+
+// mlxUnfusedWhy says why a plan's prompt attention runs unfused; "" when
+// it does not. mlx-lm before 0.24.1 passed every prompt chunk an additive
+// mask array, which mlx's fused kernel took only from mlx 0.24.0 (its
+// "Support fused masking in Attention"), so that prompt attention was
+// unfused whatever the head size (mlx-lm's "Updates for causal mask", #40:
+// 12.26 GB before and 9.1 GB after for a 33,898-token prompt of a 4-bit
+// Mistral 7B, testdata/memory).
+func mlxUnfusedWhy(p Plan) string {
+	if p.Stack != StackMLX || p.Mode != Inference || p.Model.Arch == nil {
+		return ""
+	}
+	if releaseBelow(p.StackVersion, "0.24.1") {
+		return "mlx-lm " + p.StackVersion + " masks the prompt with an array mlx's fused kernel then refused"
+	}
+	return mlxFusedPrompt(p.Model.Arch)
+}
+
+// unfusedPrefillScores is the score matrix mlx's unfused attention holds
+// while it evaluates a prompt chunk: batch × query heads × chunk × the
+// prompt's keys, in the compute dtype, softmaxed in place (mlx-lm #1480:
+// a Qwen3.6-35B-A3B prompt on an M5 Max grows 11.9 GiB past the weights,
+// cache and MLP at 192k tokens, where 2048 × 192,000 × 16 heads in 16
+// bits is 11.7 GiB). 0 when the kernel is fused.
+func unfusedPrefillScores(s settings, a *Arch, batch, chunk, prompt float64) float64 {
+	if a == nil || chunk <= 1 || mlxUnfusedWhy(s.p) == "" {
+		return 0
+	}
+	heads := float64(a.Heads)
+	if heads == 0 {
+		heads = float64(a.Hidden) / 64
+	}
+	return batch * heads * chunk * prompt * s.cb
+}
+
 // vllmProfilePeak is the activation peak vLLM's start-up profile
 // measures ("X GiB for peak activation" in its log): the larger of its
 // dummy forward and its dummy sampler run.
@@ -1555,7 +1628,7 @@ func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
 //     tag-verified): the window plus the prefill budget it schedules;
 //   - llama.cpp from build b5450 (the SWA cache of #13194, merged
 //     2025-05-20; the build number is approximate) and Ollama from 0.6
-//     (its engine's SWA cache): the window plus one 512-token ubatch;
+//     (its engine's SWA cache): the window plus one ubatch (512 tokens unless --prefill-chunk);
 //   - SGLang, TGI, lmdeploy and TensorRT-LLM, and older releases: every
 //     layer holds the whole sequence.
 func slidingCache(p Plan) (extra int, ok bool) {
@@ -1570,12 +1643,12 @@ func slidingCache(p Plan) (extra int, ok bool) {
 		if llamaCppBuildBelow(p, 5450) {
 			return 0, false
 		}
-		return 512, true
+		return prefillChunk(p), true
 	case StackOllama:
 		if releaseBelow(p.StackVersion, "0.6.0") {
 			return 0, false
 		}
-		return 512, true
+		return prefillChunk(p), true
 	case StackMLX:
 		return 0, true
 	}

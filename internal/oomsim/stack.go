@@ -218,6 +218,11 @@ type Profile struct {
 	// time (0: the whole prompt at once): the working set of a prefill is
 	// sized for a chunk, not the prompt.
 	PrefillChunk int
+	// ChunkFlag is the setting that changes PrefillChunk on a local
+	// engine (Plan.PrefillChunk, devctl's --prefill-chunk); "" where the
+	// chunk is not the user's (a serving engine's prefill budget is
+	// Plan.PrefillTokens).
+	ChunkFlag string
 	// GraphCompute: the stack allocates a block's whole compute graph at
 	// once (llama.cpp's ggml-alloc, mlx's lazy evaluation) rather than
 	// freeing each intermediate as eager PyTorch does.
@@ -314,13 +319,13 @@ var profiles = map[Stack]Profile{
 		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
 	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
 		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
-	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
+	StackLlamaCpp: {Stack: StackLlamaCpp, Dist: "llama.cpp", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, ChunkFlag: "--ubatch-size", GraphCompute: true,
 		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it) from build b6327, off before (llamaCppEager)"},
-	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, GraphCompute: true,
+	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, ChunkFlag: "num_batch", GraphCompute: true,
 		Source: "Ollama runs llama.cpp: GGUF weights (4-bit unless asked: the library's default tag is Q4_K_M, Q4_0 for models published before December 2024, ollama/ollama#1543), an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
-		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true, FusedNorms: true,
-		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time; mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
+		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, ChunkFlag: "--prefill-step-size", GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true, FusedNorms: true,
+		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time, with mlx's fused attention for head sizes 64, 72, 80, 96 and 128 and its unfused fallback, which holds the chunk's scores against the whole prompt, for any other (and for every size before mlx-lm 0.24.1); mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},
 	StackPyTorch: {Stack: StackPyTorch, Attention: AttentionEager, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true,
 		Source: "a plain PyTorch loop: attention as written (eager s×s scores), fp32 weights under autocast, F.cross_entropy over all logits"},

@@ -123,9 +123,13 @@ var (
 	// kvBlocks and kvTokens size a serving engine's KV cache by count:
 	// lmdeploy's cache_max_entry_count of 1 or more (blocks), SGLang's
 	// max_total_tokens (tokens).
-	kvBlocks      = regexp.MustCompile(`cache[_-]max[_-]entry[_-]count['"]?\s*[:=]\s*([1-9]\d*)\b`)
-	kvTokens      = regexp.MustCompile(`(?i)max[-_]total[-_]tokens['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
-	maxNumSeqs    = regexp.MustCompile(`(?i)(?:max[-_]num[-_]seqs|max[-_]running[-_]requests)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+	kvBlocks   = regexp.MustCompile(`cache[_-]max[_-]entry[_-]count['"]?\s*[:=]\s*([1-9]\d*)\b`)
+	kvTokens   = regexp.MustCompile(`(?i)max[-_]total[-_]tokens['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+	maxNumSeqs = regexp.MustCompile(`(?i)(?:max[-_]num[-_]seqs|max[-_]running[-_]requests)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
+	// localChunk is a local engine's prompt chunk, as --prefill-chunk:
+	// llama.cpp's -ub / --ubatch-size / n_ubatch, Ollama's num_batch,
+	// mlx-lm's --prefill-step-size (MLX_PREFILL_SIZE in scripts that set it).
+	localChunk    = regexp.MustCompile(`(?i)(?:-ub|--ubatch-size|n_ubatch|num_batch|--prefill-step-size|prefill_step_size|MLX_PREFILL_SIZE)['"]?(?:\s*[:=]\s*|\s*)(\d+)\b`)
 	prefillTokens = regexp.MustCompile(`(?i)(?:max[-_]num[-_]batched[-_]tokens|chunked[-_]prefill[-_]size|max[-_]batch[-_]prefill[-_]tokens)['"]?(?:\s*[:=]\s*|\s+)(\d+)\b`)
 )
 
@@ -729,6 +733,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	default:
 		in.Offload = oomsim.OffloadNone
 	}
+	if mode == oomsim.Inference && oomsim.ProfileOf(in.Stack).ChunkFlag != "" {
+		in.PrefillChunk = quotedInt(localChunk, r["note"])
+	}
 	if oomsim.ProfileOf(in.Stack).Preallocates > 0 && mode == oomsim.Inference {
 		// A serving row's batch is the engine's max_num_seqs, a cap on
 		// what it schedules; it starts when one max_model_len sequence
@@ -810,6 +817,10 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 	case "torchtune":
 		if date < "2024-12-20" {
 			return "0.4"
+		}
+	case "mlx-lm":
+		if date < "2025-05-14" {
+			return "0.22.1" // before 0.24.1, the first release with a causal prompt mask mlx fuses
 		}
 	case "trl":
 		switch {

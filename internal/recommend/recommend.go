@@ -227,6 +227,10 @@ type Input struct {
 	// (--kv-cache-tokens; 0: its memory share).
 	KVCacheTokens int
 	PrefillTokens int
+	// PrefillChunk is the prompt tokens one forward of a local engine
+	// evaluates (--prefill-chunk: llama.cpp's --ubatch-size, Ollama's
+	// num_batch, mlx-lm's --prefill-step-size); 0 takes the engine's.
+	PrefillChunk int
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
 	// sharding model states (ZeROStage).
@@ -418,10 +422,13 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, TorchVersion: in.TorchVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, GaLoreRank: in.GaLoreRank,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, PrefillChunk: in.PrefillChunk, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
 		Rollout: in.Rollout, RolloutShare: in.RolloutShare, RolloutSleep: in.RolloutSleep, RolloutSteps: in.RolloutSteps})
 	if (in.MaxNumSeqs > 0 || in.PrefillTokens > 0) && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).Preallocates == 0) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
+	}
+	if in.PrefillChunk > 0 && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).ChunkFlag == "") {
+		return nil, fmt.Errorf("%w: --prefill-chunk is the prompt chunk of llama.cpp (--ubatch-size), Ollama (num_batch) and mlx-lm (--prefill-step-size) with --mode inference, not %s %s (a serving engine's is --max-num-batched-tokens)", ErrContradiction, plan.Mode, plan.Stack)
 	}
 	if in.KVCacheTokens > 0 && (plan.Mode != oomsim.Inference || !oomsim.CountsKVTokens(plan.Stack)) {
 		return nil, fmt.Errorf("%w: --kv-cache-tokens sizes the KV cache of vllm, sglang, lmdeploy or tensorrt-llm (--mode inference), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
