@@ -610,6 +610,44 @@ func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
 	}
 }
 
+// DeepSpeed's ZeRO optimizer copies a rank's 16-bit gradient partition to
+// fp32 at the step, for FusedAdam to read beside the fp32 master: a
+// parameter group's at stages 1 and 2 (stage_1_and_2.py, step), a
+// sub-group's of at most sub_group_size (1e9) elements at stage 3
+// (stage3.py, _prepare_fp32_grad_for_sub_group). With the states on the
+// host the step runs there and nothing is copied on the device.
+func TestZeROStepCopiesGradientsToFP32(t *testing.T) {
+	// Llama-3-8B's shapes, with a round parameter count.
+	arch := &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128_256, Gated: true}
+	est := func(params int64, sh Sharding, off Offload, devices int, prec capability.Precision) (Breakdown, int64) {
+		t.Helper()
+		p := Plan{Model: Model{Name: "m", Params: params, Arch: arch}, Mode: Training, Precision: prec, Stack: StackDeepSpeed, Devices: devices, Sharding: sh, Offload: off, SeqLen: 64}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, gatherBuffers(resolve(withDefaults(p)), p.Model)
+	}
+	for _, c := range []struct {
+		params  int64
+		sh      Sharding
+		off     Offload
+		prec    capability.Precision
+		devices int
+		want    float64
+	}{
+		{8_000_000_000, ShardZeRO2, OffloadNone, capability.BF16, 8, 4 * 1e9},
+		{8_000_000_000, ShardZeRO1, OffloadNone, capability.FP16, 4, 4 * 2e9},
+		{8_000_000_000, ShardZeRO3, OffloadNone, capability.BF16, 4, 4 * 1e9}, // 2e9 a rank, one sub-group of 1e9 at a time
+		{8_000_000_000, ShardZeRO3, OffloadCPU, capability.BF16, 8, 0},
+	} {
+		b, gathered := est(c.params, c.sh, c.off, c.devices, c.prec)
+		if got := b.BuffersBytes - gathered; got != sat(c.want) {
+			t.Errorf("%s %s offload %s on %d: buffers %d beside the gathered blocks, want the fp32 gradient copy %.0f", c.sh, c.prec, c.off, c.devices, got, c.want)
+		}
+	}
+}
+
 // ZeRO-1 shards the optimizer states only: every device keeps whole
 // gradients (2 + 2 + 12/n bytes per parameter through DeepSpeed). With the
 // states offloaded, stage 1 still accumulates whole gradients on the

@@ -603,7 +603,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	p := s.p
 	stateB := 4.0 // bytes per Adam state value
 	switch {
-	case s.prof.Stack == StackDeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
+	case deepSpeedStates(s):
 		w, g = 2*P, 2*P
 		o = 4*P + optimizerStates(p, P, 4)
 	case s.pure:
@@ -655,7 +655,32 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	if !s.prof.FusedOptimizer && p.Optimizer == AdamW {
 		temp = P * s.sFrac * stateB
 	}
+	if deepSpeedStates(s) && p.Sharding != ShardNone && p.Sharding != ShardTP && p.Precision != capability.FP32 {
+		temp = max(temp, zeroStepGradients(s, P))
+	}
 	return w, g, o, 0, temp
+}
+
+// deepSpeedStates reports the plans whose model states are DeepSpeed's:
+// the deepspeed stack, and ZeRO through a Trainer stack in mixed 16-bit
+// precision (16-bit parameters and gradients, fp32 master and states).
+func deepSpeedStates(s settings) bool {
+	return s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) && !s.pure && s.p.Precision != capability.FP32
+}
+
+// zeroStepGradients is the fp32 copy of a rank's gradient partition that
+// DeepSpeed's ZeRO optimizer makes at the step, for the optimizer to read
+// beside the fp32 master weights: stage 1 and 2 flatten a parameter
+// group's 16-bit gradients to fp32 (stage_1_and_2.py, step), stage 3 a
+// sub-group's, sub_group_size (1e9) elements at most
+// (stage3.py, _prepare_fp32_grad_for_sub_group). It is freed after the
+// group's step.
+func zeroStepGradients(s settings, P float64) float64 {
+	n := P * s.sFrac
+	if s.p.Sharding == ShardZeRO3 {
+		n = min(n, 1e9)
+	}
+	return 4 * n
 }
 
 // adamStateBytes is the optimizer state per trainable parameter when the

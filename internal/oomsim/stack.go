@@ -290,7 +290,7 @@ var profiles = map[Stack]Profile{
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all), keeps trainable parameters in fp32 (upcast_trainable_params) and quantises QLoRA's NF4 constants again (ModelArguments double_quantization, default True); flash_attn auto is transformers' sdpa"},
 	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
-		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); its fused Adam makes no step temporaries; attention and loss as transformers"},
+		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); at the step its ZeRO optimizer copies the rank's 16-bit gradient partition to fp32 (a sub-group of at most 1e9 elements at stage 3) for its fused Adam, which makes no other temporary; attention and loss as transformers"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
