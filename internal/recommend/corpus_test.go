@@ -18,6 +18,7 @@ import (
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
 	"github.com/devctl/devctl/internal/oomsim"
+	"github.com/devctl/devctl/internal/probe/mps"
 )
 
 // The measured-memory corpus (testdata/memory, README.md there): real
@@ -279,7 +280,9 @@ func (w *corpusWorld) target(raw string, devices int) (Target, bool, string) {
 		total := int64(gb * (1 << 30))
 		usable := int64(float64(total) * 0.985)
 		if be == backend.MPS {
-			usable = total * 3 / 4
+			// Metal's recommendedMaxWorkingSetSize as devctl's probe
+			// estimates it without iogpu.wired_limit_mb.
+			usable = int64(mps.WorkingSetEstimate(uint64(total)))
 		}
 		return Target{Name: d, Backend: be, TotalBytes: total, UsableBytes: usable, Count: devices,
 			Support: capability.Evaluate(capability.Facts{Backend: be, ComputeCapability: "8.0", OSVersion: "14.0", Generation: "apple"})}, true, ""
