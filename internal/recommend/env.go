@@ -65,6 +65,13 @@ func Env(t Target, strategy oomsim.Strategy, frac float64, p oomsim.Plan, device
 	if p.CPUMoELayers > 0 && p.Stack == oomsim.StackLlamaCpp {
 		set("LLAMA_ARG_N_CPU_MOE", strconv.Itoa(p.CPUMoELayers), "llama-server's --n-cpu-moe: the blocks whose routed experts stay in host memory")
 	}
+	if p.PrefillChunk > 0 && p.Stack == oomsim.StackLlamaCpp {
+		set("LLAMA_ARG_UBATCH", strconv.Itoa(p.PrefillChunk), "llama-server's --ubatch-size: the prompt tokens one forward evaluates (--prefill-chunk)")
+		if p.PrefillChunk > 2048 {
+			// The ubatch is clamped to the logical batch, 2048 by default.
+			set("LLAMA_ARG_BATCH", strconv.Itoa(p.PrefillChunk), "llama-server's --batch-size: at least the ubatch, which it clamps to it")
+		}
+	}
 	return out
 }
 
