@@ -33,6 +33,16 @@ func TestBandHoldsTheErrorSpread(t *testing.T) {
 			t.Errorf("%s %s: band starts at %d, above the p90 error's %d", p.Mode, p.Stack, band.LowBytes, want)
 		}
 	}
+	// The band says what gives its bottom and its top: a serving engine
+	// has no assumption to flip, so both are devctl's own error.
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, SeqLen: 1024, Backend: "cuda", DeviceBytes: 24 << 30}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if band := EstimateBand(p, b, Pinned{}); band.LowBy != SpreadWhat || band.HighBy != SpreadWhat {
+		t.Errorf("vLLM band: bottom by %q, top by %q; want devctl's own error for both", band.LowBy, band.HighBy)
+	}
 	train, _ := errorSpread(Plan{Mode: Training})
 	serve, _ := errorSpread(Plan{Mode: Inference, Stack: StackVLLM})
 	if train >= serve {

@@ -606,10 +606,22 @@ func Recommend(in Input) (*Result, error) {
 		// Close to the budget the estimate's own error decides; far from
 		// it, an assumption the user can pin (the stack, mixed precision,
 		// the attention kernel) does.
+		// What takes the total across the budget: the band's bottom for
+		// a plan that does not fit, its top for one that does.
+		crosses := band.HighBy
+		if !r.Fits {
+			crosses = band.LowBy
+		}
 		label := "near the limit"
-		if d := b.TotalBytes - budget; band.DependsOn[0] != oomsim.SpreadWhat && (d > budget/10 || -d > budget/10) {
+		switch d := b.TotalBytes - budget; {
+		case d <= budget/10 && -d <= budget/10:
+		case crosses != oomsim.SpreadWhat:
 			label = "an assumption decides"
 			edge += " (name the stack or pin the assumption to decide)"
+		default:
+			// Far from the budget, but devctl's own error on runs of
+			// this kind (errorSpread) is wider still.
+			label = "within devctl's error"
 		}
 		why("edge", label, fmt.Sprintf("%s: %s, %s to %s depending on %s; %s can be allocated",
 			edge, units.Bytes(b.TotalBytes).Format(units.GiB, 2), units.Bytes(band.LowBytes).Format(units.GiB, 2),

@@ -455,3 +455,50 @@ func TestZeRO3OnOneDeviceOffloadsParameters(t *testing.T) {
 		t.Error("nothing planned on the host")
 	}
 }
+
+// When the budget falls inside the band far from the estimate, the edge
+// reason names what takes the total across it: devctl's own error on runs
+// of that kind, or an assumption the user can pin. Near the budget it is
+// "near the limit" whatever moves it.
+func TestEdgeNamesWhatCrossesTheBudget(t *testing.T) {
+	in := Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.LoRA, Precision: "bf16", Strategy: "auto", Stack: oomsim.StackHF, Attention: oomsim.AttentionSDPA}
+	target := catalogueTarget(t, "a100-80gb")
+	in.Target = target
+	r, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	central, band := r.Memory.TotalBytes, r.Memory.Band
+	if band.LowBy != oomsim.SpreadWhat || band.HighBy == oomsim.SpreadWhat || band.HighBy == "" {
+		t.Fatalf("band's bottom by %q, top by %q; this test wants devctl's own error at the bottom and an assumption at the top", band.LowBy, band.HighBy)
+	}
+	edge := func(budget int64) string {
+		t.Helper()
+		tg := target
+		tg.UsableBytes = budget
+		in.Target = tg
+		r, err := Recommend(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range r.Reasons {
+			if w.Decision == "edge" {
+				return w.Choice
+			}
+		}
+		return ""
+	}
+	// Between the band's bottom and 10% below the estimate: devctl's own
+	// error takes the total across; just below the estimate: near the limit.
+	if got := edge((band.LowBytes + central*10/11) / 2); got != "within devctl's error" {
+		t.Errorf("far below the estimate, inside the band: edge %q, want \"within devctl's error\"", got)
+	}
+	if got := edge(central * 98 / 100); got != "near the limit" {
+		t.Errorf("2%% below the estimate: edge %q, want \"near the limit\"", got)
+	}
+	// Between 10% above the estimate and the band's top, an assumption
+	// (here the attention kernel) takes it across.
+	if got := edge((central*11/10 + band.HighBytes) / 2); got != "an assumption decides" {
+		t.Errorf("far above the estimate, inside the band: edge %q, want \"an assumption decides\"", got)
+	}
+}
