@@ -611,17 +611,19 @@ func TestZeROWithTheTrainerKeepsDeepSpeedStates(t *testing.T) {
 }
 
 // DeepSpeed's ZeRO optimizer copies a rank's 16-bit gradient partition to
-// fp32 at the step, for FusedAdam to read beside the fp32 master: a
+// fp32 at the step, for the optimizer to read beside the fp32 master: a
 // parameter group's at stages 1 and 2 (stage_1_and_2.py, step), a
 // sub-group's of at most sub_group_size (1e9) elements at stage 3
-// (stage3.py, _prepare_fp32_grad_for_sub_group). With the states on the
-// host the step runs there and nothing is copied on the device.
+// (stage3.py, _prepare_fp32_grad_for_sub_group), and steps that group
+// alone, so a foreach AdamW's temporary (the Trainer's own optimizer,
+// which ZeRO wraps) covers the same group. With the states on the host
+// the step runs there and nothing is copied on the device.
 func TestZeROStepCopiesGradientsToFP32(t *testing.T) {
 	// Llama-3-8B's shapes, with a round parameter count.
 	arch := &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128_256, Gated: true}
-	est := func(params int64, sh Sharding, off Offload, devices int, prec capability.Precision) (Breakdown, int64) {
+	est := func(params int64, sh Sharding, off Offload, devices int, prec capability.Precision, stack Stack) (Breakdown, int64) {
 		t.Helper()
-		p := Plan{Model: Model{Name: "m", Params: params, Arch: arch}, Mode: Training, Precision: prec, Stack: StackDeepSpeed, Devices: devices, Sharding: sh, Offload: off, SeqLen: 64}
+		p := Plan{Model: Model{Name: "m", Params: params, Arch: arch}, Mode: Training, Precision: prec, Stack: stack, Devices: devices, Sharding: sh, Offload: off, SeqLen: 64}
 		b, err := Estimate(p)
 		if err != nil {
 			t.Fatal(err)
@@ -634,16 +636,21 @@ func TestZeROStepCopiesGradientsToFP32(t *testing.T) {
 		off     Offload
 		prec    capability.Precision
 		devices int
+		stack   Stack
 		want    float64
 	}{
-		{8_000_000_000, ShardZeRO2, OffloadNone, capability.BF16, 8, 4 * 1e9},
-		{8_000_000_000, ShardZeRO1, OffloadNone, capability.FP16, 4, 4 * 2e9},
-		{8_000_000_000, ShardZeRO3, OffloadNone, capability.BF16, 4, 4 * 1e9}, // 2e9 a rank, one sub-group of 1e9 at a time
-		{8_000_000_000, ShardZeRO3, OffloadCPU, capability.BF16, 8, 0},
+		{8_000_000_000, ShardZeRO2, OffloadNone, capability.BF16, 8, StackDeepSpeed, 4 * 1e9},
+		{8_000_000_000, ShardZeRO1, OffloadNone, capability.FP16, 4, StackDeepSpeed, 4 * 2e9},
+		{8_000_000_000, ShardZeRO3, OffloadNone, capability.BF16, 4, StackDeepSpeed, 4 * 1e9}, // 2e9 a rank, one sub-group of 1e9 at a time
+		{8_000_000_000, ShardZeRO3, OffloadCPU, capability.BF16, 8, StackDeepSpeed, 0},
+		// Through the Trainer, whose own foreach AdamW ZeRO wraps: its
+		// state-sized temporary over the same group beside the copy.
+		{8_000_000_000, ShardZeRO3, OffloadNone, capability.BF16, 4, StackHF, 4*1e9 + 4*1e9},
+		{8_000_000_000, ShardZeRO2, OffloadNone, capability.BF16, 8, StackHF, 4*1e9 + 4*1e9},
 	} {
-		b, gathered := est(c.params, c.sh, c.off, c.devices, c.prec)
+		b, gathered := est(c.params, c.sh, c.off, c.devices, c.prec, c.stack)
 		if got := b.BuffersBytes - gathered; got != sat(c.want) {
-			t.Errorf("%s %s offload %s on %d: buffers %d beside the gathered blocks, want the fp32 gradient copy %.0f", c.sh, c.prec, c.off, c.devices, got, c.want)
+			t.Errorf("%s %s %s offload %s on %d: buffers %d beside the gathered blocks, want the step's %.0f", c.stack, c.sh, c.prec, c.off, c.devices, got, c.want)
 		}
 	}
 }

@@ -656,7 +656,10 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 		temp = P * s.sFrac * stateB
 	}
 	if deepSpeedStates(s) && p.Sharding != ShardNone && p.Sharding != ShardTP && p.Precision != capability.FP32 {
-		temp = max(temp, zeroStepGradients(s, P))
+		// The ZeRO optimizer steps a group at a time: the fp32 copy of
+		// its gradients, and a foreach AdamW's temporary over it.
+		group := zeroStepGroup(s, P)
+		temp = 4*group + temp*group/(P*s.sFrac)
 	}
 	return w, g, o, 0, temp
 }
@@ -668,19 +671,20 @@ func deepSpeedStates(s settings) bool {
 	return s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) && !s.pure && s.p.Precision != capability.FP32
 }
 
-// zeroStepGradients is the fp32 copy of a rank's gradient partition that
-// DeepSpeed's ZeRO optimizer makes at the step, for the optimizer to read
-// beside the fp32 master weights: stage 1 and 2 flatten a parameter
-// group's 16-bit gradients to fp32 (stage_1_and_2.py, step), stage 3 a
-// sub-group's, sub_group_size (1e9) elements at most
-// (stage3.py, _prepare_fp32_grad_for_sub_group). It is freed after the
-// group's step.
-func zeroStepGradients(s settings, P float64) float64 {
+// zeroStepGroup is the parameters of a rank's partition DeepSpeed's ZeRO
+// optimizer steps at once: stages 1 and 2 a parameter group's (about the
+// whole partition: the Trainer's groups are the decayed weights and the
+// rest), stage 3 a sub-group's of at most sub_group_size (1e9) elements.
+// For that group the step makes an fp32 copy of its 16-bit gradients for
+// the optimizer to read beside the fp32 master weights
+// (stage_1_and_2.py's step; stage3.py's _prepare_fp32_grad_for_sub_group),
+// freed once the group is stepped.
+func zeroStepGroup(s settings, P float64) float64 {
 	n := P * s.sFrac
 	if s.p.Sharding == ShardZeRO3 {
 		n = min(n, 1e9)
 	}
-	return 4 * n
+	return n
 }
 
 // adamStateBytes is the optimizer state per trainable parameter when the
