@@ -603,11 +603,11 @@ func Recommend(in Input) (*Result, error) {
 		if !r.Fits {
 			edge = "does not fit at the estimate, but would at the bottom of its range"
 		}
-		// Close to the budget the estimate's own error decides; far from
-		// it, an assumption the user can pin (the stack, mixed precision,
-		// the attention kernel) does.
-		// What takes the total across the budget: the band's bottom for
-		// a plan that does not fit, its top for one that does.
+		// Within 10% of the budget the plan is near the limit whatever
+		// moves it; further away, what takes the total across the budget
+		// (the band's bottom for a plan that does not fit, its top for
+		// one that does) is an assumption the user can pin (the stack,
+		// mixed precision, the attention kernel) or devctl's own error.
 		crosses := band.HighBy
 		if !r.Fits {
 			crosses = band.LowBy
