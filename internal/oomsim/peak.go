@@ -321,10 +321,10 @@ func realistic(p Plan) (Breakdown, error) {
 		} else {
 			b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
 		}
-		if scores := unfusedPrefillScores(s, a, mb, prefill, prompt); scores > 0 {
+		if scores, why := unfusedPrefillScores(s, a, mb, prefill, prompt); scores > 0 {
 			b.ActivationsBytes = add(b.ActivationsBytes, sat(scores/s.n))
 			b.Notes = append(b.Notes, fmt.Sprintf("mlx runs the prompt's attention unfused (%s): a %g-token chunk's scores against the whole prompt, %s",
-				mlxUnfusedWhy(s.p), prefill, fmtGiB(sat(scores))))
+				why, prefill, fmtGiB(sat(scores))))
 		}
 		b.LogitsBytes = sat(inferenceLogits(s, a, mb))
 		if c := float64(prefillChunk(p)); a != nil && s.prof.ChunkLogits && c > 0 {
@@ -658,8 +658,11 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 	if deepSpeedStates(s) && p.Sharding != ShardNone && p.Sharding != ShardTP && p.Precision != capability.FP32 {
 		// The ZeRO optimizer steps a group at a time: the fp32 copy of
 		// its gradients, and a foreach AdamW's temporary over it.
-		group := zeroStepGroup(s, P)
-		temp = 4*group + temp*group/(P*s.sFrac)
+		group, partition := zeroStepGroup(s, P), P*s.sFrac
+		if temp > 0 {
+			temp *= group / partition
+		}
+		temp += 4 * group
 	}
 	return w, g, o, 0, temp
 }
@@ -1498,9 +1501,9 @@ func prefillChunk(p Plan) int {
 // attention's unequal query and value sizes (DeepSeek's 192 and 128).
 var mlxFusedHeadDims = map[int]bool{64: true, 72: true, 80: true, 96: true, 128: true}
 
-// mlxFusedPrompt says why a model's prompt attention misses mlx's fused
-// kernel ("" when it takes it).
-func mlxFusedPrompt(a *Arch) string {
+// mlxPromptFallback says why a model's prompt attention misses mlx's
+// fused kernel ("" when it takes it).
+func mlxPromptFallback(a *Arch) string {
 	switch {
 	case a.LatentKV > 0:
 		return "latent attention's query and value head sizes differ, which mlx's fused prompt kernel does not take"
@@ -1526,7 +1529,7 @@ func mlxUnfusedWhy(p Plan) string {
 	if releaseBelow(p.StackVersion, "0.24.1") {
 		return "mlx-lm " + p.StackVersion + " masks the prompt with an array mlx's fused kernel then refused"
 	}
-	return mlxFusedPrompt(p.Model.Arch)
+	return mlxPromptFallback(p.Model.Arch)
 }
 
 // unfusedPrefillScores is the score matrix mlx's unfused attention holds
@@ -1534,16 +1537,20 @@ func mlxUnfusedWhy(p Plan) string {
 // prompt's keys, in the compute dtype, softmaxed in place (mlx-lm #1480:
 // a Qwen3.6-35B-A3B prompt on an M5 Max grows 11.9 GiB past the weights,
 // cache and MLP at 192k tokens, where 2048 × 192,000 × 16 heads in 16
-// bits is 11.7 GiB). 0 when the kernel is fused.
-func unfusedPrefillScores(s settings, a *Arch, batch, chunk, prompt float64) float64 {
-	if a == nil || chunk <= 1 || mlxUnfusedWhy(s.p) == "" {
-		return 0
+// bits is 11.7 GiB), and why the kernel is unfused; 0 and "" when it
+// is fused.
+func unfusedPrefillScores(s settings, a *Arch, batch, chunk, prompt float64) (bytes float64, why string) {
+	if a == nil || chunk <= 1 {
+		return 0, ""
+	}
+	if why = mlxUnfusedWhy(s.p); why == "" {
+		return 0, ""
 	}
 	heads := float64(a.Heads)
 	if heads == 0 {
 		heads = float64(a.Hidden) / 64
 	}
-	return batch * heads * chunk * prompt * s.cb
+	return batch * heads * chunk * prompt * s.cb, why
 }
 
 // vllmProfilePeak is the activation peak vLLM's start-up profile
