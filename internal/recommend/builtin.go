@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -165,6 +167,12 @@ func stored(p capability.Precision, f oomsim.QuantFormat, bits float64, from str
 // reuploads are tried in order, so a longer ending comes before its tail.
 var reuploads = []reupload{
 	{suffix: "-unsloth-bnb-4bit", stored: stored(capability.Int4, oomsim.QuantBnB, 0, "-bnb-4bit in the name: bitsandbytes 4-bit")},
+	// Red Hat's (formerly Neural Magic's) llm-compressor releases.
+	{suffix: "-quantized.w4a16", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-quantized.w4a16 in the name: 4-bit weights")},
+	{suffix: "-quantized.w8a16", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-quantized.w8a16 in the name: 8-bit weights")},
+	{suffix: "-quantized.w8a8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 8, "-quantized.w8a8 in the name: 8-bit weights, a scale per channel")},
+	// Intel's AutoRound names the bits before it (-int4-AutoRound).
+	{suffix: "-AutoRound"},
 	{suffix: "-bnb-4bit", stored: stored(capability.Int4, oomsim.QuantBnB, 0, "-bnb-4bit in the name: bitsandbytes 4-bit")},
 	{suffix: "-bnb-8bit", stored: stored(capability.Int8, oomsim.QuantBnB, 0, "-bnb-8bit in the name: bitsandbytes 8-bit")},
 	{suffix: "-GPTQ-Int4", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-GPTQ-Int4 in the name: GPTQ 4-bit")},
@@ -175,9 +183,23 @@ var reuploads = []reupload{
 	{suffix: "-Int8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-Int8 in the name: GPTQ 8-bit")},
 	{suffix: "-W4A16", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-W4A16 in the name: 4-bit weights")},
 	{suffix: "-W8A8", stored: stored(capability.Int8, oomsim.QuantGPTQ, 8, "-W8A8 in the name: 8-bit weights, a scale per channel")},
+	{suffix: "-W8A16", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-W8A16 in the name: 8-bit weights")},
 	{suffix: "-FP8-Dynamic", stored: stored(capability.Int8, oomsim.QuantFP8, 0, "-FP8 in the name: fp8 weights")},
 	{suffix: "-FP8", stored: stored(capability.Int8, oomsim.QuantFP8, 0, "-FP8 in the name: fp8 weights")},
 	{suffix: "-NVFP4", stored: stored(capability.Int4, oomsim.QuantGPTQ, 4+8.0/16, "-NVFP4 in the name: 4 bits and an fp8 scale per 16")},
+	// A bare bit count (CohereForAI/c4ai-command-r-plus-4bit,
+	// 01-ai/Yi-34B-Chat-4bits, internlm/internlm2_5-7b-chat-4bit) states the
+	// bits, not the format; mlx conversions' endings are read first.
+	{suffix: "-4bits", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-4bits in the name: 4-bit weights")},
+	{suffix: "-8bits", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-8bits in the name: 8-bit weights")},
+	{suffix: "-4bit", stored: stored(capability.Int4, oomsim.QuantGPTQ, 0, "-4bit in the name: 4-bit weights")},
+	{suffix: "-8bit", stored: stored(capability.Int8, oomsim.QuantGPTQ, 0, "-8bit in the name: 8-bit weights")},
+	// mlx-community's gpt-oss: the experts stay MXFP4 as the model ships
+	// them, the rest 8-bit; the model's own quantization_config holds.
+	{suffix: "-MXFP4-Q8"},
+	// An abliterated model is its base with a direction removed from the
+	// weights: the same shapes and storage.
+	{suffix: "-abliterated"},
 	{suffix: "-i1-GGUF", gguf: true},
 	{suffix: "-GGUF", gguf: true},
 	{suffix: "-MLX"},
@@ -185,13 +207,29 @@ var reuploads = []reupload{
 	{suffix: "-fp16"},
 }
 
-// mlxBits are mlx-community's endings (-4bit), read only when the name is
-// an mlx conversion's.
-var mlxBits = map[string]*oomsim.StoredWeights{
-	"-4bit": stored(capability.Int4, oomsim.QuantMLX, 0, "-4bit in the name: mlx 4-bit, group 64"),
-	"-8bit": stored(capability.Int8, oomsim.QuantMLX, 0, "-8bit in the name: mlx 8-bit, group 64"),
-	"-3bit": stored(capability.Int4, oomsim.QuantMLX, 3+32.0/64, "-3bit in the name: mlx 3-bit, group 64"),
-	"-6bit": stored(capability.Int8, oomsim.QuantMLX, 6+32.0/64, "-6bit in the name: mlx 6-bit, group 64"),
+// mlxEndingRE is mlx-community's ending: the bits (-4bit) and, when not
+// mlx's default of 64, the group size (-4bit-g32; mlx_lm convert
+// --q-bits, --q-group-size).
+var mlxEndingRE = regexp.MustCompile(`(?i)-([2-8])bit(?:-g(32|64|128))?$`)
+
+// mlxEnding takes an mlx conversion's ending off name and says how the
+// weights are stored: the bits plus an fp16 scale and bias per group.
+func mlxEnding(name string) (rest string, st *oomsim.StoredWeights, ok bool) {
+	m := mlxEndingRE.FindStringSubmatchIndex(name)
+	if m == nil || m[0] == 0 {
+		return name, nil, false
+	}
+	bits := float64(name[m[2]] - '0')
+	group := 64
+	if m[4] >= 0 {
+		group, _ = strconv.Atoi(name[m[4]:m[5]])
+	}
+	p := capability.Int4
+	if bits > 4 {
+		p = capability.Int8
+	}
+	from := fmt.Sprintf("%s in the name: mlx %.0f-bit, group %d", name[m[0]:], bits, group)
+	return name[:m[0]], stored(p, oomsim.QuantMLX, bits+32/float64(group), from), true
 }
 
 // reuploadOf finds the built-in model a re-upload packages: the name
@@ -210,13 +248,10 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling
 	for changed := true; changed; {
 		changed = false
 		if isMLX {
-			for suffix, s := range mlxBits {
-				if strings.HasSuffix(strings.ToLower(name), suffix) {
-					name, changed, stripped = name[:len(name)-len(suffix)], true, true
-					if st == nil {
-						st = s
-					}
-					break
+			if rest, s, ok := mlxEnding(name); ok {
+				name, changed, stripped = rest, true, true
+				if st == nil {
+					st = s
 				}
 			}
 		}
@@ -235,8 +270,14 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling
 	if stripped || strings.Contains(id, "/") {
 		// Re-uploads drop Meta's prefix and the -hf of the converted Llama 2
 		// checkpoints (unsloth/llama-3-8b-Instruct is Meta-Llama-3-8B-Instruct,
-		// TheBloke/Llama-2-7B-Chat-GPTQ is Llama-2-7b-chat-hf).
-		for _, n := range []string{name, "Meta-" + name, name + "-hf"} {
+		// TheBloke/Llama-2-7B-Chat-GPTQ is Llama-2-7b-chat-hf), or keep the
+		// prefix Meta has since dropped (RedHatAI/Meta-Llama-3.1-405B-FP8 is
+		// meta-llama/Llama-3.1-405B).
+		unprefixed := name
+		if len(name) > len("Meta-") && strings.EqualFold(name[:len("Meta-")], "Meta-") {
+			unprefixed = name[len("Meta-"):]
+		}
+		for _, n := range []string{name, "Meta-" + name, name + "-hf", unprefixed} {
 			if ids = builtinByName(n); len(ids) > 0 {
 				break
 			}

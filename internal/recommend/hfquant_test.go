@@ -236,6 +236,19 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 		{"unsloth/llama-3-8b-Instruct-bnb-4bit", "meta-llama/Meta-Llama-3-8B-Instruct", capability.Int4, oomsim.QuantBnB, false},
 		{"TheBloke/Llama-2-7B-Chat-GPTQ", "meta-llama/Llama-2-7b-chat-hf", capability.Int4, oomsim.QuantGPTQ, false},
 		{"unsloth/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.2-3B-Instruct", "", "", false},
+		// Red Hat's llm-compressor names, and Meta's dropped prefix kept.
+		{"RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16", "meta-llama/Meta-Llama-3.1-8B-Instruct", capability.Int4, oomsim.QuantGPTQ, false},
+		{"RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8", "mistralai/Mistral-Small-3.1-24B-Instruct-2503", capability.Int8, oomsim.QuantGPTQ, false},
+		{"meta-llama/Meta-Llama-3.1-405B-Instruct-FP8", "meta-llama/Llama-3.1-405B-Instruct", capability.Int8, oomsim.QuantFP8, false},
+		{"hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "meta-llama/Llama-3.1-70B-Instruct", capability.Int4, oomsim.QuantGPTQ, false},
+		// A bare bit count, AutoRound, and W8A16.
+		{"01-ai/Yi-34B-Chat-4bits", "01-ai/Yi-34B-Chat", capability.Int4, oomsim.QuantGPTQ, false},
+		{"internlm/internlm2_5-7b-chat-4bit", "internlm/internlm2_5-7b-chat", capability.Int4, oomsim.QuantGPTQ, false},
+		{"Lorbus/Qwen3.6-27B-int4-AutoRound", "Qwen/Qwen3.6-27B", capability.Int4, oomsim.QuantGPTQ, false},
+		{"Vezora/Qwen2.5-Coder-32B-Instruct-fp8-W8A16", "Qwen/Qwen2.5-Coder-32B-Instruct", capability.Int8, oomsim.QuantGPTQ, false},
+		// mlx's bits with a group size; gpt-oss keeps its own MXFP4.
+		{"mlx-community/Qwen3-4B-Instruct-2507-5bit-g32", "Qwen/Qwen3-4B-Instruct-2507", capability.Int8, oomsim.QuantMLX, false},
+		{"mlx-community/gpt-oss-20b-MXFP4-Q8", "openai/gpt-oss-20b", "", "", false},
 	}
 	for _, c := range cases {
 		base, st, gguf, _, ok := reuploadOf(c.id)
@@ -250,7 +263,10 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 			t.Errorf("%s: stored %+v, want %s %s", c.id, st, c.prec, c.format)
 		}
 	}
-	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "someone/Qwen3-8B-notasuffix"} {
+	if _, st, _, _, _ := reuploadOf("mlx-community/Qwen3-4B-Instruct-2507-4bit-g32"); st == nil || st.Bits != 5 {
+		t.Errorf("mlx 4-bit, group 32: %+v, want 5 bits a weight", st)
+	}
+	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "someone/Qwen3-8B-notasuffix", "mlx-community/4bit"} {
 		if base, _, _, _, ok := reuploadOf(id); ok {
 			t.Errorf("%s resolved to %s", id, base)
 		}
