@@ -362,8 +362,8 @@ func contextDegree(r map[string]string) int {
 // ringAttention: a ring-attention mode named without a degree.
 var ringAttention = regexp.MustCompile(`(?i)ring_attn|ring attention`)
 
-// parallelDegree is the degree re finds in the row's note, else in its id,
-// when it finds one value only; 0 otherwise.
+// parallelDegree is the degree re finds in the row's note when the note
+// names one value, else the one its id names; 0 when neither names one.
 func parallelDegree(re *regexp.Regexp, r map[string]string) int {
 	for _, text := range []string{r["note"], r["id"]} {
 		seen := map[int]bool{}
@@ -377,9 +377,9 @@ func parallelDegree(re *regexp.Regexp, r map[string]string) int {
 				return n
 			}
 		}
-		if len(seen) > 1 {
-			return 0 // the note names several: none is the row's
-		}
+		// A note that names several (a baseline beside the row's own
+		// layout) leaves the row's degree to its id, which names only the
+		// row's; an id that names several is no answer either.
 	}
 	return 0
 }
