@@ -169,6 +169,51 @@ const (
 	maxHeads  = 1 << 12 // heads, KV heads, head_dim, d_kv, buckets
 )
 
+// nullNonFinite turns the bare NaN, Infinity and -Infinity that Python's
+// json module writes (transformers saves Mamba2's time_step_limit as
+// [0.0, Infinity]: nvidia/Nemotron-H-*'s config.json) into null, which
+// encoding/json reads as "not set"; inside strings they are left alone.
+// Nothing devctl counts is ever one of them.
+func nullNonFinite(data []byte) []byte {
+	if !bytes.Contains(data, []byte("Infinity")) && !bytes.Contains(data, []byte("NaN")) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	inString, escaped := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out = append(out, c)
+			continue
+		}
+		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
+			if bytes.HasPrefix(data[i:], []byte(tok)) {
+				out = append(out, "null"...)
+				i += len(tok) - 1
+				c = 0
+				break
+			}
+		}
+		if c != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ParseHFConfig reads a Hugging Face config.json and counts the model's
 // parameters exactly for the llama, mistral, qwen2 (GQA, tied or untied
 // embeddings, qkv bias), gpt2, bert and t5 families. It returns the shape
@@ -181,6 +226,7 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	// encoding/json refuses; anything after the one object (a second
 	// object, a stray brace, a concatenated file) is refused, not ignored.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = nullNonFinite(data)
 	data, topWidths, textWidths := liftPerLayerWidths(dropPerLayerMoEWidths(data))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {

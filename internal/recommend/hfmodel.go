@@ -19,6 +19,7 @@ var dtypeBytes = map[string]int64{"float32": 4, "float16": 2, "bfloat16": 2, "fl
 // bytes of torch_dtype), with a shape derived from published architectures
 // of that size. Notes say which was done.
 func ModelFromFiles(name string, config []byte, indexTotal int64) (oomsim.Model, []string, error) {
+	config = nullNonFinite(config) // every reader below sees Python's Infinity as null
 	m, err := ParseHFConfig(config)
 	var notes []string
 	stored, note, qerr := ParseStoredWeights(config)
