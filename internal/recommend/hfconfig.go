@@ -20,11 +20,11 @@ var SupportedFamilies = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "
 	"mistral3", "qwen2_vl", "qwen2_5_vl", "granitemoe", "granitemoeshared", "phimoe", "exaone", "smollm3", "ernie4_5", "dbrx",
 	"mt5", "umt5", "qwen3_next", "internlm", "baichuan", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "glm4_moe",
 	"qwen3_vl", "qwen3_vl_moe", "glm4_moe_lite", "gemma4", "gemma4_text", "nemotron_h", "minicpm", "distilbert", "mllama", "gemma3n", "gemma3n_text",
-	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "kimi_k2", "minimax", "minimax_m1",
+	"lfm2", "granitemoehybrid", "ernie4_5_moe", "minimax_m2", "deepseek_v32", "glm_moe_dsa", "nemotron-nas", "mimo_v2_flash", "kimi_k2", "minimax", "minimax_m1",
 	"llava", "llava_next", "internvl", "falcon_h1",
 	"glm4v", "glm4v_moe", "seed_oss", "olmo3", "exaone4",
 	"hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan",
-	"kimi_vl", "deepseek_vl_v2", "phi3_v", "qwen3_omni_moe"}
+	"kimi_vl", "kimi_k25", "deepseek_vl_v2", "phi3_v", "qwen3_omni_moe"}
 
 // ErrUnsupportedFamily marks a config.json of a model_type devctl cannot count.
 var ErrUnsupportedFamily = errors.New("unsupported model family")
@@ -55,18 +55,18 @@ type hfConfig struct {
 	MLPBias               *bool    `json:"mlp_bias"`
 
 	// Mixture of experts (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3)
-	NumLocalExperts              *int64  `json:"num_local_experts"`
-	NumExperts                   *int64  `json:"num_experts"`
-	NRoutedExperts               *int64  `json:"n_routed_experts"`
-	NSharedExperts               *int64  `json:"n_shared_experts"`
-	NumExpertsPerTok             *int64  `json:"num_experts_per_tok"`
-	MoEIntermediateSize          *int64  `json:"moe_intermediate_size"`
-	SharedExpertIntermediateSize *int64  `json:"shared_expert_intermediate_size"`
-	DecoderSparseStep            *int64  `json:"decoder_sparse_step"`
-	MLPOnlyLayers                []int64 `json:"mlp_only_layers"`
-	FirstKDenseReplace           *int64  `json:"first_k_dense_replace"`
-	MoELayerFreq                 *int64  `json:"moe_layer_freq"`
-	TopKMethod                   string  `json:"topk_method"`
+	NumLocalExperts              *int64    `json:"num_local_experts"`
+	NumExperts                   *int64    `json:"num_experts"`
+	NRoutedExperts               *int64    `json:"n_routed_experts"`
+	NSharedExperts               *int64    `json:"n_shared_experts"`
+	NumExpertsPerTok             *int64    `json:"num_experts_per_tok"`
+	MoEIntermediateSize          *int64    `json:"moe_intermediate_size"`
+	SharedExpertIntermediateSize *int64    `json:"shared_expert_intermediate_size"`
+	DecoderSparseStep            *int64    `json:"decoder_sparse_step"`
+	MLPOnlyLayers                []int64   `json:"mlp_only_layers"`
+	FirstKDenseReplace           *int64    `json:"first_k_dense_replace"`
+	MoELayerFreq                 layerFreq `json:"moe_layer_freq"`
+	TopKMethod                   string    `json:"topk_method"`
 	// DeepSeek multi-head latent attention
 	QLoraRank     *int64 `json:"q_lora_rank"`
 	KVLoraRank    *int64 `json:"kv_lora_rank"`
@@ -157,6 +157,8 @@ type hfConfig struct {
 	hfMoEVariants
 	hfFamG
 	hfPhi3V
+	hfNemotronNAS
+	hfMiMo
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -282,6 +284,21 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 		m, err = countDeepSeek(c, "deepseek_v3")
 	case "deepseek_v32":
 		m, err = countDeepSeekV32(c)
+	case "nemotron-nas":
+		m, err = countNemotronNAS(c)
+	case "mimo_v2_flash":
+		m, err = countMiMoV2Flash(c)
+	case "glm_moe_dsa":
+		// GLM-5 (GlmMoeDsaForCausalLM): DeepSeek-V3.2's layer under GLM's
+		// name: multi-head latent attention with the sparse-attention
+		// indexer, sigmoid-routed experts with a shared one, the first
+		// first_k_dense_replace layers dense. zai-org/GLM-5's count is this
+		// plus its one multi-token-prediction layer, which devctl leaves
+		// out as for DeepSeek-V3.
+		m, err = countDeepSeekV32(c)
+		if err == nil {
+			m.Notes = append(m.Notes, "glm_moe_dsa: GLM-5, counted as DeepSeek-V3.2 (multi-head latent attention with DeepSeek sparse attention's indexer)")
+		}
 	case "glm4_moe_lite":
 		// GLM-4.7-Flash: DeepSeek-V3's layer (multi-head latent attention,
 		// a sigmoid-routed mixture of experts with a shared expert, the

@@ -870,7 +870,7 @@ func readRoutedExperts(c hfConfig, f *fields) routedExperts {
 		nShared:    f.opt("n_shared_experts", c.NSharedExperts, 0),
 		topK:       f.need("num_experts_per_tok", c.NumExpertsPerTok),
 		firstDense: f.opt("first_k_dense_replace", c.FirstKDenseReplace, 0),
-		freq:       f.opt("moe_layer_freq", c.MoELayerFreq, 1),
+		freq:       f.opt("moe_layer_freq", c.MoELayerFreq.step(f), 1),
 	}
 }
 

@@ -243,7 +243,7 @@ func countFamily2026(c hfConfig, family string) (m oomsim.Model, ok bool, err er
 		m, err = countFamilyE(c, family)
 	case "hunyuan_v1_moe", "hunyuan_v1_dense", "bailing_moe", "lfm2_moe", "qwen2_5_omni", "hunyuan":
 		m, err = countFamiliesF(c, family)
-	case "kimi_vl", "deepseek_vl_v2":
+	case "kimi_vl", "kimi_k25", "deepseek_vl_v2":
 		m, err = countFamiliesG(c, family)
 	case "phi3_v":
 		m, err = countPhi3V(c)

@@ -25,6 +25,12 @@ type famGVisionFields struct {
 	InitPosEmbHeight *int64  `json:"init_pos_emb_height"`
 	InitPosEmbWidth  *int64  `json:"init_pos_emb_width"`
 	MergeKernelSize  []int64 `json:"merge_kernel_size"`
+	// Kimi-K2.5's MoonViT (configuration_kimi_k25.py): the same tower
+	// under vt_ names, with a temporal position table for video.
+	VtHiddenSize       *int64 `json:"vt_hidden_size"`
+	VtNumHiddenLayers  *int64 `json:"vt_num_hidden_layers"`
+	VtIntermediateSize *int64 `json:"vt_intermediate_size"`
+	InitPosEmbTime     *int64 `json:"init_pos_emb_time"`
 	// DeepSeek-VL2's VisionEncoderConfig (timm-style names)
 	Width      *int64 `json:"width"`
 	Layers     *int64 `json:"layers"`
@@ -45,8 +51,11 @@ type vl2Projector struct {
 
 // countFamiliesG dispatches kimi_vl and deepseek_vl_v2.
 func countFamiliesG(c hfConfig, family string) (oomsim.Model, error) {
-	if family == "kimi_vl" {
+	switch family {
+	case "kimi_vl":
 		return countKimiVL(c)
+	case "kimi_k25":
+		return countKimiK25(c)
 	}
 	return countDeepSeekVL2(c)
 }
@@ -103,6 +112,44 @@ func countKimiVL(c hfConfig) (oomsim.Model, error) {
 	tower := 3*patch*patch*d + d + posH*posW*d + layers*block + 2*d
 	projector := 2*d + merged*merged + merged + merged*text + text
 	return withVisionTower(m, "kimi_vl", tower+projector), nil
+}
+
+// countKimiK25 counts KimiK25ForConditionalGeneration (moonshotai/Kimi-K2.5):
+// Kimi K2's DeepSeek-V3 language model in text_config, counted exactly as
+// Kimi K2 is, and a MoonViT tower whose fields carry a vt_ prefix, counted
+// as Kimi-VL's (countKimiVL) with a temporal position table of
+// init_pos_emb_time rows beside the spatial one. The tower's count is not
+// checked against a published one (the Hub's count of this int4 release
+// is not a parameter count devctl can reproduce); it is under 0.1% of the
+// model.
+func countKimiK25(c hfConfig) (oomsim.Model, error) {
+	v := c.VisionConfig
+	if v == nil {
+		return oomsim.Model{}, fmt.Errorf("no vision_config")
+	}
+	if v.HiddenSize == nil {
+		v.HiddenSize = v.VtHiddenSize
+	}
+	if v.NumHiddenLayers == nil {
+		v.NumHiddenLayers = v.VtNumHiddenLayers
+	}
+	if v.IntermediateSize == nil {
+		v.IntermediateSize = v.VtIntermediateSize
+	}
+	m, err := countKimiVL(c)
+	if err != nil {
+		return m, err
+	}
+	if v.InitPosEmbTime != nil && *v.InitPosEmbTime > 0 && *v.InitPosEmbTime <= maxLayers {
+		n := *v.InitPosEmbTime * *v.HiddenSize
+		m.Params += n
+		m.VisionParams += n
+		m.UnquantizedParams += n
+	}
+	for i, n := range m.Notes {
+		m.Notes[i] = strings.ReplaceAll(n, "kimi_vl", "kimi_k25")
+	}
+	return m, nil
 }
 
 // countDeepSeekVL2 counts DeepseekVLV2ForCausalLM (deepseek-vl2-tiny,

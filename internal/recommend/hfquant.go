@@ -69,6 +69,11 @@ func ParseStoredWeights(config []byte) (*oomsim.StoredWeights, string, error) {
 	var top struct {
 		QuantizationConfig *quantBlock `json:"quantization_config"`
 		Quantization       *quantBlock `json:"quantization"`
+		// A multimodal wrapper may keep its language model's block in
+		// text_config (moonshotai/Kimi-K2.5's int4 experts).
+		TextConfig *struct {
+			QuantizationConfig *quantBlock `json:"quantization_config"`
+		} `json:"text_config"`
 	}
 	config = bytes.TrimPrefix(config, []byte("\xef\xbb\xbf"))
 	if err := json.Unmarshal(config, &top); err != nil {
@@ -77,6 +82,9 @@ func ParseStoredWeights(config []byte) (*oomsim.StoredWeights, string, error) {
 	q, key := top.QuantizationConfig, "quantization_config"
 	if q == nil {
 		q, key = top.Quantization, "quantization"
+	}
+	if q == nil && top.TextConfig != nil {
+		q, key = top.TextConfig.QuantizationConfig, "text_config.quantization_config"
 	}
 	if q == nil {
 		return nil, "", nil
