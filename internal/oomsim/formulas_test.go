@@ -1607,3 +1607,37 @@ func TestTrainerDefaultsToFusedAdamW(t *testing.T) {
 		}
 	}
 }
+
+// DoRA (peft use_dora) trains a magnitude per output feature of each
+// adapted Linear: Llama-3-8B at r=16 on q, k, v and o has 13,631,488 LoRA
+// parameters and 32 × (4096 + 1024 + 1024 + 4096) = 327,680 magnitudes.
+// Without checkpointing every block keeps each adapted Linear's base and
+// adapter outputs (2 × 10,240 values a token) and, with lora_dropout on
+// (transformers' stacks), the four weights in the compute dtype.
+func TestDoRATerms(t *testing.T) {
+	arch := &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128_256, Gated: true}
+	llama3 := Model{Params: 8_030_261_248, HeadParams: 128_256 * 4096, Arch: arch}
+	plan := Plan{Model: llama3, Mode: LoRA, Precision: capability.BF16, BatchSize: 1, SeqLen: 1024, Stack: StackHF,
+		LoRARank: 16, LoRATargets: LoRAQKVO, Recompute: RecomputeNone}
+	lora, err := Estimate(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.DoRA = true
+	dora, err := Estimate(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, weights := doraShapes(arch, LoRAQKVO)
+	if outs != 10_240 || weights != 2*4096*4096+2*4096*1024 {
+		t.Fatalf("doraShapes: %g outputs, %g weight values a block", outs, weights)
+	}
+	adapterB := float64(lora.GradientsBytes) / 13_631_488 // the adapters' dtype
+	if got, want := float64(dora.GradientsBytes-lora.GradientsBytes), 327_680*adapterB; got != want {
+		t.Errorf("magnitudes' gradients: %g bytes more, want %g", got, want)
+	}
+	want := 32 * (2*outs*1024 + weights) * 2 // bf16 values
+	if got := float64(dora.ActivationsBytes - lora.ActivationsBytes); got != want {
+		t.Errorf("activations: %g bytes more, want %g", got, want)
+	}
+}

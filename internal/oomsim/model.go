@@ -248,6 +248,10 @@ type Plan struct {
 	DeviceName string `json:"-"`
 	// LoRARank is the adapter rank for lora/qlora (default 16).
 	LoRARank int `json:"lora_rank,omitempty"`
+	// DoRA: the adapters are weight-decomposed (DoRA, Liu et al. 2024;
+	// peft's use_dora): a trainable magnitude per output feature, and each
+	// adapted Linear keeps its output and the adapter's for the backward.
+	DoRA bool `json:"dora,omitempty"`
 	// LoRALayers is how many of the last blocks carry adapters (mlx-lm
 	// adapts the last 16 by default); 0 means every block. Blocks before
 	// the first adapted one keep no activations for the backward.

@@ -378,6 +378,12 @@ func realistic(p Plan) (Breakdown, error) {
 			base = float64(largestLayerBytes(m, p.Precision))
 		}
 		t := float64(loraParams(m, s.targets, p.LoRARank))
+		if p.DoRA && a != nil {
+			// DoRA's magnitude vector: one value per output feature of
+			// every adapted Linear, trained as the adapters are.
+			outs, _ := doraShapes(a, s.targets)
+			t += outs * float64(a.Layers)
+		}
 		// Adapters: weights, gradients and two Adam states, in the
 		// stack's adapter dtype (PEFT keeps them in fp32).
 		b.WeightsBytes = sat(base + t*s.adapterB/wShard)
@@ -945,6 +951,34 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 	return int64(rank) * per * int64(a.Layers)
 }
 
+// doraShapes is what DoRA (peft's DoraLinearLayer) adds to one block: outs,
+// the output features of its adapted Linears (each has a trainable
+// magnitude per feature, and keeps for the backward its base output,
+// which the magnitude scales, and the adapter's output, one value each per
+// token), and weights, the values of those Linears' weights: with
+// lora_dropout on, peft recomputes the base product from the dequantised
+// weight in the compute dtype, which the product keeps for the backward.
+func doraShapes(a *Arch, targets LoRATargets) (outs, weights float64) {
+	h, q, kv, f := float64(a.Hidden), float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim), float64(a.FFN)
+	if q == 0 {
+		q = h
+	}
+	if kv == 0 {
+		kv = q
+	}
+	switch targets {
+	case LoRAQKVO:
+		return q + 2*kv + h, h*q + 2*h*kv + q*h
+	case LoRAAllLinear:
+		outs, weights = q+2*kv+h+f+h, h*q+2*h*kv+q*h+2*h*f
+		if a.Gated {
+			outs, weights = outs+f, weights+h*f
+		}
+		return outs, weights
+	}
+	return q + kv, h*q + h*kv // q and v
+}
+
 // layerSaved is what one decoder block saves for the backward per token, in
 // activation values (× the compute dtype's bytes), as PyTorch autograd
 // keeps it for a Llama-shaped block in transformers:
@@ -1047,6 +1081,10 @@ func layerSaved(s settings, a *Arch, lora bool, seq float64) float64 {
 		}
 	}
 	per := norms*h + attn + mlp + linIn
+	if lora && s.p.DoRA {
+		outs, _ := doraShapes(a, s.targets)
+		per += 2 * outs // each adapted Linear's base output and adapter output
+	}
 	if s.attn == AttentionEager {
 		per += heads * seq * eagerScoreBytes(s, a) / s.cb
 	}
@@ -1181,6 +1219,13 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	wide := float64(a.FFN) * tokens / s.n
 	if a.Gated {
 		wide *= 2
+	}
+	if lora && p.DoRA && s.prof.LoRADropout {
+		// DoRA with lora_dropout: each block's adapted weights,
+		// dequantised to the compute dtype, kept by the recomputed base
+		// product until its backward (split as the block's matrices are).
+		_, w := doraShapes(a, s.targets)
+		per += w / s.n
 	}
 	switch {
 	case rc == RecomputeOffload:

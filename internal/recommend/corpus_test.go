@@ -329,6 +329,9 @@ var explicitTorchAdamW = regexp.MustCompile(`(?i)(?:optim[ =:'"]+|--optim\s+)ada
 // 8", "eval_batch_size=2", "eval batch 8".
 var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch_size|eval batch(?: size)?)[ =:]*(\d+)`)
 
+// doraID: a row id that names a DoRA run (peft use_dora; QDoRA).
+var doraID = regexp.MustCompile(`(?i)(?:^|-)q?dora(?:-|$)`)
+
 // tiledMLP: the note quotes a tiled MLP switched on (Unsloth's
 // unsloth_tiled_mlp = True, ArcticTraining's tiled_mlp: true).
 var tiledMLP = regexp.MustCompile(`(?i)tiled_mlp\s*[=:]\s*true`)
@@ -616,6 +619,8 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	in.Compiled = strings.Contains(k, "compile")
 	in.FusedKernels = strings.Contains(k, "liger") // its RMSNorm and SwiGLU; its loss below
 	in.TiledMLP = strings.Contains(k, "tiled-mlp") || tiledMLP.MatchString(r["note"])
+	// DoRA runs say so in their id (-dora-, -qdora-) or their kernels.
+	in.DoRA = (mode == oomsim.LoRA || mode == oomsim.QLoRA) && (doraID.MatchString(r["id"]) || strings.Contains(k, "dora"))
 	switch {
 	case strings.Contains(k, "liger"), strings.Contains(k, "cut-ce"), strings.Contains(k, "fused-ce"), strings.Contains(k, "unsloth"):
 		in.Loss = oomsim.LossFused

@@ -122,6 +122,7 @@ type RunSettings struct {
 	LoRARank     int
 	LoRATargets  oomsim.LoRATargets
 	LoRALayers   int
+	DoRA         bool
 	GaLoreRank   int
 	Quant        oomsim.QuantFormat
 	WeightBits   float64
@@ -299,7 +300,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
-		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, GaLoreRank: r.GaLoreRank,
+		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, DoRA: r.DoRA, GaLoreRank: r.GaLoreRank,
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, SequenceParallel: r.SequenceParallel, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
 		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens, PrefillChunk: r.PrefillChunk,
 		StackVersion:     r.StackVersion,

@@ -87,6 +87,7 @@ type Options struct {
 	WeightBits  float64
 	Mixed       string
 	LoRARank    int
+	DoRA        bool
 	GaLoreRank  int
 	LoRATargets string
 	LoRALayers  int
@@ -211,6 +212,7 @@ not run the probe.`,
 	fl.Float64Var(&opts.KLBeta, "kl-beta", -1, "with --objective grpo, the KL coefficient beta: 0 keeps no reference model; unset, the TRL release's default (0.0 since 0.19, 0.04 before)")
 	fl.StringVar(&opts.Mixed, "mixed-precision", "auto", "how 16-bit training holds weights: auto (the stack's), amp (fp32 master copy, autocast) or pure (16-bit weights and optimizer state); with --mode inference, amp is a forward under torch.autocast over fp32 weights")
 	fl.IntVar(&opts.LoRARank, "lora-rank", 16, "LoRA/QLoRA adapter rank")
+	fl.BoolVar(&opts.DoRA, "dora", false, "the adapters are DoRA's (weight-decomposed LoRA: peft use_dora=True, LLaMA-Factory use_dora, axolotl peft_use_dora, torchtune's DoRA recipes): a trainable magnitude per output feature, and each adapted Linear keeps its output and the adapter's for the backward (with lora_dropout, peft also keeps the layer's dequantised weight); --mode lora or qlora")
 	fl.StringVar(&opts.LoRATargets, "lora-targets", "auto", "modules LoRA adapts: auto (the stack's), qv, qkvo or all-linear")
 	fl.IntVar(&opts.LoRALayers, "lora-layers", 0, "adapt only the last N blocks (0: all, or the stack's: mlx adapts 16)")
 	fl.Float64Var(&opts.WeightBits, "weight-bits", 0, "bits per quantised weight, constants included, for a quantisation --quant does not name (GGUF Q5_K_M 5.69, Q6_K 6.56, mlx 6-bit 6.5, EXL2 4.65 bpw); with 8bit or 4bit precision")
@@ -474,7 +476,7 @@ func (o *Options) Validate() error {
 		return cmdutil.Usagef("invalid --eval-batch-size %d: want 0 (no evaluation) to %d", o.EvalBatchSize, 1<<20)
 	}
 	r.EvalBatch = o.EvalBatchSize
-	r.LoRARank, r.LoRALayers, r.Compiled = o.LoRARank, o.LoRALayers, o.Compile
+	r.LoRARank, r.LoRALayers, r.DoRA, r.Compiled = o.LoRARank, o.LoRALayers, o.DoRA, o.Compile
 	if r.Objective != oomsim.ObjectiveGRPO {
 		r.Prealloc = o.GPUMemUtil // with GRPO it is the colocated vLLM's share (grpo)
 	}
