@@ -1641,3 +1641,25 @@ func TestDoRATerms(t *testing.T) {
 		t.Errorf("activations: %g bytes more, want %g", got, want)
 	}
 }
+
+// lmdeploy before v0.1.0 (TurboMind 1.0) takes no share of the device: it
+// allocates each sequence's session_len of KV cache as the sequence
+// arrives. lmdeploy's quantization doc (v0.0.x) measured 1030 MB a
+// sequence for LLaMA-7B's 2048 tokens; from v0.1.0 the cache is a share.
+func TestLMDeployTurboMind1AllocatesPerSequence(t *testing.T) {
+	arch := &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000, Gated: true}
+	m := Model{Params: 6_738_415_616, HeadParams: 32000 * 4096, Arch: arch}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.FP16, BatchSize: 8, SeqLen: 2048, Stack: StackLMDeploy, StackVersion: "0.0.14",
+		Backend: backend.CUDA, DeviceBytes: 80 << 30}
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(8 * 2048 * 32 * 2 * 4096 * 2); b.KVCacheBytes != want {
+		t.Errorf("KV cache %d, want 8 sessions of 2048 tokens, %d", b.KVCacheBytes, want)
+	}
+	p.StackVersion = "0.1.0"
+	if b, _ = Estimate(p); b.KVCacheBytes != 40<<30 {
+		t.Errorf("v0.1.0: KV cache %d, want half the device", b.KVCacheBytes)
+	}
+}

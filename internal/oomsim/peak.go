@@ -1941,6 +1941,11 @@ func servingEngine(s settings) (Breakdown, error) {
 		}
 		required = max(required, w+float64(need)+act+buf)
 		what = fmt.Sprintf("the KV cache takes %.0f%% of what the weights leave free", frac*100)
+	case KVPerSequence:
+		pool = float64(need)
+		held = w + pool + act + buf
+		required = held
+		what = "the KV cache of each sequence, session_len tokens, allocated as the sequence arrives (TurboMind 1.0)"
 	case KVShareOfDevice:
 		pool = frac * device
 		held = w + pool + act + buf
@@ -1976,7 +1981,11 @@ func servingEngine(s settings) (Breakdown, error) {
 			counted = true
 		}
 	}
-	b.Notes = append(b.Notes, fmt.Sprintf("%s preallocates at start-up: %s (%s)", p.Stack, what, fmtGiB(max(sat(pool), 0))))
+	verb := "preallocates at start-up"
+	if rule == KVPerSequence {
+		verb = "holds"
+	}
+	b.Notes = append(b.Notes, fmt.Sprintf("%s %s: %s (%s)", p.Stack, verb, what, fmtGiB(max(sat(pool), 0))))
 	if rt, ok := runtimes[p.Backend]; ok {
 		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
 	}

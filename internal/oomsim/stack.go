@@ -271,6 +271,11 @@ const (
 	// KVShareOfDevice: the KV cache alone gets f·D (lmdeploy v0.1.0-v0.2.1,
 	// cache_max_entry_count 0.5 of the total).
 	KVShareOfDevice PreallocRule = "kv-of-device"
+	// KVPerSequence: no share; each sequence's KV cache is allocated
+	// whole (session_len tokens) when the sequence arrives (lmdeploy
+	// v0.0.x, TurboMind 1.0: cache_chunk_size 1 sequence at a time, up to
+	// cache_max_entry_count 48).
+	KVPerSequence PreallocRule = "kv-per-sequence"
 )
 
 // profiles are the stacks' defaults. Each was read in the stack's own code
@@ -585,6 +590,12 @@ func servingDefaults(p Plan) (rule PreallocRule, share float64, tokens int) {
 		// of the memory free after the weights (commit 0f324a4, #973).
 		if releaseBelow(p.StackVersion, "0.2.2") {
 			rule, share = KVShareOfDevice, 0.5
+		}
+		if releaseBelow(p.StackVersion, "0.1.0") {
+			// TurboMind 1.0 (docs/en/inference/turbomind_config.md,
+			// "TurboMind 1.0 config"): k/v for cache_chunk_size (1)
+			// sequences of session_len tokens each time one arrives.
+			rule, share = KVPerSequence, 0
 		}
 	}
 	if p.PrefillTokens > 0 {

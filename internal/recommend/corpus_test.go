@@ -329,6 +329,10 @@ var explicitTorchAdamW = regexp.MustCompile(`(?i)(?:optim[ =:'"]+|--optim\s+)ada
 // 8", "eval_batch_size=2", "eval batch 8".
 var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch_size|eval batch(?: size)?)[ =:]*(\d+)`)
 
+// sessionLen: lmdeploy's session_len as a note or id states it
+// ("session_len开了8200", "--session-len 4096", "sess8200").
+var sessionLen = regexp.MustCompile(`(?i)(?:session[_ -]?len[^0-9]{0,8}|(?:^|-)sess)(\d{3,7})`)
+
 // doraID: a row id that names a DoRA run (peft use_dora; QDoRA).
 var doraID = regexp.MustCompile(`(?i)(?:^|-)q?dora(?:-|$)`)
 
@@ -748,7 +752,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// A serving row's batch is the engine's max_num_seqs, a cap on
 		// what it schedules; it starts when one max_model_len sequence
 		// fits its KV cache. Its memory share is the row's own setting.
-		in.BatchSize = 1
+		// lmdeploy before v0.1 (TurboMind 1.0) holds no share: each
+		// sequence served at once gets its session_len of cache.
+		if in.Stack != oomsim.StackLMDeploy || !oomsim.VersionBelow(in.StackVersion, 0, 1) {
+			in.BatchSize = 1
+		} else if m := sessionLen.FindStringSubmatch(r["note"] + " " + r["id"]); m != nil {
+			// Each sequence gets the whole session_len, whatever it holds.
+			in.SeqLen = atoi0(m[1])
+		}
 		if m := gpuUtil.FindStringSubmatch(r["note"]); m != nil {
 			in.Prealloc, _ = strconv.ParseFloat(m[1], 64)
 		}
@@ -854,7 +865,7 @@ var (
 	// Trainer defaults to fused AdamW.
 	torchReleases    = [][2]string{{"2025-08-06", "2.7"}, {"9999-12-31", "2.8"}}
 	ollamaReleases   = [][2]string{{"2024-07-07", "0.1.48"}, {"2025-04-30", "0.6.6"}, {"2025-07-30", "0.9.6"}, {"2025-10-09", "0.12.3"}, {"2025-12-15", "0.13.3"}, {"2026-02-05", "0.15.4"}}
-	lmdeployReleases = [][2]string{{"2024-01-31", "0.2.1"}}
+	lmdeployReleases = [][2]string{{"2023-12-18", "0.0.14"}, {"2024-01-31", "0.2.1"}}
 	llamaCppReleases = [][2]string{{"2025-08-30", "b6326"}}
 	tgiReleases      = [][2]string{{"2024-12-09", "2.4"}}
 )
