@@ -157,9 +157,13 @@ func Estimate(p Plan) (Breakdown, error) {
 	if err := p.Validate(); err != nil {
 		return Breakdown{}, err
 	}
+	p, mtp := withMTP(p)
 	b, err := realistic(p)
 	if err != nil {
 		return Breakdown{}, err
+	}
+	if mtp != "" {
+		b.Notes = append(b.Notes, mtp)
 	}
 	b.Convention = Devctl
 	b.ModelStatesBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)

@@ -101,6 +101,11 @@ type Model struct {
 	// is already quantised (a GPTQ, AWQ, bitsandbytes, fp8 or mlx
 	// upload); nil for a 16/32-bit checkpoint.
 	Stored *StoredWeights `json:"stored_weights,omitempty"`
+	// MTPLayers is how many multi-token-prediction layers the checkpoint
+	// carries beside the model (num_nextn_predict_layers,
+	// mtp_num_hidden_layers): not counted in Params, loaded only for
+	// speculative decoding (Plan.Speculative).
+	MTPLayers int `json:"mtp_layers,omitempty"`
 }
 
 // StoredWeights is the storage of a checkpoint published quantised: the
@@ -240,6 +245,11 @@ type Plan struct {
 	// evaluates (llama.cpp's --ubatch-size, Ollama's num_batch, mlx-lm's
 	// --prefill-step-size); 0 takes the stack's (Profile.PrefillChunk).
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
+	// Speculative is the speculative decoding a serving engine runs:
+	// "mtp" drafts with the checkpoint's multi-token-prediction layers
+	// (vLLM's speculative_config method "mtp", SGLang's NEXTN), which
+	// then sit beside the model with a KV cache of their own.
+	Speculative string `json:"speculative,omitempty"`
 	// DeviceBytes is the device's memory, for engines that preallocate a
 	// share of it.
 	DeviceBytes int64 `json:"-"`
@@ -496,6 +506,15 @@ type Published struct {
 func (p Plan) Validate() error {
 	if p.Model.Params <= 0 {
 		return fmt.Errorf("model %q has no parameter count", p.Model.Name)
+	}
+	switch p.Speculative {
+	case "":
+	case SpeculativeMTP:
+		if p.Mode != Inference || p.Model.MTPLayers <= 0 {
+			return fmt.Errorf("speculative %q: the model's multi-token-prediction layers as a draft at inference; model %q has %d of them, mode %s", p.Speculative, p.Model.Name, p.Model.MTPLayers, p.Mode)
+		}
+	default:
+		return fmt.Errorf("speculative %q: want mtp or none", p.Speculative)
 	}
 	for _, err := range []error{
 		check("mode", p.Mode, Modes), check("precision", p.Precision, capability.Precisions),

@@ -333,6 +333,12 @@ var evalBatch = regexp.MustCompile(`(?i)(?:per_device_eval_batch_size|eval_batch
 // ("session_len开了8200", "--session-len 4096", "sess8200").
 var sessionLen = regexp.MustCompile(`(?i)(?:session[_ -]?len[^0-9]{0,8}|(?:^|-)sess)(\d{3,7})`)
 
+// mtpID and mtpNote: a serving row that drafts with the model's MTP layers.
+var (
+	mtpID   = regexp.MustCompile(`(?i)(?:^|-)mtp\d*(?:-|$)`)
+	mtpNote = regexp.MustCompile(`(?i)"method"\s*:\s*"(?:mtp|\w+_mtp)"|method[ =:]+mtp\b|speculative[-_ ]algorithm[ =]+(?:nextn|eagle)\b`)
+)
+
 // doraID: a row id that names a DoRA run (peft use_dora; QDoRA).
 var doraID = regexp.MustCompile(`(?i)(?:^|-)q?dora(?:-|$)`)
 
@@ -623,6 +629,12 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	in.Compiled = strings.Contains(k, "compile")
 	in.FusedKernels = strings.Contains(k, "liger") // its RMSNorm and SwiGLU; its loss below
 	in.TiledMLP = strings.Contains(k, "tiled-mlp") || tiledMLP.MatchString(r["note"])
+	// Serving with the checkpoint's multi-token-prediction layers as the
+	// draft: an id that says mtp (-mtp-, -mtp3-), or a note that quotes
+	// the method.
+	if mode == oomsim.Inference && oomsim.RunsMTP(in.Stack) && in.Model.MTPLayers > 0 && (mtpID.MatchString(r["id"]) || mtpNote.MatchString(r["note"])) {
+		in.Speculative = oomsim.SpeculativeMTP
+	}
 	// DoRA runs say so in their id (-dora-, -qdora-) or their kernels.
 	in.DoRA = (mode == oomsim.LoRA || mode == oomsim.QLoRA) && (doraID.MatchString(r["id"]) || strings.Contains(k, "dora"))
 	switch {

@@ -159,6 +159,7 @@ type hfConfig struct {
 	hfPhi3V
 	hfNemotronNAS
 	hfMiMo
+	hfMTP
 }
 
 // Bounds on config.json dimensions, far above any published model, chosen
@@ -353,6 +354,7 @@ func ParseHFConfig(data []byte) (oomsim.Model, error) {
 	}
 	m.Family = family
 	m.Name = c.NameOrPath
+	m.MTPLayers = mtpLayers(c, family)
 	m.LargestLayerParams = oomsim.LargestLayer(m)
 	if m.Arch != nil {
 		m.Arch.AttnDropout = attnDropout(c, family)

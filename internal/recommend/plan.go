@@ -152,6 +152,8 @@ type RunSettings struct {
 	// PrefillChunk is a local engine's prompt chunk (--prefill-chunk; 0:
 	// the engine's).
 	PrefillChunk int
+	// Speculative is --speculative ("mtp", or "" for none).
+	Speculative string
 	// KVCacheTokens is --kv-cache-tokens (0: the engine's memory share).
 	KVCacheTokens int
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo,
@@ -302,7 +304,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, DoRA: r.DoRA, GaLoreRank: r.GaLoreRank,
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, SequenceParallel: r.SequenceParallel, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
-		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens, PrefillChunk: r.PrefillChunk,
+		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens, PrefillChunk: r.PrefillChunk, Speculative: r.Speculative,
 		StackVersion:     r.StackVersion,
 		TorchVersion:     r.TorchVersion,
 		Objective:        r.Objective,

@@ -232,6 +232,8 @@ type Input struct {
 	// evaluates (--prefill-chunk: llama.cpp's --ubatch-size, Ollama's
 	// num_batch, mlx-lm's --prefill-step-size); 0 takes the engine's.
 	PrefillChunk int
+	// Speculative is --speculative: "mtp" or "" (none).
+	Speculative string
 	// TensorParallel splits every matrix and the activations over the
 	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
 	// sharding model states (ZeROStage).
@@ -423,7 +425,7 @@ func Recommend(in Input) (*Result, error) {
 		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, TorchVersion: in.TorchVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, DoRA: in.DoRA, GaLoreRank: in.GaLoreRank,
-		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, PrefillChunk: in.PrefillChunk, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
+		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, PrefillChunk: in.PrefillChunk, Speculative: in.Speculative, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
 		Rollout: in.Rollout, RolloutShare: in.RolloutShare, RolloutSleep: in.RolloutSleep, RolloutSteps: in.RolloutSteps})
 	if in.DoRA && plan.Mode != oomsim.LoRA && plan.Mode != oomsim.QLoRA {
 		return nil, fmt.Errorf("%w: --dora is a kind of LoRA adapter: it needs --mode lora or qlora, not %s", ErrContradiction, plan.Mode)
@@ -433,6 +435,12 @@ func Recommend(in Input) (*Result, error) {
 	}
 	if in.PrefillChunk > 0 && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).ChunkFlag == "") {
 		return nil, fmt.Errorf("%w: --prefill-chunk is the prompt chunk of llama.cpp (--ubatch-size), Ollama (num_batch) and mlx-lm (--prefill-step-size) with --mode inference, not %s %s (a serving engine's is --max-num-batched-tokens)", ErrContradiction, plan.Mode, plan.Stack)
+	}
+	if in.Speculative != "" && (plan.Mode != oomsim.Inference || !oomsim.RunsMTP(plan.Stack)) {
+		return nil, fmt.Errorf("%w: --speculative mtp is a serving engine's draft (--mode inference with --stack vllm, sglang or llama.cpp), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
+	}
+	if in.Speculative != "" && in.Model.MTPLayers == 0 {
+		return nil, fmt.Errorf("%w: --speculative mtp drafts with the checkpoint's multi-token-prediction layers, and %s's config.json names none (num_nextn_predict_layers, mtp_num_hidden_layers)", ErrContradiction, in.Model.Name)
 	}
 	if in.KVCacheTokens > 0 && (plan.Mode != oomsim.Inference || !oomsim.CountsKVTokens(plan.Stack)) {
 		return nil, fmt.Errorf("%w: --kv-cache-tokens sizes the KV cache of vllm, sglang, lmdeploy or tensorrt-llm (--mode inference), not %s %s", ErrContradiction, plan.Mode, plan.Stack)

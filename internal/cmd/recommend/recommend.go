@@ -113,6 +113,8 @@ type Options struct {
 	MaxBatchedTokens int
 	// PrefillChunk is a local engine's prompt chunk (--prefill-chunk).
 	PrefillChunk int
+	// Speculative is --speculative: none or mtp.
+	Speculative string
 	// KVCacheTokens is a serving engine's KV cache given as a count of
 	// tokens (0: its memory share).
 	KVCacheTokens int
@@ -223,6 +225,7 @@ not run the probe.`,
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE)")
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
+	fl.StringVar(&opts.Speculative, "speculative", "none", "speculative decoding the serving engine runs: none, or mtp (the checkpoint's multi-token-prediction layers as the draft: vLLM's --speculative-config '{\"method\": \"mtp\"}', SGLang's --speculative-algorithm NEXTN, llama.cpp's MTP): their weights and a KV cache of their own come on top")
 	fl.IntVar(&opts.PrefillChunk, "prefill-chunk", 0, "the prompt tokens one forward of a local engine evaluates: llama.cpp's --ubatch-size (512), Ollama's num_batch (512), mlx-lm's --prefill-step-size (2048) (0: the engine's default)")
 	fl.IntVar(&opts.MaxBatchedTokens, "max-num-batched-tokens", 0, "a serving engine's prefill budget, the tokens its start-up forward profiles: vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size, TGI's max_batch_prefill_tokens (0: the engine's default)")
 	fl.IntVar(&opts.KVCacheTokens, "kv-cache-tokens", 0, "a serving engine's KV cache as a count of tokens rather than a memory share: vLLM's num_gpu_blocks_override x block_size, lmdeploy's cache_max_entry_count of 1 or more (blocks x cache_block_seq_len: 128 before v0.2.2, 64 after), SGLang's max_total_tokens and TensorRT-LLM's max_tokens_in_paged_kv_cache (caps) (0: the share)")
@@ -459,6 +462,13 @@ func (o *Options) Validate() error {
 		r.CPUMoELayers = 1 << 16 // every block
 	}
 	r.KVBits, r.MaxNumSeqs, r.PrefillTokens, r.KVCacheTokens, r.PrefillChunk = kvBits, o.MaxNumSeqs, o.MaxBatchedTokens, o.KVCacheTokens, o.PrefillChunk
+	switch spec := strings.ToLower(strings.TrimSpace(o.Speculative)); spec {
+	case "none", "":
+	case "mtp", "nextn":
+		r.Speculative = "mtp"
+	default:
+		return cmdutil.Usagef("invalid --speculative %q: want none or mtp (the checkpoint's multi-token-prediction layers as the draft)", o.Speculative)
+	}
 	if err := o.validateParallel(); err != nil {
 		return err
 	}
