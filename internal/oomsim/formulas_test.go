@@ -73,12 +73,12 @@ func TestEstimateTerms(t *testing.T) {
 			want: parts{Weights: 2_000_000 + 4*5_000, Gradients: 4 * 5_000, Optimizer: 8 * 5_000},
 		},
 		{
-			name: "an eager prefill keeps one MLP intermediate per prompt token and the last position's fp32 logits; the KV cache is 2·L·kv·hd per token",
+			name: "an eager prefill keeps a gated MLP's three intermediates per prompt token and the last position's fp32 logits; the KV cache is 2·L·kv·hd per token",
 			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024},
 			want: parts{
 				Weights: 2_000_000,
-				// ffn 16-bit values per token
-				Activations: 1024 * 512 * 2,
+				// act(gate), up and their product: 3 × ffn 16-bit values per token
+				Activations: 3 * 1024 * 512 * 2,
 				Logits:      1000 * 4,
 				KVCache:     2 * 2 * 2 * 64 * 1024 * 2,
 			},
@@ -99,7 +99,7 @@ func TestEstimateTerms(t *testing.T) {
 			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
 			want: parts{
 				Weights:     2_000_000 / 4,
-				Activations: 1024 * 512 * 2 / 4,
+				Activations: 3 * 1024 * 512 * 2 / 4,
 				Logits:      1000 * 4,
 				KVCache:     2 * 2 * 2 * 64 * 1024 * 2 / 4,
 			},
@@ -544,7 +544,7 @@ func TestUnslothLoRAKernelsSaveLess(t *testing.T) {
 // the new one; the DynamicCache generate() creates from 4.42 replaces each
 // layer's tensor in place.
 func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
-	arch := &Arch{Layers: 16, KVLayers: 16, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
+	arch := &Arch{Layers: 16, KVLayers: 16, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 256, Vocab: 1000, Gated: true}
 	peak := func(family, version string) Breakdown {
 		b, err := Estimate(Plan{Model: Model{Name: "m", Family: family, Params: 1_000_000, Arch: arch}, Mode: Inference,
 			Precision: capability.BF16, Stack: StackHF, StackVersion: version, BatchSize: 8, SeqLen: 4096,

@@ -1477,10 +1477,14 @@ func encoderOnly(a *Arch) bool { return a != nil && a.KVLayers == 0 }
 // ggml-alloc, mlx's lazy graphs: Profile.GraphCompute) holds the block's
 // input, fp32 norm, q, k, v, the attention output and the MLP's
 // intermediates for every token of a chunk at once. Eager PyTorch frees
-// each intermediate as soon as Python drops it: the Qwen3 speed benchmark
-// (transformers 4.51, FlashAttention-2, testdata/memory) grows with the
-// prompt by the KV cache and about one MLP intermediate (tokens × ffn), and
-// that is what devctl counts. Eager attention adds its b·heads·s² score
+// each intermediate as soon as Python drops it, so its peak is the MLP's:
+// three tokens × ffn tensors in a gated MLP (the activation of the gate,
+// the up projection and their product), two in a plain one. The Qwen2.5
+// speed benchmark (transformers 4.46, FlashAttention-2, testdata/memory)
+// grows with the prompt by the KV cache and about those three; the same
+// repository's Qwen3 table (4.51) by the KV cache alone, which the
+// training split's other sources do not bear out (round 50's README).
+// Eager attention adds its b·heads·s² score
 // matrix (and the softmax's fp32 copy); a graph-planning stack without
 // flash attention (llama.cpp -fa off) reserves a chunk's f32 scores and
 // softmax against the whole context, kvLen.
@@ -1492,7 +1496,14 @@ func prefillWorkingSet(s settings, a *Arch, batch, seq, kvLen float64) float64 {
 	if f == 0 {
 		f = 4 * h
 	}
-	per := f * s.cb
+	// Eager PyTorch: a gated MLP holds act(gate(x)), up(x) and their
+	// product at once (down_proj(act_fn(gate_proj(x)) * up_proj(x)): the
+	// gate's own output is freed when act_fn returns); a plain one fc1's
+	// output and its activation.
+	per := 2 * f * s.cb
+	if a.Gated {
+		per = 3 * f * s.cb
+	}
 	if s.prof.GraphCompute {
 		q := float64(a.Heads * a.HeadDim)
 		if q == 0 {
