@@ -142,7 +142,9 @@ func FuzzParseHFConfig(f *testing.F) {
 		"glm-4.5v.config.json", "glm-4.1v-9b-thinking.published.config.json", "seed-oss-36b-4.3test2.config.json", "olmo-3-7b.published.config.json", "exaone-4.0-1.2b.published.config.json",
 		"hunyuan-a13b-instruct.config.json", "ling-lite.config.json", "ling-mini-2.0.published.config.json", "lfm2-8b-a1b-augment-multi-ft2.config.json", "qwen2.5-omni-7b.published.config.json",
 		"kimi-vl-a3b-instruct.published.config.json", "deepseek-vl2-tiny.published.config.json", "deepseek-vl2-small.published.config.json",
-		"phi-3.5-vision-instruct.config.json", "qwen3-omni-30b-a3b-instruct.config.json"} {
+		"phi-3.5-vision-instruct.config.json", "qwen3-omni-30b-a3b-instruct.config.json",
+		"glm-5.config.json", "llama-3_3-nemotron-super-49b-v1.config.json", "kimi-k2.5.config.json", "mimo-v2-flash.config.json",
+		"nemotron-h-56b-base-8k.config.json", "qwen3.5-122b-a10b.config.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
 		if err != nil {
 			f.Fatal(err)
