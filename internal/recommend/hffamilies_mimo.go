@@ -7,65 +7,6 @@ import (
 	"github.com/devctl/devctl/internal/oomsim"
 )
 
-// layerFreq is moe_layer_freq: a step (DeepSeek-V2/V3: every step-th block
-// after the first_k_dense_replace dense ones is a mixture of experts) or,
-// in MiMo-V2-Flash, one 0 or 1 per block (1: a mixture).
-type layerFreq struct {
-	every    *int64
-	perBlock []int64
-}
-
-func (l *layerFreq) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &l.every); err == nil {
-		return nil
-	}
-	if err := json.Unmarshal(b, &l.perBlock); err != nil || len(l.perBlock) > maxLayers {
-		return fmt.Errorf("moe_layer_freq is %.40s: want a number or a list of 0 and 1 per block", b)
-	}
-	for _, v := range l.perBlock {
-		if v != 0 && v != 1 {
-			return fmt.Errorf("moe_layer_freq lists %d: want 0 (dense) or 1 (a mixture of experts) per block", v)
-		}
-	}
-	return nil
-}
-
-// step is the number form, for the families that read it; a per-block
-// list there is refused through f.
-func (l layerFreq) step(f *fields) *int64 {
-	if l.perBlock != nil && f.err == nil {
-		f.err = fmt.Errorf("moe_layer_freq is a list of %d blocks: this family takes a number", len(l.perBlock))
-	}
-	return l.every
-}
-
-// hfMTP holds the count of multi-token-prediction layers a checkpoint
-// carries in Qwen3.5's and Qwen3-Next's name (DeepSeek's,
-// num_nextn_predict_layers, is NumNextNPredictLayers).
-type hfMTP struct {
-	MTPNumHiddenLayers *int64 `json:"mtp_num_hidden_layers"`
-}
-
-// mtpLayers is the checkpoint's multi-token-prediction layers, from the
-// config or its text_config; families whose counters include them in the
-// model (Ling 2.0's bailing_moe) report none beside it.
-func mtpLayers(c hfConfig, family string) int {
-	if family == "bailing_moe" {
-		return 0
-	}
-	for _, cfg := range []*hfConfig{&c, c.TextConfig} {
-		if cfg == nil {
-			continue
-		}
-		for _, v := range []*int64{cfg.NumNextNPredictLayers, cfg.MTPNumHiddenLayers} {
-			if v != nil && *v > 0 && *v <= 16 {
-				return int(*v)
-			}
-		}
-	}
-	return 0
-}
-
 // hfMiMo holds MiMo-V2-Flash's fields (embedded in hfConfig).
 type hfMiMo struct {
 	HybridLayerPattern       []int64 `json:"hybrid_layer_pattern"`
