@@ -18,11 +18,9 @@ type hfNemotronNAS struct {
 // hidden × hidden Linear, or taken out.
 type nasBlock struct {
 	Attention struct {
-		NHeadsInGroup     *int64   `json:"n_heads_in_group"`
-		NoOp              bool     `json:"no_op"`
-		ReplaceWithLinear bool     `json:"replace_with_linear"`
-		WindowLength      *int64   `json:"window_length"`
-		Sparsify          []string `json:"sparsify"`
+		NHeadsInGroup     *int64 `json:"n_heads_in_group"`
+		NoOp              bool   `json:"no_op"`
+		ReplaceWithLinear bool   `json:"replace_with_linear"`
 	} `json:"attention"`
 	FFN struct {
 		FFNMult           *float64 `json:"ffn_mult"`
@@ -44,7 +42,8 @@ type nasBlock struct {
 //   - input_layernorm only with an attention, post_attention_layernorm only
 //     with an FFN; an untied head.
 //
-// Only the blocks that keep their attention keep a KV cache. Super-49B's
+// Only the blocks that keep their attention keep a KV cache (a block's
+// window_length, which no released model sets, is not planned). Super-49B's
 // file gives 49,867,145,216, its published count.
 func countNemotronNAS(c hfConfig) (oomsim.Model, error) {
 	var f fields
