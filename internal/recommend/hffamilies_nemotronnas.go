@@ -42,9 +42,9 @@ type nasBlock struct {
 //   - input_layernorm only with an attention, post_attention_layernorm only
 //     with an FFN; an untied head.
 //
-// Only the blocks that keep their attention keep a KV cache (a block's
-// window_length, which no released model sets, is not planned). Super-49B's
-// file gives 49,867,145,216, its published count.
+// Only the blocks that keep their attention keep a KV cache; a block's
+// window_length (sliding attention) is not planned: Super-49B's blocks
+// leave it null. Super-49B's file gives 49,867,145,216, its published count.
 func countNemotronNAS(c hfConfig) (oomsim.Model, error) {
 	var f fields
 	h := f.need("hidden_size", c.HiddenSize)
