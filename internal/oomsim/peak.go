@@ -929,6 +929,20 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 	if a == nil || a.Hidden == 0 {
 		return m.Params / 200
 	}
+	var per int64
+	for _, l := range adaptedLinears(a, targets) {
+		per += l.in + l.out
+	}
+	return int64(rank) * per * int64(a.Layers)
+}
+
+// linear is one Linear's input and output features.
+type linear struct{ in, out int64 }
+
+// adaptedLinears are the Linears of one block the targets adapt: q and v
+// (PEFT's default for Llama-like models), q, k, v and o, or every Linear
+// (the MLP's up and down, and its gate when it has one).
+func adaptedLinears(a *Arch, targets LoRATargets) []linear {
 	h, q, kv, f := int64(a.Hidden), int64(a.Heads*a.HeadDim), int64(a.KVHeads*a.HeadDim), int64(a.FFN)
 	if q == 0 {
 		q = h
@@ -936,19 +950,17 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 	if kv == 0 {
 		kv = q
 	}
-	var per int64
 	switch targets {
 	case LoRAQKVO:
-		per = (h + q) + 2*(h+kv) + (q + h)
+		return []linear{{h, q}, {h, kv}, {h, kv}, {q, h}}
 	case LoRAAllLinear:
-		per = (h + q) + 2*(h+kv) + (q + h) + 2*(h+f)
+		ls := []linear{{h, q}, {h, kv}, {h, kv}, {q, h}, {h, f}, {f, h}}
 		if a.Gated {
-			per += h + f
+			ls = append(ls, linear{h, f})
 		}
-	default: // q and v
-		per = (h + q) + (h + kv)
+		return ls
 	}
-	return int64(rank) * per * int64(a.Layers)
+	return []linear{{h, q}, {h, kv}}
 }
 
 // doraShapes is what DoRA (peft's DoraLinearLayer) adds to one block: outs,
@@ -959,24 +971,11 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 // lora_dropout on, peft recomputes the base product from the dequantised
 // weight in the compute dtype, which the product keeps for the backward.
 func doraShapes(a *Arch, targets LoRATargets) (outs, weights float64) {
-	h, q, kv, f := float64(a.Hidden), float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim), float64(a.FFN)
-	if q == 0 {
-		q = h
+	for _, l := range adaptedLinears(a, targets) {
+		outs += float64(l.out)
+		weights += float64(l.in) * float64(l.out)
 	}
-	if kv == 0 {
-		kv = q
-	}
-	switch targets {
-	case LoRAQKVO:
-		return q + 2*kv + h, h*q + 2*h*kv + q*h
-	case LoRAAllLinear:
-		outs, weights = q+2*kv+h+f+h, h*q+2*h*kv+q*h+2*h*f
-		if a.Gated {
-			outs, weights = outs+f, weights+h*f
-		}
-		return outs, weights
-	}
-	return q + kv, h*q + h*kv // q and v
+	return outs, weights
 }
 
 // layerSaved is what one decoder block saves for the backward per token, in

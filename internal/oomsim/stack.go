@@ -278,6 +278,15 @@ const (
 	KVPerSequence PreallocRule = "kv-per-sequence"
 )
 
+// KVPerSequenceEngine reports whether a serving engine allocates each
+// sequence's KV cache as it arrives instead of a share at start-up:
+// lmdeploy before v0.1.0, TurboMind 1.0 (docs/en/inference/turbomind_config.md,
+// "TurboMind 1.0 config": k/v for cache_chunk_size (1) sequences of
+// session_len tokens each time one arrives).
+func KVPerSequenceEngine(st Stack, version string) bool {
+	return st == StackLMDeploy && releaseBelow(version, "0.1.0")
+}
+
 // profiles are the stacks' defaults. Each was read in the stack's own code
 // or documented configs at a known version (docs/recommend.md, "Stacks").
 var profiles = map[Stack]Profile{
@@ -591,10 +600,7 @@ func servingDefaults(p Plan) (rule PreallocRule, share float64, tokens int) {
 		if releaseBelow(p.StackVersion, "0.2.2") {
 			rule, share = KVShareOfDevice, 0.5
 		}
-		if releaseBelow(p.StackVersion, "0.1.0") {
-			// TurboMind 1.0 (docs/en/inference/turbomind_config.md,
-			// "TurboMind 1.0 config"): k/v for cache_chunk_size (1)
-			// sequences of session_len tokens each time one arrives.
+		if KVPerSequenceEngine(p.Stack, p.StackVersion) {
 			rule, share = KVPerSequence, 0
 		}
 	}

@@ -766,7 +766,7 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// fits its KV cache. Its memory share is the row's own setting.
 		// lmdeploy before v0.1 (TurboMind 1.0) holds no share: each
 		// sequence served at once gets its session_len of cache.
-		if in.Stack != oomsim.StackLMDeploy || !oomsim.VersionBelow(in.StackVersion, 0, 1) {
+		if !oomsim.KVPerSequenceEngine(in.Stack, in.StackVersion) {
 			in.BatchSize = 1
 		} else if m := sessionLen.FindStringSubmatch(r["note"] + " " + r["id"]); m != nil {
 			// Each sequence gets the whole session_len, whatever it holds.

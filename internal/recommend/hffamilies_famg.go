@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -52,10 +53,8 @@ type vl2Projector struct {
 // countFamiliesG dispatches kimi_vl and deepseek_vl_v2.
 func countFamiliesG(c hfConfig, family string) (oomsim.Model, error) {
 	switch family {
-	case "kimi_vl":
-		return countKimiVL(c)
-	case "kimi_k25":
-		return countKimiK25(c)
+	case "kimi_vl", "kimi_k25":
+		return countKimiVL(c, family)
 	}
 	return countDeepSeekVL2(c)
 }
@@ -72,7 +71,14 @@ func countFamiliesG(c hfConfig, family string) (oomsim.Model, error) {
 // with biases, a final LayerNorm (2D RoPE has no parameters). The
 // projector: a LayerNorm on the vision width, then two Linear layers with
 // biases over merge_kernel_size patches, out to the text hidden size.
-func countKimiVL(c hfConfig) (oomsim.Model, error) {
+//
+// Kimi-K2.5 (KimiK25ForConditionalGeneration, "kimi_k25") is the same: Kimi
+// K2's language model in text_config, and MoonViT under vt_ names with a
+// temporal position table of init_pos_emb_time rows beside the spatial one
+// (configuration_kimi_k25.py). Its tower is not checked against a published
+// count (the Hub's count of the int4 release is not a parameter count
+// devctl can reproduce); it is under 0.1% of the model.
+func countKimiVL(c hfConfig, family string) (oomsim.Model, error) {
 	if c.TextConfig == nil {
 		return oomsim.Model{}, fmt.Errorf("no text_config")
 	}
@@ -85,9 +91,10 @@ func countKimiVL(c hfConfig) (oomsim.Model, error) {
 		return oomsim.Model{}, fmt.Errorf("no vision_config")
 	}
 	var f fields
-	d := f.need("vision_config.hidden_size", v.HiddenSize)
-	layers := f.need("vision_config.num_hidden_layers", v.NumHiddenLayers)
-	inter := f.need("vision_config.intermediate_size", v.IntermediateSize)
+	d := f.need("vision_config.hidden_size", cmp.Or(v.HiddenSize, v.VtHiddenSize))
+	layers := f.need("vision_config.num_hidden_layers", cmp.Or(v.NumHiddenLayers, v.VtNumHiddenLayers))
+	inter := f.need("vision_config.intermediate_size", cmp.Or(v.IntermediateSize, v.VtIntermediateSize))
+	posT := f.opt("vision_config.init_pos_emb_time", v.InitPosEmbTime, 0)
 	patch := f.opt("vision_config.patch_size", v.PatchSize, 14)
 	posH := f.opt("vision_config.init_pos_emb_height", v.InitPosEmbHeight, 64)
 	posW := f.opt("vision_config.init_pos_emb_width", v.InitPosEmbWidth, 64)
@@ -103,53 +110,15 @@ func countKimiVL(c hfConfig) (oomsim.Model, error) {
 	}
 	text := int64(m.Arch.Hidden)
 	merged := d * kh * kw
-	for _, err := range []error{tooMany(layers, 4*d, d+inter), tooMany(posH, posW, d), tooMany(3*patch*patch, d), tooMany(merged, merged+text)} {
+	for _, err := range []error{tooMany(layers, 4*d, d+inter), tooMany(posH, posW, d), tooMany(posT, d), tooMany(3*patch*patch, d), tooMany(merged, merged+text)} {
 		if err != nil {
 			return oomsim.Model{}, fmt.Errorf("vision_config: %w", err)
 		}
 	}
 	block := 2*2*d + (d*3*d + 3*d) + (d*d + d) + (d*inter + inter) + (inter*d + d)
-	tower := 3*patch*patch*d + d + posH*posW*d + layers*block + 2*d
+	tower := 3*patch*patch*d + d + posH*posW*d + posT*d + layers*block + 2*d
 	projector := 2*d + merged*merged + merged + merged*text + text
-	return withVisionTower(m, "kimi_vl", tower+projector), nil
-}
-
-// countKimiK25 counts KimiK25ForConditionalGeneration (moonshotai/Kimi-K2.5):
-// Kimi K2's DeepSeek-V3 language model in text_config, counted exactly as
-// Kimi K2 is, and a MoonViT tower whose fields carry a vt_ prefix, counted
-// as Kimi-VL's (countKimiVL) with a temporal position table of
-// init_pos_emb_time rows beside the spatial one. The tower's count is not
-// checked against a published one (the Hub's count of this int4 release
-// is not a parameter count devctl can reproduce); it is under 0.1% of the
-// model.
-func countKimiK25(c hfConfig) (oomsim.Model, error) {
-	v := c.VisionConfig
-	if v == nil {
-		return oomsim.Model{}, fmt.Errorf("no vision_config")
-	}
-	if v.HiddenSize == nil {
-		v.HiddenSize = v.VtHiddenSize
-	}
-	if v.NumHiddenLayers == nil {
-		v.NumHiddenLayers = v.VtNumHiddenLayers
-	}
-	if v.IntermediateSize == nil {
-		v.IntermediateSize = v.VtIntermediateSize
-	}
-	m, err := countKimiVL(c)
-	if err != nil {
-		return m, err
-	}
-	if v.InitPosEmbTime != nil && *v.InitPosEmbTime > 0 && *v.InitPosEmbTime <= maxLayers {
-		n := *v.InitPosEmbTime * *v.HiddenSize
-		m.Params += n
-		m.VisionParams += n
-		m.UnquantizedParams += n
-	}
-	for i, n := range m.Notes {
-		m.Notes[i] = strings.ReplaceAll(n, "kimi_vl", "kimi_k25")
-	}
-	return m, nil
+	return withVisionTower(m, family, tower+projector), nil
 }
 
 // countDeepSeekVL2 counts DeepseekVLV2ForCausalLM (deepseek-vl2-tiny,
