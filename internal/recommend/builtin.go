@@ -232,13 +232,25 @@ func mlxEnding(name string) (rest string, st *oomsim.StoredWeights, ok bool) {
 	return name[:m[0]], stored(p, oomsim.QuantMLX, bits+32/float64(group), from), true
 }
 
+// kinship is how a model devctl has no copy of relates to the built-in
+// copy it is planned with.
+type kinship int
+
+const (
+	repackaged kinship = iota // the same weights re-uploaded (unsloth/phi-4-bnb-4bit)
+	sibling                   // the base or instruct release of the same model
+	fineTune                  // a fine-tune whose name contains the base's (BgGPT-Gemma-3-12B-IT)
+)
+
 // reuploadOf finds the built-in model a re-upload packages: the name
 // after the organisation with its re-upload endings taken off
 // ("unsloth/phi-4-bnb-4bit" is microsoft/phi-4, "mlx-community/Qwen3-8B-4bit"
 // is Qwen/Qwen3-8B), and the storage the endings state. ok is false when
 // what is left names no single copy. A name under another organisation
 // with no ending (unsloth/phi-4) is taken to be the model of that name.
-func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling, ok bool) {
+// Failing those, a name that contains one copy's sized name is taken to be
+// a fine-tune of it (containedBase).
+func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf bool, kin kinship, ok bool) {
 	name := id
 	if _, after, found := strings.Cut(id, "/"); found {
 		name = after
@@ -283,26 +295,144 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling
 			}
 		}
 	} else if len(builtinByName(name)) > 0 {
-		return "", nil, false, false, false // a bare name of a copy: not a re-upload
+		return "", nil, false, 0, false // a bare name of a copy: not a re-upload
 	}
 	if len(ids) == 0 {
 		// No copy of the model itself: its base or instruct release's.
 		for _, n := range fineTuneSiblings(name) {
 			if ids = builtinByName(n); len(ids) > 0 {
-				sibling = true
+				kin = sibling
 				break
+			}
+		}
+	}
+	if len(ids) == 0 {
+		if b, rest, found := containedBase(name); found {
+			ids, kin = []string{b}, fineTune
+			if st == nil {
+				st = storageIn(rest)
 			}
 		}
 	}
 	for _, other := range ids[min(1, len(ids)):] {
 		if !strings.EqualFold(other, ids[0]) {
-			return "", nil, false, false, false // several models of that name
+			return "", nil, false, 0, false // several models of that name
 		}
 	}
 	if len(ids) == 0 {
-		return "", nil, false, false, false
+		return "", nil, false, 0, false
 	}
-	return ids[0], st, gguf, sibling, true
+	return ids[0], st, gguf, kin, true
+}
+
+// sizeToken is a parameter count as model names write it: 27B, 0.6B,
+// 135M, 8x7B, and Gemma's E4B.
+var sizeToken = regexp.MustCompile(`(?i)(?:^|[-_.])[a-z]?(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?:$|[-_.])`)
+
+// largestSize is the largest parameter count the name writes, 0 for none.
+func largestSize(name string) float64 {
+	largest := 0.0
+	// Matches share their separators: look again from each match's end.
+	for rest := name; ; {
+		m := sizeToken.FindStringSubmatchIndex(rest)
+		if m == nil {
+			return largest
+		}
+		v, _ := strconv.ParseFloat(rest[m[4]:m[5]], 64)
+		if m[2] >= 0 {
+			n, _ := strconv.ParseFloat(rest[m[2]:m[3]], 64)
+			v *= n
+		}
+		if strings.EqualFold(rest[m[6]:m[7]], "m") {
+			v /= 1000
+		}
+		largest = max(largest, v)
+		rest = rest[m[7]:]
+	}
+}
+
+// containedBase finds the copy whose name a fine-tune's name contains,
+// whole, between the name's separators: "BgGPT-Gemma-3-12B-IT" holds
+// gemma-3-12b-it, "Huihui-Qwen3.5-27B-abliterated" Qwen3.5-27B,
+// "Qwen3.5-27B-Claude-4.6-Opus-Reasoning-Distilled" Qwen3.5-27B. A copy's
+// name counts only with a size in it (a family name such as "Qwen3-Coder"
+// says nothing of the shapes), either as the copy is named or with its
+// instruct or base ending taken off; the longest name contained wins
+// ("DeepSeek-R1-Distill-Qwen-7B" over "Qwen-7B"), and it must name one
+// model. A name that also writes a larger size than the copy's
+// ("Qwen3-8B-upscaled-12B") is not taken to have its shapes. rest is the
+// name outside the match, where a quantisation may be named.
+func containedBase(name string) (id, rest string, ok bool) {
+	lower := strings.ToLower(name)
+	bestLen := 0
+	var best []builtinEntry
+	var bestRest string
+	for _, e := range builtinIndex() {
+		_, b, found := strings.Cut(e.id, "/")
+		if !found {
+			continue
+		}
+		for _, c := range append([]string{b}, fineTuneStem(b)) {
+			c = strings.ToLower(c)
+			if len(c) < bestLen || len(c) >= len(lower) || !sizeToken.MatchString(c) {
+				continue
+			}
+			at := delimitedIndex(lower, c)
+			if at < 0 {
+				continue
+			}
+			if len(c) > bestLen {
+				bestLen, best = len(c), nil
+				bestRest = name[:at] + name[at+len(c):]
+			}
+			best = append(best, e)
+		}
+	}
+	if len(best) == 0 {
+		return "", "", false
+	}
+	if largestSize(bestRest) > largestSize(best[0].id) {
+		return "", "", false // a size beside the copy's: not its shapes
+	}
+	slices.SortStableFunc(best, func(a, b builtinEntry) int { return copyRank(a) - copyRank(b) })
+	for _, e := range best[1:] {
+		if e.file != best[0].file {
+			return "", "", false // two models of that name
+		}
+	}
+	return best[0].id, bestRest, true
+}
+
+// delimitedIndex is where sub occurs in s with a separator (or the end of
+// s) on both sides, or -1.
+func delimitedIndex(s, sub string) int {
+	sep := func(b byte) bool { return strings.IndexByte("-_./ ", b) >= 0 }
+	for from := 0; from+len(sub) <= len(s); {
+		i := strings.Index(s[from:], sub)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		end := i + len(sub)
+		if (i == 0 || sep(s[i-1])) && (end == len(s) || sep(s[end])) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+// storageIn is the storage a quantisation named anywhere in rest states
+// (a fine-tune's "-GPTQ-4b-128g", "-FP8-block", "-int4-AutoRound-EC"):
+// the first re-upload ending, in the reuploads' order, found whole there.
+func storageIn(rest string) *oomsim.StoredWeights {
+	lower := strings.ToLower(rest)
+	for _, r := range reuploads {
+		if r.stored != nil && delimitedIndex(lower, strings.ToLower(strings.TrimPrefix(r.suffix, "-"))) >= 0 {
+			return r.stored
+		}
+	}
+	return nil
 }
 
 // fineTuneEndings are the endings that tell a base model from its
@@ -313,17 +443,21 @@ func reuploadOf(id string) (base string, st *oomsim.StoredWeights, gguf, sibling
 // Llama-2-7b-chat-hf Llama-2-7b-hf's.
 var fineTuneEndings = []string{"-Instruct", "-it", "-Chat", "-chat-hf", "-hf", "-Base", "-pt", "-deduped"}
 
+// fineTuneStem is name with its instruct or base ending taken off.
+func fineTuneStem(name string) string {
+	for _, e := range fineTuneEndings {
+		if len(name) > len(e) && strings.EqualFold(name[len(name)-len(e):], e) {
+			return name[:len(name)-len(e)]
+		}
+	}
+	return name
+}
+
 // fineTuneSiblings are the names of the base and instruct releases of
 // name: its ending taken off or swapped for another, and a Mistral-style
 // "-Instruct-" inside the name (Mistral-7B-Instruct-v0.3 is Mistral-7B-v0.3).
 func fineTuneSiblings(name string) []string {
-	stem := name
-	for _, e := range fineTuneEndings {
-		if len(stem) > len(e) && strings.EqualFold(stem[len(stem)-len(e):], e) {
-			stem = stem[:len(stem)-len(e)]
-			break
-		}
-	}
+	stem := fineTuneStem(name)
 	var out []string
 	add := func(n string) {
 		if !strings.EqualFold(n, name) && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, n) }) {

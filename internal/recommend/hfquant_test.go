@@ -266,10 +266,54 @@ func TestReuploadsResolveToTheirModel(t *testing.T) {
 	if _, st, _, _, _ := reuploadOf("mlx-community/Qwen3-4B-Instruct-2507-4bit-g32"); st == nil || st.Bits != 5 {
 		t.Errorf("mlx 4-bit, group 32: %+v, want 5 bits a weight", st)
 	}
-	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "someone/Qwen3-8B-notasuffix", "mlx-community/4bit"} {
+	for _, id := range []string{"nobody/no-such-model-GGUF", "Qwen3-8B", "mlx-community/4bit",
+		// A family name without a size, and a size beside the copy's.
+		"someone/Qwen3-Coder-custom", "someone/Qwen3-8B-upscaled-12B",
+		// A name inside a word is not the name.
+		"someone/MyQwen3-8B", "someone/TinyLlama-3.1-8Bx"} {
 		if base, _, _, _, ok := reuploadOf(id); ok {
 			t.Errorf("%s resolved to %s", id, base)
 		}
+	}
+}
+
+// A fine-tune whose name contains a copy's sized name, whole, is planned
+// with that copy's shapes (the longest such name), and a quantisation
+// named anywhere beside it says how it is stored.
+func TestFineTunesResolveToTheBaseTheirNameContains(t *testing.T) {
+	cases := []struct {
+		id, base string
+		prec     capability.Precision
+	}{
+		{"INSAIT-Institute/BgGPT-Gemma-3-12B-IT", "google/gemma-3-12b-it", ""},
+		{"huihui-ai/Huihui-Qwen3.5-27B-abliterated", "Qwen/Qwen3.5-27B", ""},
+		{"Jackrong/Qwen3.5-9B-Claude-4.6-Opus-Reasoning-Distilled", "Qwen/Qwen3.5-9B", ""},
+		{"dphn/dolphin-2.9.1-yi-1.5-34b", "01-ai/Yi-1.5-34B-Chat", ""},
+		{"someone/Qwen3-8B-notasuffix", "Qwen/Qwen3-8B", ""},
+		// The instruct release's stem: Qwen3-VL-4B-Thinking has Qwen3-VL-4B-Instruct's shapes.
+		{"Qwen/Qwen3-VL-4B-Thinking", "Qwen/Qwen3-VL-4B-Instruct", ""},
+		// The quantisation is not at the end.
+		{"ISTA-DASLab/gemma-3-27b-it-GPTQ-4b-128g", "google/gemma-3-27b-it", capability.Int4},
+		{"RedHatAI/gemma-4-31B-it-FP8-block", "google/gemma-4-31B-it", capability.Int8},
+		{"shieldstar/Qwen3.5-122B-A10B-int4-AutoRound-EC", "Qwen/Qwen3.5-122B-A10B", capability.Int4},
+	}
+	for _, c := range cases {
+		base, st, _, kin, ok := reuploadOf(c.id)
+		if !ok || base != c.base || kin != fineTune {
+			t.Errorf("%s: %q kin=%v ok=%v, want a fine-tune of %s", c.id, base, kin, ok, c.base)
+			continue
+		}
+		if got := capability.Precision(""); st != nil {
+			got = st.Precision
+			if got != c.prec {
+				t.Errorf("%s: stored %s, want %q", c.id, got, c.prec)
+			}
+		} else if c.prec != "" {
+			t.Errorf("%s: no storage, want %s", c.id, c.prec)
+		}
+	}
+	if got := largestSize("Mixtral-8x7B-v0.1-E4B-135M"); got != 56 {
+		t.Errorf("largestSize = %v, want 56 (8x7B)", got)
 	}
 }
 

@@ -560,7 +560,7 @@ func LoadModel(ctx context.Context, spec ModelSpec, deps Deps) (oomsim.Model, st
 // config of the model it packages and the storage its name states; why
 // says why the Hub's config was not used.
 func fromReupload(name, why string) (oomsim.Model, string, bool) {
-	base, st, gguf, sibling, ok := reuploadOf(name)
+	base, st, gguf, kin, ok := reuploadOf(name)
 	if !ok {
 		return oomsim.Model{}, "", false
 	}
@@ -573,9 +573,12 @@ func fromReupload(name, why string) (oomsim.Model, string, bool) {
 		return oomsim.Model{}, "", false
 	}
 	m.Name = name
-	if sibling {
+	switch kin {
+	case sibling:
 		source += "; " + name + " is taken to have the shapes of " + id + ", its base or instruct release"
-	} else {
+	case fineTune:
+		source += "; " + name + " is taken to be a fine-tune of " + id + ", whose name it contains, with its shapes (give --model-config with the model's own config.json to be sure)"
+	default:
 		source += "; " + name + " is taken to re-package " + id
 	}
 	_, nameBase, _ := strings.Cut(name, "/")
