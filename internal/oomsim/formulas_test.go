@@ -554,12 +554,13 @@ func TestTupleKVCacheDoublesTheDecodePeak(t *testing.T) {
 		}
 		return b
 	}
+	// The prefill's working set and the logits are not held together.
 	sum := func(b Breakdown) int64 {
-		return b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.LogitsBytes + b.BuffersBytes
+		return b.WeightsBytes + b.KVCacheBytes + max(b.ActivationsBytes, b.LogitsBytes) + b.BuffersBytes
 	}
 	now := peak("llama", "4.46.0")
 	if now.PeakAllocatedBytes != sum(now) {
-		t.Errorf("DynamicCache: peak %d, want the sum of the parts %d", now.PeakAllocatedBytes, sum(now))
+		t.Errorf("DynamicCache: peak %d, want the parts %d", now.PeakAllocatedBytes, sum(now))
 	}
 	for _, old := range []Breakdown{peak("llama", "4.35.2"), peak("llama", "4.41.2"), peak("qwen", "4.46.0"), peak("chatglm", "")} {
 		want := max(sum(old), old.WeightsBytes+2*old.KVCacheBytes+old.BuffersBytes)
@@ -1571,6 +1572,34 @@ func TestLegacyGenerateLogits(t *testing.T) {
 	}
 	if now := logits(capability.BF16, "4.46.0"); now >= 4*200*1000*6 {
 		t.Errorf("transformers 4.46: logits %d, want the last position's only", now)
+	}
+}
+
+// In eager PyTorch the head runs after the last block has freed its
+// intermediates: an inference peak counts the larger of the prefill's working
+// set and the logits, not both; a stack that allocates a block's whole graph
+// (llama.cpp) keeps its compute buffer as it is.
+func TestPrefillAndLogitsAreNotHeldTogether(t *testing.T) {
+	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
+	est := func(stack Stack, version string) Breakdown {
+		b, err := Estimate(Plan{Model: Model{Name: "m", Family: "llama", Params: 1_000_000, Arch: arch}, Mode: Inference,
+			Precision: capability.BF16, Stack: stack, StackVersion: version, BatchSize: 4, SeqLen: 300, PromptLen: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := est(StackHF, "4.44.2")
+	parts := add(b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+	if b.ActivationsBytes == 0 || b.LogitsBytes == 0 || b.PeakAllocatedBytes != parts-min(b.ActivationsBytes, b.LogitsBytes) {
+		t.Errorf("hf: peak %d, want %d less the smaller of prefill %d and logits %d", b.PeakAllocatedBytes, parts, b.ActivationsBytes, b.LogitsBytes)
+	}
+	if b.OverlapBytes != -min(b.ActivationsBytes, b.LogitsBytes) {
+		t.Errorf("hf: overlap %d, want -%d", b.OverlapBytes, min(b.ActivationsBytes, b.LogitsBytes))
+	}
+	g := est(StackLlamaCpp, "")
+	if g.PeakAllocatedBytes != add(g.WeightsBytes, g.KVCacheBytes, g.ActivationsBytes, g.LogitsBytes, g.BuffersBytes) {
+		t.Errorf("llama.cpp: peak %d, want every part", g.PeakAllocatedBytes)
 	}
 }
 

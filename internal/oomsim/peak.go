@@ -341,6 +341,12 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
 		}
 		b.PeakAllocatedBytes = add(b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes)
+		if !s.prof.GraphCompute {
+			// Eager PyTorch frees each block's intermediates before the
+			// next block runs, and the head runs after the last block: a
+			// prefill's working set and its logits are never held at once.
+			b.PeakAllocatedBytes -= min(b.ActivationsBytes, b.LogitsBytes)
+		}
 		if tupleKVCache(p) {
 			// Decoding: the previous step's cache and the new one, built
 			// layer by layer, are alive together at the end of a step.
