@@ -383,7 +383,7 @@ func containedBase(name string) (id, rest string, ok bool) {
 			}
 			if len(c) > bestLen {
 				bestLen, best = len(c), nil
-				bestRest = name[:at] + name[at+len(c):]
+				bestRest = lower[:at] + lower[at+len(c):] // lower-casing can change the length: stay in lower
 			}
 			best = append(best, e)
 		}

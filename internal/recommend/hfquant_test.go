@@ -389,3 +389,29 @@ func TestModelNameIsNotALocalPath(t *testing.T) {
 		}
 	}
 }
+
+// Any --model name resolves to a built-in copy or to nothing, without
+// panicking: re-upload endings, fine-tune siblings and a contained name.
+func FuzzReuploadOf(f *testing.F) {
+	for _, seed := range []string{"unsloth/phi-4-bnb-4bit", "INSAIT-Institute/BgGPT-Gemma-3-12B-IT", "ISTA-DASLab/gemma-3-27b-it-GPTQ-4b-128g",
+		"someone/Qwen3-8B-upscaled-12B", "mlx-community/Qwen3-4B-Instruct-2507-4bit-g32", "-", "/", "a/-8x7B-", "E4B", "x/0.6B.0.6B", ""} {
+		f.Add(seed)
+	}
+	ids := map[string]bool{}
+	for _, e := range builtinIndex() {
+		ids[e.id] = true
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		base, st, _, _, ok := reuploadOf(name)
+		if !ok {
+			return
+		}
+		if !ids[base] {
+			t.Fatalf("%q resolved to %q, not a built-in id", name, base)
+		}
+		if st != nil && (st.Bits < 0 || st.Bits > 16) {
+			t.Fatalf("%q: stored %+v", name, st)
+		}
+		_ = largestSize(name)
+	})
+}
