@@ -326,6 +326,13 @@ func TestLoadModelReuploadFallbacks(t *testing.T) {
 	if err != nil || m.Stored == nil || m.Stored.Precision != capability.Int4 || !strings.Contains(src, "microsoft/phi-4") || !strings.Contains(src, "re-package") {
 		t.Fatalf("offline re-upload: %+v %q %v", m.Stored, src, err)
 	}
+	// A fine-tune devctl has no copy of: its base's shapes, said so, and
+	// the quantisation its name states.
+	m, src, err = LoadModel(context.Background(), ModelSpec{Name: "ISTA-DASLab/gemma-3-27b-it-GPTQ-4b-128g"}, offline)
+	if err != nil || m.Name != "ISTA-DASLab/gemma-3-27b-it-GPTQ-4b-128g" || m.Stored == nil || m.Stored.Precision != capability.Int4 ||
+		!strings.Contains(src, "fine-tune of google/gemma-3-27b-it, whose name it contains") {
+		t.Fatalf("offline fine-tune: %q %+v %q %v", m.Name, m.Stored, src, err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.Contains(r.URL.Path, "meta-llama/"):
