@@ -197,6 +197,9 @@ func gpuLayers(note string) int {
 	return 0
 }
 
+// activeInName is a mixture of experts' active size in its name (30B-A3B).
+var activeInName = regexp.MustCompile(`(?i)\d(?:\.\d+)?b[-_]a\d+(?:\.\d+)?b(?:[-_ ]|$)`)
+
 var sizeInName = regexp.MustCompile(`(?i)(?:^|[-_/ ])(\d+(?:\.\d+)?)\s*([bm])(?:[-_ ]|$)`)
 
 // model resolves a corpus model id: a config.json (models.tsv), a
@@ -240,6 +243,11 @@ func (w *corpusWorld) model(id string) (oomsim.Model, string) {
 	if s, ok := strings.CutPrefix(id, "params:"); ok {
 		size = s
 	} else if m := sizeInName.FindStringSubmatch(id); m != nil {
+		if activeInName.MatchString(id) {
+			// A dense shape assumed for a mixture of experts would keep
+			// every expert on each device and no expert parallelism.
+			return oomsim.Model{}, "no config for a mixture of experts (" + id + ")"
+		}
 		size = m[1] + strings.ToUpper(m[2])
 	}
 	if size == "" {
