@@ -1575,6 +1575,47 @@ func TestLegacyGenerateLogits(t *testing.T) {
 	}
 }
 
+// Fused routed experts stay in 16 bits under bitsandbytes' loading where
+// the release says so: transformers 5 (HF stack, stated), Unsloth 2026.3
+// to 2026.6; not gpt-oss, not an unstated release, not Unsloth's own
+// quantisation from 2026.6.
+func TestFusedExpertsStay16UnderBitsandbytes(t *testing.T) {
+	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}
+	moe := Model{Name: "m", Family: "qwen3_moe", Params: 30_000_000_000, ActiveParams: 3_000_000_000, Experts: 128, ExpertsPerToken: 8, Arch: arch}
+	w := func(m Model, stack Stack, version string) int64 {
+		return storedWeights(m, Plan{Model: m, Mode: QLoRA, Precision: capability.Int4, Stack: stack, StackVersion: version})
+	}
+	quantised := w(moe, StackUnsloth, "2026.6.9")
+	experts := int64(moe.ExpertParams())
+	for _, c := range []struct {
+		stack   Stack
+		version string
+	}{{StackUnsloth, "2026.4.4"}, {StackUnsloth, "2026.3.1"}} {
+		if got := w(moe, c.stack, c.version); got < quantised+experts {
+			t.Errorf("%s %s: %d, want the experts (%d) in 16 bits over %d", c.stack, c.version, got, experts, quantised)
+		}
+	}
+	if hf, hf4 := w(moe, StackHF, "5.5.0"), w(moe, StackHF, "4.57.1"); hf < hf4+experts {
+		t.Errorf("transformers 5.5: %d, want the experts unquantised beside 4.57's %d", hf, hf4)
+	}
+	for _, v := range []string{"2026.2.1", ""} {
+		if got := w(moe, StackUnsloth, v); got != quantised {
+			t.Errorf("unsloth %q: %d, want the quantised %d", v, got, quantised)
+		}
+	}
+	if got, want := w(moe, StackHF, ""), w(moe, StackHF, "4.57.1"); got != want {
+		t.Errorf("transformers of unknown release: %d, want 4.57's %d", got, want)
+	}
+	oss := moe
+	oss.Family = "gpt_oss"
+	if w(oss, StackUnsloth, "2026.4.4") != w(oss, StackUnsloth, "2026.6.9") {
+		t.Error("gpt-oss: its MXFP4 experts are its own path")
+	}
+	if fusedExpertsStay16(Plan{Model: moe, Mode: QLoRA, Precision: capability.Int4, Stack: StackHF}) {
+		t.Error("transformers of unknown release: the experts were planned in 16 bits")
+	}
+}
+
 // In eager PyTorch the head runs after the last block has freed its
 // intermediates: an inference peak counts the larger of the prefill's working
 // set and the logits, not both; a stack that allocates a block's whole graph

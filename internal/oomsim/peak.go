@@ -3,6 +3,7 @@ package oomsim
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/devctl/devctl/internal/backend"
 	"github.com/devctl/devctl/internal/capability"
@@ -524,6 +525,9 @@ func storedWeights(m Model, p Plan) int64 {
 		return sat(float64(m.Params-m.VisionParams)*bits/8 + 2*float64(m.VisionParams))
 	}
 	keep := unquantized(m, m.Params)
+	if fusedExpertsStay16(p) {
+		keep = min(keep+int64(m.ExpertParams()), m.Params)
+	}
 	if prof.QuantizesHead && p.Precision == capability.Int4 {
 		keep = max(keep-m.HeadParams, 0)
 	}
@@ -533,6 +537,43 @@ func storedWeights(m Model, p Plan) int64 {
 		keepBytes = 4 // prepare_model_for_kbit_training: the rest in fp32
 	}
 	return sat(q*bits/8 + keepBytes*float64(keep))
+}
+
+// fusedExpertsStay16 reports a mixture of experts loaded in bitsandbytes'
+// 8 or 4 bits whose routed experts stay in 16 bits: bitsandbytes replaces
+// nn.Linear modules only, and transformers v5 (2026-01-26) stores the
+// experts as fused 3-D parameters (gate_up_proj, down_proj of
+// Qwen3MoeExperts, OlmoeExperts, Gemma4TextExperts, ...), which it skips
+// ("the experts silently stay 16-bit", bitsandbytes-foundation/bitsandbytes#1849);
+// Llama 4 has stored them so since its release (4.51). Unsloth's
+// Gemma-4-26B-A4B notebook reserves 46.4 GB after load_in_4bit on
+// transformers 5.5 (testdata/memory; unslothai/unsloth#5432 measures the
+// same). Unsloth quantises the fused experts itself from its June 2026
+// releases (unslothai/unsloth#4032, "should be supported now", 2026-06-18).
+// Planned where the release says so: transformers (the HF stack) from 5.0,
+// Unsloth from 2026.3 (its pin to transformers 4.57 lifted: unslothai/unsloth#4022,
+// 2026-02-10) to 2026.6; another stack's
+// or an unstated release keeps the experts quantised. gpt-oss ships its
+// experts in MXFP4, a path of its own.
+func fusedExpertsStay16(p Plan) bool {
+	quantised := p.Precision == capability.Int8 || p.Precision == capability.Int4
+	if !quantised || (p.Quant != "" && p.Quant != QuantBnB) || p.Model.ExpertParams() == 0 {
+		return false
+	}
+	family := strings.ToLower(p.Model.Family)
+	if family == "gpt_oss" {
+		return false
+	}
+	switch p.Stack {
+	case StackHF, StackAuto:
+		if strings.HasPrefix(family, "llama4") && p.StackVersion == "" {
+			return true
+		}
+		return p.StackVersion != "" && !VersionBelow(p.StackVersion, 5, 0)
+	case StackUnsloth:
+		return p.StackVersion != "" && !VersionBelow(p.StackVersion, 2026, 3) && VersionBelow(p.StackVersion, 2026, 6)
+	}
+	return false
 }
 
 // kbitUpcast: LoRA over bitsandbytes 8-bit or 4-bit weights through
