@@ -409,6 +409,10 @@ func realistic(p Plan) (Breakdown, error) {
 			lossThenRecompute(logits, recompute)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
+	if fusedExpertsStay16(p) {
+		b.Notes = append(b.Notes, fmt.Sprintf("the routed experts (%s) stay in 16 bits: under %s %s transformers stores them as fused 3-D parameters, which bitsandbytes' %s loading does not replace (bitsandbytes#1849)",
+			fmtGiB(sat(2*p.Model.ExpertParams())), p.Stack, p.StackVersion, p.Precision))
+	}
 	if s.trains && p.Objective == ObjectiveGRPO {
 		grpoRollout(s, &b)
 	}
