@@ -372,7 +372,11 @@ func containedBase(name string) (id, rest string, ok bool) {
 		if !found {
 			continue
 		}
-		for _, c := range append([]string{b}, fineTuneStem(b)) {
+		candidates := []string{b}
+		if stem := fineTuneStem(b); stem != b {
+			candidates = append(candidates, stem)
+		}
+		for _, c := range candidates {
 			c = strings.ToLower(c)
 			if len(c) < bestLen || len(c) >= len(lower) || !sizeToken.MatchString(c) {
 				continue
