@@ -554,11 +554,11 @@ func storedWeights(m Model, p Plan) int64 {
 // transformers 5.5 (testdata/memory; unslothai/unsloth#5432 measures the
 // same). Unsloth quantises the fused experts itself from its June 2026
 // releases (unslothai/unsloth#4032, "should be supported now", 2026-06-18).
-// Planned where the release says so: transformers (the HF stack) from 5.0,
-// Unsloth from 2026.3 (its pin to transformers 4.57 lifted: unslothai/unsloth#4022,
-// 2026-02-10) to 2026.6; another stack's
-// or an unstated release keeps the experts quantised. gpt-oss ships its
-// experts in MXFP4, a path of its own.
+// Planned where the stated release says so: transformers (the HF stack)
+// from 5.0 (Llama 4 from 4.51), Unsloth from 2026.3 (its pin to
+// transformers 4.57 lifted: unslothai/unsloth#4022, 2026-02-10) to 2026.6;
+// another stack's or an unstated release keeps the experts quantised.
+// gpt-oss ships its experts in MXFP4, a path of its own.
 func fusedExpertsStay16(p Plan) bool {
 	quantised := p.Precision == capability.Int8 || p.Precision == capability.Int4
 	if !quantised || (p.Quant != "" && p.Quant != QuantBnB) || p.Model.ExpertParams() == 0 {
@@ -568,14 +568,17 @@ func fusedExpertsStay16(p Plan) bool {
 	if family == "gpt_oss" {
 		return false
 	}
+	if p.StackVersion == "" {
+		return false
+	}
 	switch p.Stack {
 	case StackHF, StackAuto:
-		if strings.HasPrefix(family, "llama4") && p.StackVersion == "" {
-			return true
+		if strings.HasPrefix(family, "llama4") {
+			return !VersionBelow(p.StackVersion, 4, 51)
 		}
-		return p.StackVersion != "" && !VersionBelow(p.StackVersion, 5, 0)
+		return !VersionBelow(p.StackVersion, 5, 0)
 	case StackUnsloth:
-		return p.StackVersion != "" && !VersionBelow(p.StackVersion, 2026, 3) && VersionBelow(p.StackVersion, 2026, 6)
+		return !VersionBelow(p.StackVersion, 2026, 3) && VersionBelow(p.StackVersion, 2026, 6)
 	}
 	return false
 }
