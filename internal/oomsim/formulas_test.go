@@ -1614,6 +1614,13 @@ func TestFusedExpertsStay16UnderBitsandbytes(t *testing.T) {
 	if fusedExpertsStay16(Plan{Model: moe, Mode: QLoRA, Precision: capability.Int4, Stack: StackHF}) {
 		t.Error("transformers of unknown release: the experts were planned in 16 bits")
 	}
+	l4 := moe
+	l4.Family = "llama4_text"
+	for v, want := range map[string]bool{"4.51.3": true, "4.50.0": false, "": false} {
+		if got := fusedExpertsStay16(Plan{Model: l4, Mode: QLoRA, Precision: capability.Int4, Stack: StackHF, StackVersion: v}); got != want {
+			t.Errorf("Llama 4 at transformers %q: %v, want %v", v, got, want)
+		}
+	}
 }
 
 // In eager PyTorch the head runs after the last block has freed its
