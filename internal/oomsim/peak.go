@@ -554,8 +554,9 @@ func storedWeights(m Model, p Plan) int64 {
 // transformers 5.5 (testdata/memory; unslothai/unsloth#5432 measures the
 // same). Unsloth quantises the fused experts itself from its June 2026
 // releases (unslothai/unsloth#4032, "should be supported now", 2026-06-18).
-// Planned where the stated release says so: transformers (the HF stack)
-// from 5.0 (Llama 4 from 4.51), Unsloth from 2026.3 (its pin to
+// Planned where the stated release says so: transformers (the stacks that
+// run on it under its release: the HF stack, axolotl, LLaMA-Factory) from
+// 5.0 (Llama 4 from 4.51), Unsloth from 2026.3 (its pin to
 // transformers 4.57 lifted: unslothai/unsloth#4022, 2026-02-10) to 2026.6;
 // another stack's or an unstated release keeps the experts quantised.
 // gpt-oss ships its experts in MXFP4, a path of its own.
@@ -571,14 +572,18 @@ func fusedExpertsStay16(p Plan) bool {
 	if p.StackVersion == "" {
 		return false
 	}
-	switch p.Stack {
-	case StackHF, StackAuto:
+	switch {
+	case p.Stack == StackUnsloth:
+		return !VersionBelow(p.StackVersion, 2026, 3) && VersionBelow(p.StackVersion, 2026, 6)
+	case ProfileOf(p.Stack).Dist == "transformers":
+		// The stacks whose release is transformers' (the HF Trainer,
+		// axolotl, LLaMA-Factory): their own loaders leave the fused
+		// experts as transformers does unless told otherwise (axolotl's
+		// opt-in quantize_moe_experts, axolotl-ai-cloud/axolotl#3747).
 		if strings.HasPrefix(family, "llama4") {
 			return !VersionBelow(p.StackVersion, 4, 51)
 		}
 		return !VersionBelow(p.StackVersion, 5, 0)
-	case StackUnsloth:
-		return !VersionBelow(p.StackVersion, 2026, 3) && VersionBelow(p.StackVersion, 2026, 6)
 	}
 	return false
 }
