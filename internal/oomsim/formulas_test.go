@@ -1121,6 +1121,29 @@ func TestOllamaParallelByRelease(t *testing.T) {
 	if got := OllamaParallel(Plan{Stack: StackLlamaCpp, Mode: Inference, StackVersion: "0.5.0"}); got != 1 {
 		t.Errorf("llama.cpp: %d slots, want 1", got)
 	}
+	// mllama, Qwen3-VL and the hybrid recurrent models get one slot
+	// whatever the release's default (server/sched.go).
+	if got := OllamaParallel(Plan{Stack: StackOllama, Mode: Inference, StackVersion: "0.5.0", Model: Model{Family: "mllama"}}); got != 1 {
+		t.Errorf("ollama 0.5.0 mllama: %d slots, want 1", got)
+	}
+}
+
+// Ollama's scheduler serves these architectures one request at a time,
+// and only Ollama does.
+func TestOllamaOneSlotArchitectures(t *testing.T) {
+	for _, c := range []struct {
+		stack  Stack
+		family string
+		want   bool
+	}{
+		{StackOllama, "qwen3_next", true}, {StackOllama, "qwen3_5", true}, {StackOllama, "qwen3_5_moe", true},
+		{StackOllama, "qwen3_vl", true}, {StackOllama, "mllama", true}, {StackOllama, "lfm2", true}, {StackOllama, "nemotron_h", true},
+		{StackOllama, "qwen3", false}, {StackOllama, "llama", false}, {StackLlamaCpp, "qwen3_next", false}, {StackVLLM, "qwen3_5", false},
+	} {
+		if got := OllamaOneSlot(Plan{Stack: c.stack, Model: Model{Family: c.family}}); got != c.want {
+			t.Errorf("%s %s: one slot %v, want %v", c.stack, c.family, got, c.want)
+		}
+	}
 }
 
 // On unified memory (Apple silicon, MI300A) the host's memory is the

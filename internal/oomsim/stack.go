@@ -837,7 +837,7 @@ func llamaCppBuildBelow(p Plan, build int) bool {
 // 20c3266, "Reduce default parallelism to 1"); 1 for other stacks, for
 // inference-less plans and for an unstated release (the current one).
 func OllamaParallel(p Plan) int {
-	if p.Stack != StackOllama || p.Mode != Inference || p.StackVersion == "" {
+	if p.Stack != StackOllama || p.Mode != Inference || p.StackVersion == "" || OllamaOneSlot(p) {
 		return 1
 	}
 	switch {
@@ -847,6 +847,24 @@ func OllamaParallel(p Plan) int {
 		return 4
 	}
 	return 2
+}
+
+// ollamaOneSlot are the architectures (config.json model_type) Ollama's
+// scheduler loads with a single slot whatever OLLAMA_NUM_PARALLEL says
+// ("model architecture does not currently support parallel requests",
+// server/sched.go, ollama/ollama#4165): mllama from its first release,
+// Qwen3-VL, and the hybrid recurrent models (Qwen3-Next, Qwen3.5/3.6,
+// LFM2, Nemotron-H), each as Ollama learned to run it.
+var ollamaOneSlot = map[string]bool{
+	"mllama": true, "qwen3_vl": true, "qwen3_vl_moe": true, "qwen3_next": true,
+	"qwen3_5": true, "qwen3_5_text": true, "qwen3_5_moe": true, "qwen3_5_moe_text": true,
+	"lfm2": true, "lfm2_moe": true, "nemotron_h": true,
+}
+
+// OllamaOneSlot reports whether Ollama serves the plan's model one request
+// at a time: its KV cache is num_ctx tokens, not num_ctx × parallel.
+func OllamaOneSlot(p Plan) bool {
+	return p.Stack == StackOllama && ollamaOneSlot[strings.ToLower(p.Model.Family)]
 }
 
 // ShardsLikeFSDP reports whether the stack runs PyTorch FSDP/FSDP2 itself

@@ -72,6 +72,9 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 	if what == MaxConcurrency && plan.Mode != oomsim.Inference {
 		return nil, inputf("--max concurrency is for serving (--mode inference); use --max batch for training")
 	}
+	if (what == MaxBatch || what == MaxConcurrency) && plan.Mode == oomsim.Inference && oomsim.OllamaOneSlot(plan) {
+		limit, limitWhy = 1, fmt.Sprintf("Ollama serves %s one request at a time (OLLAMA_NUM_PARALLEL does not apply to it)", plan.Model.Family)
+	}
 	if what == MaxGPULayers {
 		a := plan.Model.Arch
 		switch {

@@ -461,6 +461,16 @@ func Recommend(in Input) (*Result, error) {
 	case in.SeqLen <= 0 && maxPos > 0 && maxPos < plan.SeqLen:
 		plan.SeqLen = maxPos
 		why("seq_len", fmt.Sprint(plan.SeqLen), "the model's maximum positions (default 2048 is longer)")
+	case in.SeqLen > maxPos && maxPos > 0 && plan.Mode == oomsim.Inference && plan.Stack == oomsim.StackOllama:
+		// Ollama lowers num_ctx to the GGUF's context_length before it
+		// sizes the KV cache (llm/server.go: "requested context size too
+		// large for model"); llama.cpp itself only warns.
+		plan.SeqLen = maxPos
+		why("seq_len", fmt.Sprint(plan.SeqLen), fmt.Sprintf("Ollama lowers num_ctx %d to the model's trained context and sizes its KV cache for that", in.SeqLen))
+	}
+	if plan.BatchSize > 1 && plan.Mode == oomsim.Inference && oomsim.OllamaOneSlot(plan) {
+		plan.BatchSize, plan.MicroBatch = 1, 0
+		why("batch", "1", fmt.Sprintf("Ollama serves %s one request at a time whatever OLLAMA_NUM_PARALLEL says (its scheduler's list of architectures without parallel requests), so its KV cache holds one sequence", plan.Model.Family))
 	}
 	plan.TensorParallel, plan.PipelineStages, plan.ExpertParallel = in.TensorParallelDegree, in.PipelineStages, in.ExpertParallel
 	plan.SequenceParallel = in.SequenceParallel

@@ -404,6 +404,52 @@ func TestOllamaTakesItsSlotsWhenTheyFit(t *testing.T) {
 	}
 }
 
+// Ollama lowers a num_ctx beyond the model's trained context to that
+// context before it sizes the KV cache (llm/server.go), and serves the
+// hybrid recurrent architectures one request at a time whatever
+// OLLAMA_NUM_PARALLEL says (server/sched.go); --max concurrency says so.
+// llama.cpp allocates what it is asked for.
+func TestOllamaClampsContextAndSlots(t *testing.T) {
+	qwen3, err := ParseHFConfig(readModel(t, "qwen3-8b.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Model: qwen3, Mode: oomsim.Inference, Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"),
+		Stack: oomsim.StackOllama, StackVersion: "0.12.0", SeqLen: 65536, BatchSize: 1}
+	r, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Plan.SeqLen != qwen3.Arch.MaxPositions {
+		t.Errorf("ollama num_ctx 65536 on %s: seq %d, want its %d positions", qwen3.Name, r.Plan.SeqLen, qwen3.Arch.MaxPositions)
+	}
+	found := false
+	for _, x := range r.Reasons {
+		found = found || (x.Decision == "seq_len" && strings.Contains(x.Why, "lowers num_ctx 65536"))
+	}
+	if !found {
+		t.Errorf("no reason says Ollama lowers num_ctx: %+v", r.Reasons)
+	}
+	in.Stack, in.StackVersion = oomsim.StackLlamaCpp, ""
+	if r, err = Recommend(in); err != nil || r.Plan.SeqLen != 65536 {
+		t.Errorf("llama.cpp -c 65536: seq %d (%v), want 65536", r.Plan.SeqLen, err)
+	}
+
+	next, err := ParseHFConfig(readModel(t, "qwen3-next-80b-a3b.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = Input{Model: next, Mode: oomsim.Inference, Strategy: "auto", Target: catalogueTarget(t, "h100-80gb"),
+		Stack: oomsim.StackOllama, StackVersion: "0.13.0", Precision: capability.Int4, SeqLen: 32768, BatchSize: 8}
+	if r, err = Recommend(in); err != nil || r.Plan.BatchSize != 1 {
+		t.Fatalf("ollama qwen3_next at 8 requests: batch %d (%v), want 1", r.Plan.BatchSize, err)
+	}
+	in.BatchSize, in.Max = 1, MaxConcurrency
+	if r, err = Recommend(in); err != nil || r.Max == nil || r.Max.Value != 1 || !strings.Contains(r.Max.Limit, "one request at a time") {
+		t.Errorf("ollama qwen3_next --max concurrency: %+v (%v), want 1 with the reason", r.Max, err)
+	}
+}
+
 // `ollama pull` fetches the library's default tag, 4-bit GGUF: a plan for
 // Ollama that names no precision is a 4-bit one even on a card that holds
 // the 16-bit weights, and says why; a named precision still wins.
