@@ -835,7 +835,8 @@ func llamaCppBuildBelow(p Plan, build int) bool {
 // (OLLAMA_NUM_PARALLEL auto, each slot num_ctx tokens: KvSize = NumCtx ×
 // numParallel): 4 from v0.2.0, 2 from v0.6.7, 1 from v0.10.0 (commit
 // 20c3266, "Reduce default parallelism to 1"); 1 for other stacks, for
-// inference-less plans and for an unstated release (the current one).
+// inference-less plans, for an unstated release (the current one) and for
+// the architectures Ollama serves one request at a time (OllamaOneSlot).
 func OllamaParallel(p Plan) int {
 	if p.Stack != StackOllama || p.Mode != Inference || p.StackVersion == "" || OllamaOneSlot(p) {
 		return 1
