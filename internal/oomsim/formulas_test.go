@@ -1765,3 +1765,26 @@ func TestLMDeployTurboMind1AllocatesPerSequence(t *testing.T) {
 		t.Errorf("v0.1.0: KV cache %d, want half the device", b.KVCacheBytes)
 	}
 }
+
+// The recurrent state is held per sequence whatever its length: in fp32 by
+// llama.cpp (Qwen3.6-27B's "RS buffer size = 149.62 MiB" for one sequence),
+// in the model's dtype by vLLM; a model without recurrent layers has none.
+func TestRecurrentStateBySequence(t *testing.T) {
+	a := &Arch{Layers: 64, KVLayers: 16, Hidden: 5120, Heads: 24, KVHeads: 4, HeadDim: 256, StateValues: 39_223_296}
+	cpp := Plan{Stack: StackLlamaCpp, Mode: Inference, Precision: capability.Int4}
+	kv := attentionCache(a, cpp, 1, 262144)
+	if got := kvCache(a, cpp, 1, 262144) - kv; got != 156_893_184 {
+		t.Errorf("llama.cpp, one sequence: %d bytes of state, want 156,893,184 (149.62 MiB)", got)
+	}
+	if got := kvCache(a, cpp, 4, 1) - attentionCache(a, cpp, 4, 1); got != 4*156_893_184 {
+		t.Errorf("llama.cpp, four sequences of one token: %d bytes of state, want four sequences' worth", got)
+	}
+	vllm := Plan{Stack: StackVLLM, Mode: Inference, Precision: capability.BF16}
+	if got := kvCache(a, vllm, 1, 1024) - attentionCache(a, vllm, 1, 1024); got != 156_893_184/2 {
+		t.Errorf("vllm bf16: %d bytes of state, want %d", got, 156_893_184/2)
+	}
+	a.StateValues = 0
+	if kvCache(a, cpp, 1, 1024) != attentionCache(a, cpp, 1, 1024) {
+		t.Error("no recurrent layers: the cache is the attention's alone")
+	}
+}

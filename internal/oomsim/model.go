@@ -58,6 +58,12 @@ type Arch struct {
 	// time as the V cache until its V-less cache (latentCache).
 	LatentKV   int `json:"latent_kv,omitempty"`
 	LatentRank int `json:"latent_rank,omitempty"`
+	// StateValues is what a hybrid's recurrent layers keep per sequence,
+	// whatever its length: a linear-attention layer's state (Gated
+	// DeltaNet: value heads × key size × value size) or a Mamba-2 layer's
+	// (heads × head size × state size), and each one's convolution inputs
+	// (conv channels × (kernel − 1)), summed over those layers.
+	StateValues int64 `json:"state_values,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }

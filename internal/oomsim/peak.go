@@ -305,6 +305,9 @@ func realistic(p Plan) (Breakdown, error) {
 			b.Notes = append(b.Notes, "weights offloaded to the host; one block at a time on the device (accelerate device_map offload)")
 		}
 		b.KVCacheBytes = sat(float64(kvCache(a, p, mb, seq)) / s.n)
+		if note := stateNote(a, p); note != "" {
+			b.Notes = append(b.Notes, note)
+		}
 		partialLayers(m, a, p, &b)
 		prompt := seq
 		if p.PromptLen > 0 && float64(p.PromptLen) < seq {
@@ -1727,9 +1730,47 @@ func samplerWarmup(s settings, a *Arch, seqs float64) float64 {
 }
 
 // kvCache is 2 × layers × kv_heads × head_dim × tokens × batch, in the
-// compute dtype (or the cache's own: KVBits).
+// compute dtype (or the cache's own: KVBits), and a hybrid's recurrent
+// state for each of the batch's sequences (recurrentState).
 func kvCache(a *Arch, p Plan, batch, seq float64) int64 {
-	if a == nil || a.KVLayers == 0 {
+	if a == nil {
+		return 0
+	}
+	return add(attentionCache(a, p, batch, seq), sat(recurrentState(a, p)*batch))
+}
+
+// recurrentState is what a hybrid's linear-attention or Mamba layers keep
+// per sequence (Arch.StateValues), in the engine's state dtype: fp32 in
+// llama.cpp and Ollama (their recurrent-state buffer, "RS buffer size":
+// 149.62 MiB for Qwen3.6-27B's 48 Gated DeltaNet layers, the log in
+// testdata/memory), the model's dtype in vLLM (mamba_ssm_cache_dtype
+// "auto") and elsewhere, where kernels may keep it wider.
+func recurrentState(a *Arch, p Plan) float64 {
+	if a.StateValues == 0 {
+		return 0
+	}
+	bytes := computeBytes(p.Precision)
+	if p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
+		bytes = 2
+	}
+	if ggmlStack(p.Stack) {
+		bytes = 4
+	}
+	return float64(a.StateValues) * bytes
+}
+
+// stateNote says what the KV cache holds for a hybrid's recurrent layers,
+// "" for a model without them.
+func stateNote(a *Arch, p Plan) string {
+	if a == nil || a.StateValues == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the KV cache includes the recurrent layers' state, %s a sequence whatever its length", fmtGiB(sat(recurrentState(a, p))))
+}
+
+// attentionCache is kvCache's attention part.
+func attentionCache(a *Arch, p Plan, batch, seq float64) int64 {
+	if a.KVLayers == 0 {
 		return 0
 	}
 	kv, hd := a.KVHeads, a.HeadDim
@@ -2055,6 +2096,9 @@ func servingEngine(s settings) (Breakdown, error) {
 		verb = "holds"
 	}
 	b.Notes = append(b.Notes, fmt.Sprintf("%s %s: %s (%s)", p.Stack, verb, what, fmtGiB(max(sat(pool), 0))))
+	if note := stateNote(a, p); note != "" {
+		b.Notes = append(b.Notes, note)
+	}
 	if rt, ok := runtimes[p.Backend]; ok {
 		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
 	}

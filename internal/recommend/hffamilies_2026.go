@@ -813,8 +813,12 @@ func countHybrid(c hfConfig, name string, moe bool) (oomsim.Model, error) {
 	m.UnquantizedParams = m.Params - linear
 	m.BufferBytes = d.hd / 2 * 4
 	m.Experts, m.ExpertsPerToken = int(E), int(topK)
-	m.Notes = append(m.Notes, fmt.Sprintf("%s: %d of %d layers have full attention and a KV cache; the rest are linear attention with a fixed-size state (not estimated); the multi-token-prediction block is not counted", name, nFull, d.L))
+	m.Notes = append(m.Notes, fmt.Sprintf("%s: %d of %d layers have full attention and a KV cache; the rest are linear attention with a fixed-size state per sequence; the multi-token-prediction block is not counted", name, nFull, d.L))
+	// A Gated DeltaNet layer keeps, per sequence, its state (value heads
+	// × key size × value size) and the last kernel − 1 inputs of its
+	// convolution over q, k and v.
+	state := (d.L - nFull) * (vHeads*kDim*vDim + (2*keyDim+valueDim)*(kernel-1))
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(nFull), Hidden: int(h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true}
+		HeadDim: int(d.hd), FFN: int(activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true, StateValues: state}
 	return m, nil
 }

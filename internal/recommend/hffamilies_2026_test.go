@@ -187,3 +187,31 @@ func TestParseHFConfig2026Rejects(t *testing.T) {
 		})
 	}
 }
+
+// A hybrid's recurrent layers keep a fixed state per sequence: Qwen3.6-27B's
+// 48 Gated DeltaNet layers 48 value heads × 128 × 128 and a convolution
+// window of 3 over q, k and v (2 × 16 × 128 + 48 × 128 channels), whose
+// fp32 total llama.cpp logs as "CUDA0 RS buffer size = 149.62 MiB"
+// (testdata/memory, r37g-nbchat-qwen36-27b rows); the Mamba-2 layers of
+// Nemotron-H-56B (54 of 256 heads × 64 × a state of 256, conv over
+// 256 × 64 + 2 × 8 × 256 channels) and Granite-4.0-H-Tiny (36 of 48 heads ×
+// 64 × 128, conv over 2 × 1536 + 2 × 128 channels) likewise.
+func TestHybridRecurrentState(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want int64
+	}{
+		{"qwen3.6-27b.config.json", 48 * (48*128*128 + (2*16*128+48*128)*3)},
+		{"nemotron-h-56b-base-8k.config.json", 54 * (256*64*256 + (256*64+2*8*256)*3)},
+		{"granite-4.0-h-tiny.published.config.json", 36 * (48*64*128 + (2*1536+2*128)*3)},
+		{"qwen3-8b.config.json", 0},
+	} {
+		m, err := ParseHFConfig(readModel(t, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Arch.StateValues; got != c.want {
+			t.Errorf("%s: %d state values a sequence, want %d", c.file, got, c.want)
+		}
+	}
+}

@@ -46,8 +46,8 @@ type hfMambaHybrid struct {
 // 1 group, a state of 256, a kernel of 4, an expansion of 2.
 // granite-4.0-h-tiny counts 6,939,037,248, the Hub's count.
 //
-// Only the attention layers keep a KV cache; a Mamba layer's state is a
-// fixed size per sequence and not planned.
+// Only the attention layers keep a KV cache; a Mamba layer keeps a state of
+// a fixed size per sequence (mamba2State).
 func countGraniteMoeHybrid(c hfConfig) (oomsim.Model, error) {
 	var f fields
 	d := standardShape(c, &f)
@@ -167,7 +167,8 @@ func countGraniteMoeHybrid(c hfConfig) (oomsim.Model, error) {
 		m.BufferBytes = d.hd / 2 * 4
 	}
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(nA), Hidden: int(h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(topK*ffn + shared), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true}
+		HeadDim: int(d.hd), FFN: int(topK*ffn + shared), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: true,
+		StateValues: nM * mamba2State(mHeads, mDim, state, conv, kernel)}
 	m.Notes = append(m.Notes, fmt.Sprintf("granitemoehybrid: %d Mamba-2 and %d attention layers, %d experts (%d a token) and a shared MLP of %d; only the attention layers keep a KV cache",
 		nM, nA, E, topK, shared))
 	return m, nil

@@ -127,8 +127,15 @@ func countNemotronH(c hfConfig) (oomsim.Model, error) {
 	m.BufferBytes = hd / 2 * 4
 	activeFFN := max(ffn, topK*moeFFN+sharedN*sharedFFN)
 	m.Arch = &oomsim.Arch{Layers: int(max((L+1)/2, 1)), KVLayers: int(nA), Hidden: int(h), Heads: int(heads), KVHeads: int(kv),
-		HeadDim: int(hd), FFN: int(activeFFN), Vocab: int(V), MaxPositions: int(maxPos)}
+		HeadDim: int(hd), FFN: int(activeFFN), Vocab: int(V), MaxPositions: int(maxPos), StateValues: nM * mamba2State(mHeads, mDim, state, conv, kernel)}
 	m.Notes = append(m.Notes, fmt.Sprintf("nemotron_h: %d Mamba-2, %d attention, %d MLP and %d mixture-of-experts blocks; only the attention blocks keep a KV cache; the activations are planned as %d transformer layers",
 		nM, nA, nMLP, nE, m.Arch.Layers))
 	return m, nil
+}
+
+// mamba2State is what one Mamba-2 layer keeps per sequence while
+// generating: its SSM state (heads × head size × state size) and the last
+// kernel − 1 inputs of its convolution over x, B and C (conv channels).
+func mamba2State(heads, headDim, state, conv, kernel int64) int64 {
+	return heads*headDim*state + conv*(kernel-1)
 }
