@@ -1749,10 +1749,7 @@ func recurrentState(a *Arch, p Plan) float64 {
 	if a.StateValues == 0 {
 		return 0
 	}
-	bytes := computeBytes(p.Precision)
-	if p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
-		bytes = 2
-	}
+	bytes := computeBytes(p.Precision) // quantised weights compute, and keep state, in 16 bits
 	if ggmlStack(p.Stack) {
 		bytes = 4
 	}
@@ -1780,10 +1777,7 @@ func attentionCache(a *Arch, p Plan, batch, seq float64) int64 {
 	if hd == 0 && a.Heads > 0 {
 		hd = a.Hidden / a.Heads
 	}
-	bytes := computeBytes(p.Precision)
-	if p.Precision == capability.Int8 || p.Precision == capability.Int4 || p.Precision == capability.FP8 {
-		bytes = 2
-	}
+	bytes := computeBytes(p.Precision) // 16 bits for quantised weights too
 	if p.KVBits > 0 {
 		bytes = float64(p.KVBits) / 8
 	}
