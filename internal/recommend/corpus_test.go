@@ -861,6 +861,10 @@ func stackVersion(st oomsim.Stack, stated, date string) string {
 		if date < "2025-05-14" {
 			return "0.22.1" // before 0.24.1, the first release with a causal prompt mask mlx fuses
 		}
+	case "unsloth":
+		if date < "2024-11-17" {
+			return "2024.10" // before Cut Cross Entropy (2024.11): the loss over materialised 16-bit logits
+		}
 	case "trl":
 		switch {
 		case date < "2025-08-05":
