@@ -56,6 +56,7 @@ var corpusCounts = []struct {
 	{"qwen3-4b.config.json", 4_022_468_096, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-4B"},
 	{"qwen3-8b.config.json", 8_190_735_360, 0, "llmfit Qwen/Qwen3-8B"},
 	{"deepseek-r1-0528-qwen3-8b.published.config.json", 8_190_735_360, 0, "llmfit Qwen/Qwen3-8B: DeepSeek-R1-0528-Qwen3-8B post-trains Qwen3-8B Base and keeps its shapes"},
+	{"llama-2-7b-32k-instruct.published.config.json", 6_738_417_664, 32 * 64, "llmfit meta-llama/Llama-2-7b-hf: Llama-2-7B-32K-Instruct keeps Llama-2-7B's shapes and interpolates its positions"},
 	{"qwen3-14b.config.json", 14_768_307_200, 0, "KerasHub qwen3_14b_en"},
 	{"qwen3-32b.config.json", 32_762_123_264, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-32B"},
 	{"qwen3-30b-a3b.config.json", 30_532_122_624, 0, "llmfit@3fb10d019f82 Qwen/Qwen3-30B-A3B"},
