@@ -987,9 +987,10 @@ func (s *corpusStats) summary() string {
 		perSource = append(perSource, median(absAll(es)))
 		withinShare += within(es, 0.15)
 	}
-	in15 := int(math.Round(within(s.errs, 0.15) * float64(len(s.errs))))
+	share := within(s.errs, 0.15)
+	in15 := int(math.Round(share * float64(len(s.errs))))
 	return fmt.Sprintf("%d rows from %d sources: median |error| %.1f%%, within 15%%: %.0f%% (%d), median error %+.1f%%; per source (median of medians) %.1f%%, within 15%% %.0f%%",
-		len(s.errs), len(s.sources), 100*median(absAll(s.errs)), 100*within(s.errs, 0.15), in15, 100*median(s.errs), 100*median(perSource), 100*withinShare/float64(len(s.sources)))
+		len(s.errs), len(s.sources), 100*median(absAll(s.errs)), 100*share, in15, 100*median(s.errs), 100*median(perSource), 100*withinShare/float64(len(s.sources)))
 }
 
 type corpusResult struct {

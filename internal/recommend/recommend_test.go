@@ -431,8 +431,11 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 		t.Errorf("no reason says Ollama lowers num_ctx: %+v", r.Reasons)
 	}
 	in.Stack, in.StackVersion = oomsim.StackLlamaCpp, ""
-	if r, err = Recommend(in); err != nil || r.Plan.SeqLen != 65536 {
-		t.Errorf("llama.cpp -c 65536: seq %d (%v), want 65536", r.Plan.SeqLen, err)
+	if r, err = Recommend(in); err != nil {
+		t.Fatal(err)
+	}
+	if r.Plan.SeqLen != 65536 {
+		t.Errorf("llama.cpp -c 65536: seq %d, want 65536", r.Plan.SeqLen)
 	}
 
 	next, err := ParseHFConfig(readModel(t, "qwen3-next-80b-a3b.config.json"))
@@ -441,12 +444,18 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 	}
 	in = Input{Model: next, Mode: oomsim.Inference, Strategy: "auto", Target: catalogueTarget(t, "h100-80gb"),
 		Stack: oomsim.StackOllama, StackVersion: "0.13.0", Precision: capability.Int4, SeqLen: 32768, BatchSize: 8}
-	if r, err = Recommend(in); err != nil || r.Plan.BatchSize != 1 {
-		t.Fatalf("ollama qwen3_next at 8 requests: batch %d (%v), want 1", r.Plan.BatchSize, err)
+	if r, err = Recommend(in); err != nil {
+		t.Fatal(err)
+	}
+	if r.Plan.BatchSize != 1 {
+		t.Fatalf("ollama qwen3_next at 8 requests: batch %d, want 1", r.Plan.BatchSize)
 	}
 	in.BatchSize, in.Max = 1, MaxConcurrency
-	if r, err = Recommend(in); err != nil || r.Max == nil || r.Max.Value != 1 || !strings.Contains(r.Max.Limit, "one request at a time") {
-		t.Errorf("ollama qwen3_next --max concurrency: %+v (%v), want 1 with the reason", r.Max, err)
+	if r, err = Recommend(in); err != nil {
+		t.Fatal(err)
+	}
+	if r.Max == nil || r.Max.Value != 1 || !strings.Contains(r.Max.Limit, "one request at a time") {
+		t.Errorf("ollama qwen3_next --max concurrency: %+v, want 1 with the reason", r.Max)
 	}
 }
 
