@@ -629,7 +629,8 @@ func TestZeROStepCopiesGradientsToFP32(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b, gatherBuffers(resolve(withDefaults(p)), p.Model)
+		s := resolve(withDefaults(p))
+		return b, gatherBuffers(s, p.Model) + zeroBucket(s, p.Model)
 	}
 	for _, c := range []struct {
 		params  int64
@@ -651,7 +652,7 @@ func TestZeROStepCopiesGradientsToFP32(t *testing.T) {
 	} {
 		b, gathered := est(c.params, c.sh, c.off, c.devices, c.prec, c.stack)
 		if got := b.BuffersBytes - gathered; got != sat(c.want) {
-			t.Errorf("%s %s %s offload %s on %d: buffers %d beside the gathered blocks, want the step's %.0f", c.stack, c.sh, c.prec, c.off, c.devices, got, c.want)
+			t.Errorf("%s %s %s offload %s on %d: buffers %d beside the gathered blocks and the gradient bucket, want the step's %.0f", c.stack, c.sh, c.prec, c.off, c.devices, got, c.want)
 		}
 	}
 }
@@ -1786,5 +1787,41 @@ func TestRecurrentStateBySequence(t *testing.T) {
 	a.StateValues = 0
 	if kvCache(a, cpp, 1, 1024) != attentionCache(a, cpp, 1, 1024) {
 		t.Error("no recurrent layers: the cache is the attention's alone")
+	}
+}
+
+// DeepSpeed's ZeRO optimizer allocates its gradient bucket whole: 5e8
+// elements at stages 1 and 2 (DeepSpeed's default), hidden_size² at stage
+// 3 (the Trainer's "auto"), in the parameters' 16 bits; FSDP, Megatron
+// and one device without ZeRO-3 have none.
+func TestZeROBucketIsDeepSpeedsReduceBucket(t *testing.T) {
+	arch := &Arch{Layers: 4, KVLayers: 4, Hidden: 256, Heads: 4, KVHeads: 4, HeadDim: 64, FFN: 1024, Vocab: 10000, Gated: true}
+	m := Model{Name: "m", Params: 20_000_000, Arch: arch}
+	for _, c := range []struct {
+		stack    Stack
+		sharding Sharding
+		devices  int
+		prec     capability.Precision
+		want     int64
+	}{
+		{StackDeepSpeed, ShardZeRO2, 4, capability.BF16, 1_000_000_000},
+		{StackHF, ShardZeRO1, 2, capability.FP16, 1_000_000_000},
+		{StackDeepSpeed, ShardZeRO2, 4, capability.FP32, 2_000_000_000},
+		{StackDeepSpeed, ShardZeRO3, 4, capability.BF16, 2 * 256 * 256},
+		{StackDeepSpeed, ShardZeRO2, 1, capability.BF16, 0},
+		{StackFSDP, ShardZeRO3, 4, capability.BF16, 0},
+		{StackMegatron, ShardZeRO2, 4, capability.BF16, 0},
+	} {
+		s := resolve(withDefaults(Plan{Model: m, Mode: Training, Precision: c.prec, Stack: c.stack, Sharding: c.sharding, Devices: c.devices, SeqLen: 64}))
+		if got := zeroBucket(s, m); got != c.want {
+			t.Errorf("%s %s on %d devices at %s: bucket %d bytes, want %d", c.stack, c.sharding, c.devices, c.prec, got, c.want)
+		}
+	}
+	b, err := Estimate(Plan{Model: m, Mode: Training, Precision: capability.BF16, Stack: StackDeepSpeed, Sharding: ShardZeRO2, Devices: 4, SeqLen: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.BuffersBytes < 1_000_000_000 {
+		t.Errorf("ZeRO-2 buffers %d bytes, want the 1e9-byte bucket among them", b.BuffersBytes)
 	}
 }

@@ -372,7 +372,7 @@ func realistic(p Plan) (Breakdown, error) {
 		b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.HostBytes = sat(w), sat(g), sat(o), sat(host)
 		act, logits, recompute := trainingActivations(s, a, tokens, false)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
-		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
+		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes), zeroBucket(s, m))
 		b.PeakAllocatedBytes = trainingPeak(s, b, temp, autocastCopies(s, P), lossThenRecompute(logits, recompute))
 		b.heldBytes = trainingPeak(s, b, temp, 0, lossThenRecompute(logits, recompute)) - b.PeakAllocatedBytes
 	default: // LoRA, QLoRA
@@ -407,10 +407,13 @@ func realistic(p Plan) (Breakdown, error) {
 		}
 		act, logits, recompute := trainingActivations(s, a, tokens, true)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
-		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes))
+		b.BuffersBytes = add(dequantBuffer(s, a), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes), zeroBucket(s, m))
 		b.PeakAllocatedBytes = add(b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes, b.ActivationsBytes, b.LogitsBytes, b.BuffersBytes) -
 			lossThenRecompute(logits, recompute)
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
+	}
+	if zb := zeroBucket(s, m); zb > 0 {
+		b.Notes = append(b.Notes, fmt.Sprintf("DeepSpeed's gradient bucket: %s (reduce_bucket_size elements in 16 bits: 5e8, DeepSpeed's default, at stages 1 and 2; hidden_size², the Trainer's \"auto\", at stage 3)", fmtGiB(zb)))
 	}
 	if fusedExpertsStay16(p) {
 		b.Notes = append(b.Notes, fmt.Sprintf("the routed experts (%s) stay in 16 bits: under %s %s transformers stores them as fused 3-D parameters, which bitsandbytes' %s loading does not replace (bitsandbytes#1849)",
@@ -898,7 +901,7 @@ func blockMatrices(a *Arch) [][2]int {
 // accumulation the gradients outlive the micro-batches and add up.
 func trainingPeak(s settings, b Breakdown, temp, copies float64, notTogether int64) int64 {
 	gather := gatherBuffers(s, s.p.Model)
-	states := add(b.WeightsBytes-sat(copies), b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes))
+	states := add(b.WeightsBytes-sat(copies), b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes), zeroBucket(s, s.p.Model))
 	fwd := add(b.ActivationsBytes, b.LogitsBytes, sat(copies)) - notTogether
 	step := add(b.GradientsBytes, sat(temp))
 	if s.p.GradAccum() > 1 {
@@ -1951,6 +1954,42 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	return grads
+}
+
+// zeroBucket is DeepSpeed ZeRO's gradient bucket: with contiguous_gradients
+// (DeepSpeed's default) the ZeRO optimizer copies each gradient into a
+// flat buffer of reduce_bucket_size elements in the parameters' dtype
+// before it reduces them, and allocates that buffer whole, whatever the
+// model's size (stage_1_and_2.py's setup_buckets at every backward,
+// stage3.py's IPG buffer at start-up). Stages 1 and 2 take DeepSpeed's
+// default of 5e8 elements, which the configs users start from also write
+// (the transformers docs' ZeRO-2 example, LLaMA-Factory's ds_z2_config),
+// and one buffer (overlap_comm, which doubles it, is off by default below
+// stage 3). Stage 3's configs say "auto", which the Trainer and accelerate
+// fill with hidden_size² (integrations/deepspeed.py). Stacks that run
+// ZeRO without DeepSpeed (Megatron's distributed optimizer, FSDP) have no
+// such bucket.
+func zeroBucket(s settings, m Model) int64 {
+	p := s.p
+	if !s.trains || !(s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s)) {
+		return 0
+	}
+	elements := 5e8
+	switch {
+	case p.Sharding == ShardZeRO3:
+		a := m.Arch
+		if a == nil || a.Hidden == 0 {
+			return 0
+		}
+		elements = float64(a.Hidden) * float64(a.Hidden)
+	case p.Sharding != ShardZeRO1 && p.Sharding != ShardZeRO2, p.devices() <= 1:
+		return 0
+	}
+	width := 2.0
+	if p.Precision == capability.FP32 {
+		width = 4
+	}
+	return sat(elements * width)
 }
 
 // gatherBuffers: FSDP/ZeRO-3 all-gathers one wrapped block's parameters at
