@@ -95,11 +95,13 @@ func TestEstimateTerms(t *testing.T) {
 			},
 		},
 		{
-			name: "serving split over 4 devices divides the weights, the working set and the KV cache",
+			// transformers' device_map splits by layers: each device runs
+			// its blocks over the whole batch (layerSplit).
+			name: "serving split over 4 devices by layers divides the weights and the KV cache, not a block's working set",
 			plan: Plan{Model: tiny, Mode: Inference, Precision: capability.FP16, SeqLen: 1024, Sharding: ShardZeRO3, Devices: 4},
 			want: parts{
 				Weights:     2_000_000 / 4,
-				Activations: 3 * 1024 * 512 * 2 / 4,
+				Activations: 3 * 1024 * 512 * 2,
 				Logits:      1000 * 4,
 				KVCache:     2 * 2 * 2 * 64 * 1024 * 2 / 4,
 			},
@@ -1823,5 +1825,29 @@ func TestZeROBucketIsDeepSpeedsReduceBucket(t *testing.T) {
 	}
 	if b.BuffersBytes < 1_000_000_000 {
 		t.Errorf("ZeRO-2 buffers %d bytes, want the 1e9-byte bucket among them", b.BuffersBytes)
+	}
+}
+
+// Serving split by layers (transformers' device_map, llama.cpp's default
+// split mode) runs each device's blocks over the whole batch: a block's
+// working set is the one-device figure. Tensor parallelism (vLLM) divides
+// it by the devices.
+func TestLayerSplitKeepsTheBlockWorkingSet(t *testing.T) {
+	m := Model{Name: "m", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	act := func(stack Stack, devices int) int64 {
+		b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: stack, Devices: devices, Sharding: ShardZeRO3, SeqLen: 4096, BatchSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.ActivationsBytes
+	}
+	for _, stack := range []Stack{StackHF, StackLlamaCpp} {
+		if one, four := act(stack, 1), act(stack, 4); one != four {
+			t.Errorf("%s: activations %d on one device, %d on each of four split by layers", stack, one, four)
+		}
+	}
+	if one, four := act(StackPyTorch, 1), act(StackPyTorch, 4); four*4 > one+4 {
+		t.Errorf("a stack without a layer split: activations %d on one device, %d on each of four, want a quarter", one, four)
 	}
 }

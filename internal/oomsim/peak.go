@@ -317,13 +317,17 @@ func realistic(p Plan) (Breakdown, error) {
 		if c := prefillChunk(p); c > 0 {
 			prefill = min(prompt, float64(c))
 		}
+		actN := s.n
+		if layerSplit(s) {
+			actN = 1
+		}
 		if ggmlStack(p.Stack) && mb > 1 {
 			// llama.cpp's slots share one KV cache of every slot's cells
 			// and one compute graph, reserved for a single ubatch of
 			// tokens against the whole cache: slots do not multiply it.
-			b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, min(mb*prompt, prefill), mb*seq) / s.n)
+			b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, min(mb*prompt, prefill), mb*seq) / actN)
 		} else {
-			b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / s.n)
+			b.ActivationsBytes = sat(prefillWorkingSet(s, a, mb, prefill, seq) / actN)
 		}
 		if scores, why := unfusedPrefillScores(s, a, mb, prefill, prompt); scores > 0 {
 			b.ActivationsBytes = add(b.ActivationsBytes, sat(scores/s.n))
@@ -1954,6 +1958,23 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	return grads
+}
+
+// layerSplit reports serving over several devices split by layers:
+// transformers' device_map="auto" (accelerate's big-model inference) and
+// llama.cpp's default --split-mode layer (Ollama's too) put a share of the
+// blocks, with their weights and KV cache, on each device, and each device
+// runs its blocks over the whole batch in turn. A block's working set is
+// then not divided by the devices as tensor parallelism divides it (the
+// serving engines' split): the Qwen2.5-72B speed benchmark's transformers
+// rows over several GPUs (testdata/memory, round 50) sat up to 14% under
+// at their longest prompts with it divided.
+func layerSplit(s settings) bool {
+	p := s.p
+	if s.trains || s.n <= 1 || p.TensorParallel != 0 {
+		return false
+	}
+	return ProfileOf(p.Stack).Dist == "transformers" || ggmlStack(p.Stack)
 }
 
 // zeroBucket is DeepSpeed ZeRO's gradient bucket: with contiguous_gradients
