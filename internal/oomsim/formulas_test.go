@@ -852,6 +852,11 @@ func TestTRLReleases(t *testing.T) {
 	if p := withDefaults(Plan{Mode: LoRA, Precision: capability.BF16, Stack: StackTRL, StackVersion: "1.7.0", Loss: LossFull, Recompute: RecomputeNone}); p.Loss != LossFull || p.Recompute != RecomputeNone {
 		t.Errorf("trl: the plan's own loss and recompute were overridden: %s, %s", p.Loss, p.Recompute)
 	}
+	// TRL's chunked loss (--kernels chunked-ce) is chunked_nll at any release: it never
+	// materialises the logits.
+	if p := withDefaults(Plan{Mode: LoRA, Precision: capability.BF16, Stack: StackTRL, StackVersion: "1.6.0", Loss: LossChunked}); p.Loss != LossFused {
+		t.Errorf("trl --loss chunked: planned as %s, want TRL's chunked_nll (%s)", p.Loss, LossFused)
+	}
 }
 
 // llama.cpp without flash attention reserves a chunk's f32 scores and

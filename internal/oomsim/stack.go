@@ -438,10 +438,16 @@ func unslothMaterialisedLogits(p Plan) bool {
 // gradient_checkpointing True arrived in v0.22 (2025-08-29; before, the
 // Trainer's False), and the chunked_nll loss, which never materialises the
 // logits, became the default in v1.7 (2026-06-25; before, nll over full
-// logits). An unknown release is the current one.
+// logits). An unknown release is the current one. TRL's chunked loss is
+// that chunked_nll whichever release names it, so --kernels chunked-ce under TRL
+// is planned as the fused loss it is, not as torchtune's chunks, which
+// keep every chunk's logits.
 func trlRelease(p Plan, pinnedRecompute, pinnedLoss bool) Plan {
 	if p.Stack != StackTRL {
 		return p
+	}
+	if p.Loss == LossChunked {
+		p.Loss = LossFused
 	}
 	if !pinnedRecompute && p.Mode != QLoRA && VersionBelow(p.StackVersion, 0, 22) {
 		p.Recompute = RecomputeNone
