@@ -278,6 +278,8 @@ func withDefaults(p Plan) Plan {
 			p.Loss = LossFull
 		}
 		switch {
+		case loraFP32Base(p):
+			// A LoRA base loaded in fp32 under autocast: kept as asked.
 		case p.Mode != Training:
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:

@@ -1838,14 +1838,8 @@ func TestZeROBucketIsDeepSpeedsReduceBucket(t *testing.T) {
 // working set is the one-device figure. Tensor parallelism (vLLM) divides
 // it by the devices.
 func TestLayerSplitKeepsTheBlockWorkingSet(t *testing.T) {
-	m := Model{Name: "m", Params: 1_000_000_000,
-		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
 	act := func(stack Stack, devices int) int64 {
-		b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: stack, Devices: devices, Sharding: ShardZeRO3, SeqLen: 4096, BatchSize: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.ActivationsBytes
+		return mustEstimate(t, Plan{Model: oneBillion, Mode: Inference, Precision: capability.BF16, Stack: stack, Devices: devices, Sharding: ShardZeRO3, SeqLen: 4096, BatchSize: 4}).ActivationsBytes
 	}
 	for _, stack := range []Stack{StackHF, StackLlamaCpp} {
 		if one, four := act(stack, 1), act(stack, 4); one != four {
@@ -1855,4 +1849,33 @@ func TestLayerSplitKeepsTheBlockWorkingSet(t *testing.T) {
 	if one, four := act(StackPyTorch, 1), act(StackPyTorch, 4); four*4 > one+4 {
 		t.Errorf("a stack without a layer split: activations %d on one device, %d on each of four, want a quarter", one, four)
 	}
+}
+
+// LoRA over a base loaded in fp32 under 16-bit autocast keeps the frozen
+// base at 4 B a parameter; the activations stay those of the 16-bit run.
+func TestLoRAOverAnFP32Base(t *testing.T) {
+	est := func(mixed MixedPrecision) Breakdown {
+		return mustEstimate(t, Plan{Model: oneBillion, Mode: LoRA, Precision: capability.BF16, Mixed: mixed, Stack: StackHF, SeqLen: 1024})
+	}
+	half, amp := est(""), est(MixedAMP)
+	if got, want := amp.WeightsBytes-half.WeightsBytes, int64(2*oneBillion.Params); got < want-want/100 || got > want+want/100 {
+		t.Errorf("an fp32 base adds %d bytes of weights, want about 2 B a parameter (%d)", got, want)
+	}
+	if amp.ActivationsBytes != half.ActivationsBytes {
+		t.Errorf("activations %d over an fp32 base, %d over a 16-bit one: want the same", amp.ActivationsBytes, half.ActivationsBytes)
+	}
+}
+
+// oneBillion is a 1B-parameter Llama-shaped model for the tests above.
+var oneBillion = Model{Name: "m", Params: 1_000_000_000,
+	Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+
+// mustEstimate is Estimate for a plan a test expects to be valid.
+func mustEstimate(t *testing.T, p Plan) Breakdown {
+	t.Helper()
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -474,6 +474,7 @@ func trainAdapters(l ladder, _ Plan) []move {
 		}
 		n := cur
 		n.Mode = LoRA
+		n.Mixed = "" // full training's fp32 master copy is not a frozen base loaded in fp32
 		return change{action: action, plan: n,
 			change: "full training → LoRA (rank 16, base weights frozen at " + string(cur.Precision) + ")"}, true
 	}

@@ -385,6 +385,9 @@ func realistic(p Plan) (Breakdown, error) {
 		// gradients and optimizer states.
 		wShard, stateShard := s.wShard, s.dp
 		base := float64(storedWeights(m, p)) * s.wFrac
+		if loraFP32Base(p) {
+			base = 4 * float64(m.Params) * s.wFrac
+		}
 		if p.Offload == OffloadCPU && p.OffloadParams {
 			// FSDP/ZeRO-3 parameter offload: the frozen base lives on the
 			// host and one block at a time is brought to the device.
@@ -1958,6 +1961,16 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	return grads
+}
+
+// loraFP32Base reports LoRA over a base loaded in fp32 and run under
+// 16-bit autocast (--mixed-precision amp with --mode lora): transformers
+// before v5 loads a checkpoint in fp32 unless torch_dtype says otherwise,
+// and a script that then trains with bf16=True keeps the frozen base in
+// fp32 (4 B a parameter) while the activations are 16-bit. Autocast
+// caches no 16-bit copy of a weight that does not require grad.
+func loraFP32Base(p Plan) bool {
+	return p.Mode == LoRA && p.Mixed == MixedAMP && (p.Precision == capability.BF16 || p.Precision == capability.FP16)
 }
 
 // layerSplit reports serving over several devices split by layers:

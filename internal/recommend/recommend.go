@@ -570,7 +570,7 @@ func Recommend(in Input) (*Result, error) {
 		return nil, err
 	}
 	plan.Precision = prec
-	if plan.Mode == oomsim.Inference && in.Mixed != "" {
+	if (plan.Mode == oomsim.Inference || plan.Mode == oomsim.LoRA) && in.Mixed != "" {
 		plan.Mixed = in.Mixed // cleared while the precision was open (autocast inference)
 	}
 	if in.Recompute == "" {
