@@ -448,6 +448,11 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	if st, ok := oomsim.ParseStack(strings.TrimPrefix(r["stack"], "other:")); ok {
 		in.Stack = st
 	}
+	if in.Stack == oomsim.StackVLLM && strings.Contains(r["note"], "kv_cache_memory_bytes") {
+		// vLLM's pool given in bytes replaces the memory share: devctl
+		// sizes the pool by the share and has no input for it.
+		return c, "vLLM KV cache size given in bytes (kv_cache_memory_bytes)"
+	}
 	in.StackVersion = stackVersion(in.Stack, r["stack_version"], r["date"])
 	// The torch release: as the row states it, else the one current on
 	// its date.
