@@ -1879,3 +1879,42 @@ func mustEstimate(t *testing.T, p Plan) Breakdown {
 	}
 	return b
 }
+
+// gpt-oss's GGUF files keep the routed experts in MXFP4 whatever the
+// file's type: llama-quantize's MXFP4_MOE stores every other tensor in
+// Q8_0, an F16 file (and Ollama's build) in 16 bits. With experts on the
+// host, the device's share follows those widths.
+func TestGPTOSSGGUFKeepsExpertsInMXFP4(t *testing.T) {
+	arch := &Arch{Layers: 4, KVLayers: 4, Hidden: 256, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, Vocab: 1000, Gated: true}
+	// 32 experts, 4 active: 32 × 1M expert parameters, 0.1M dense + 0.25M
+	// embeddings and 0.25M head.
+	m := Model{Name: "gpt-oss", Family: "gpt_oss", Params: 32_600_000, ActiveParams: 4_600_000, HeadParams: 250_000,
+		Experts: 32, ExpertsPerToken: 4, Arch: arch}
+	experts := m.ExpertParams()
+	rest := float64(m.Params) - experts - untiedInputEmbedding(m)
+	for _, c := range []struct {
+		name string
+		p    Plan
+		bits float64
+	}{
+		{"MXFP4 file", Plan{Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 4.25}, 8.5},
+		{"F16 file", Plan{Precision: capability.FP16}, 16},
+		{"Q4_K_M file", Plan{Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 4.85}, 4.85},
+	} {
+		c.p.Model, c.p.Mode, c.p.Stack = m, Inference, StackLlamaCpp
+		if got, want := storedWeights(m, c.p), sat(rest*c.bits/8+experts*4.25/8); got != want {
+			t.Errorf("%s: %d bytes, want %d (experts in MXFP4, the rest at %g bits)", c.name, got, want, c.bits)
+		}
+	}
+	// All experts on the host: the device keeps the rest at Q8_0.
+	b := mustEstimate(t, Plan{Model: m, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 4.25, Stack: StackLlamaCpp, CPUMoELayers: 4, SeqLen: 256})
+	if got, want := float64(b.WeightsBytes), rest*8.5/8; got < want*0.99 || got > want*1.01 {
+		t.Errorf("experts on the host: %g bytes on the device, want the rest at Q8_0, %g", got, want)
+	}
+	// Another family keeps one rate for every tensor.
+	other := m
+	other.Family = "qwen3_moe"
+	if got, want := storedWeights(other, Plan{Model: other, Mode: Inference, Precision: capability.Int4, Quant: QuantGGUF, WeightBits: 4.25, Stack: StackLlamaCpp}), sat((float64(m.Params)-untiedInputEmbedding(m))*4.25/8); got != want {
+		t.Errorf("qwen3_moe: %d bytes, want one rate, %d", got, want)
+	}
+}

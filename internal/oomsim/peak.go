@@ -125,8 +125,16 @@ func partialLayers(m Model, a *Arch, p Plan, b *Breakdown) {
 	if params <= 0 {
 		return
 	}
-	head := text * min(float64(a.Vocab)*float64(a.Hidden)/params, 1)
-	ex := text * min(experts/params, 1) / float64(L)   // one block's experts
+	// The shares of the stored bytes: by parameters, or by each part's
+	// width where the experts are stored apart (gpt-oss's MXFP4).
+	headW, expertW, total := float64(a.Vocab)*float64(a.Hidden), experts, params
+	if restBits, apart := ggmlMXFP4Experts(m, p); apart {
+		headW *= restBits
+		expertW *= mxfp4Bits
+		total = (params-experts)*restBits + expertW
+	}
+	head := text * min(headW/total, 1)
+	ex := text * min(expertW/total, 1) / float64(L)    // one block's experts
 	ne := max(text-head-ex*float64(L), 0) / float64(L) // one block's rest
 	first := L + 1 - n                                 // the first block on the device
 	onDevice := float64(L - first)
@@ -508,6 +516,14 @@ const ollamaMinimumMemory = 457 * MiB
 // Linear weights are quantised; embeddings, norms and the LM head keep 16
 // bits (UnquantizedParams).
 func storedWeights(m Model, p Plan) int64 {
+	if restBits, ok := ggmlMXFP4Experts(m, p); ok {
+		// gpt-oss on llama.cpp or Ollama: the routed experts in MXFP4
+		// whatever the file's type, the rest at the type's width;
+		// token_embd in host memory, as for every GGUF file.
+		n := float64(m.Params) - untiedInputEmbedding(m)
+		x := m.ExpertParams()
+		return sat(max(n-x, 0)*restBits/8 + x*mxfp4Bits/8)
+	}
 	switch p.Precision {
 	case capability.FP32:
 		return sat(4 * float64(m.Params))
@@ -554,6 +570,35 @@ func storedWeights(m Model, p Plan) int64 {
 		keepBytes = 4 // prepare_model_for_kbit_training: the rest in fp32
 	}
 	return sat(q*bits/8 + keepBytes*float64(keep))
+}
+
+// mxfp4Bits is MXFP4's storage: 4-bit values and an 8-bit scale per 32.
+const mxfp4Bits = 4.25
+
+// ggmlMXFP4Experts reports a gpt-oss model on llama.cpp or Ollama, whose
+// GGUF files keep the routed experts in MXFP4 as OpenAI released them and
+// store the other tensors at the file's type, and gives that type's
+// width: llama-quantize's MXFP4_MOE type (the "MXFP4" files, ggml-org's
+// gpt-oss GGUFs) puts every other tensor in Q8_0 (llama-quant.cpp: "MoE
+// tensors -> MXFP4, other tensors -> Q8_0"); an F16 or BF16 file, and
+// Ollama's own gpt-oss build, keep them in 16 bits; a K-quant file
+// (Unsloth's Q4_K_M) quantises them at its rate. A lab's gpt-oss-20b
+// MXFP4 load with the experts of 20 of 24 blocks on the host
+// (testdata/memory, round 73) holds 2,860 MiB of weights on the device,
+// which these widths give and one rate for every tensor put 20% lower.
+func ggmlMXFP4Experts(m Model, p Plan) (restBits float64, ok bool) {
+	if !ggmlStack(p.Stack) || strings.ToLower(m.Family) != "gpt_oss" || m.ExpertParams() <= 0 {
+		return 0, false
+	}
+	switch {
+	case p.Precision == capability.FP16 || p.Precision == capability.BF16:
+		return 16, true
+	case p.Quant != QuantGGUF:
+		return 0, false
+	case p.WeightBits == 0 || p.WeightBits == mxfp4Bits:
+		return ggufTypeBits["q8_0"], true
+	}
+	return p.WeightBits, true
 }
 
 // fusedExpertsStay16 reports a mixture of experts loaded in bitsandbytes'

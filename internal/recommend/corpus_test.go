@@ -512,6 +512,10 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, map[string]float64{"hqq4": 4.5, "aqlm2": 2}[w]
 	case w == "gptq3-g128":
 		in.Precision, in.Quant, in.WeightBits = capability.Int4, oomsim.QuantGPTQ, 3+19.0/128
+	case w == "mxfp4" && in.Stack == oomsim.StackOllama:
+		// Ollama's gpt-oss build: MXFP4 experts, BF16 elsewhere (as
+		// devctl reads the gpt-oss tags).
+		in.Precision = capability.BF16
 	case w == "gptq4", w == "awq4", w == "mxfp4", strings.HasPrefix(w, "exl"), strings.HasPrefix(w, "gptq4-g"):
 		in.Precision, in.Quant = capability.Int4, oomsim.QuantGPTQ
 		if g, ok := strings.CutPrefix(w, "gptq4-g"); ok {

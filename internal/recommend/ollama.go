@@ -91,6 +91,11 @@ func OllamaModel(name string) (id string, st *oomsim.StoredWeights, ok bool) {
 		id, ok = strings.NewReplacer("{S}", strings.ToUpper(tag), "{s}", tag).Replace(pattern), true
 	}
 	switch {
+	case family == "gpt-oss" && quant == "":
+		// Ollama builds gpt-oss from OpenAI's release: the experts in
+		// MXFP4 as shipped, every other tensor in BF16 (the 20b tag's
+		// 13.8 GB; oomsim plans the experts apart).
+		st = stored(capability.BF16, "", 0, "Ollama's gpt-oss build: the experts in MXFP4 as released, the rest in BF16")
 	case quant == "fp16":
 		st = stored(capability.FP16, "", 0, "the Ollama tag's fp16")
 	case quant == "bf16":

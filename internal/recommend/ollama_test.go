@@ -24,6 +24,7 @@ func TestOllamaModel(t *testing.T) {
 		{"deepseek-r1:8b", "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", capability.Int4, 4.85},
 		{"llama3.2:3b-fp16", "meta-llama/Llama-3.2-3B-Instruct", capability.FP16, 0},
 		{"llama4:16x17b", "meta-llama/Llama-4-Scout-17B-16E-Instruct", capability.Int4, 4.85},
+		{"gpt-oss:20b", "openai/gpt-oss-20b", capability.BF16, 0}, // MXFP4 experts, BF16 elsewhere
 	} {
 		id, st, ok := OllamaModel(c.tag)
 		if !ok || id != c.id || st == nil || st.Precision != c.prec || st.Bits != c.bits {
