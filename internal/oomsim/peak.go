@@ -428,7 +428,7 @@ func realistic(p Plan) (Breakdown, error) {
 		b.Notes = append(b.Notes, fmt.Sprintf("%s: %d trainable adapter parameters (rank %d on %s), %g-byte adapters with %s state", p.Mode, int64(t), p.LoRARank, s.targets, s.adapterB, p.Optimizer))
 	}
 	if zb := zeroBucket(s, m); zb > 0 {
-		b.Notes = append(b.Notes, fmt.Sprintf("DeepSpeed's gradient bucket: %s (reduce_bucket_size elements in 16 bits: 5e8, DeepSpeed's default, at stages 1 and 2; hidden_size², the Trainer's \"auto\", at stage 3)", fmtGiB(zb)))
+		b.Notes = append(b.Notes, fmt.Sprintf("DeepSpeed's gradient bucket: %s (reduce_bucket_size elements in the parameters' dtype: 5e8, DeepSpeed's default, at stages 1 and 2; hidden_size², the Trainer's \"auto\", at stage 3)", fmtGiB(zb)))
 	}
 	if fusedExpertsStay16(p) {
 		b.Notes = append(b.Notes, fmt.Sprintf("the routed experts (%s) stay in 16 bits: under %s %s transformers stores them as fused 3-D parameters, which bitsandbytes' %s loading does not replace (bitsandbytes#1849)",
@@ -582,7 +582,9 @@ const mxfp4Bits = 4.25
 // gpt-oss GGUFs) puts every other tensor in Q8_0 (llama-quant.cpp: "MoE
 // tensors -> MXFP4, other tensors -> Q8_0"); an F16 or BF16 file, and
 // Ollama's own gpt-oss build, keep them in 16 bits; a K-quant file
-// (Unsloth's Q4_K_M) quantises them at its rate. A lab's gpt-oss-20b
+// (Unsloth's Q4_K_M) quantises them at its rate. A GGUF plan that names
+// no type, and IQ4_XS, whose rate is MXFP4's 4.25 bits, are read as the
+// MXFP4 file, the one gpt-oss is published in. A lab's gpt-oss-20b
 // MXFP4 load with the experts of 20 of 24 blocks on the host
 // (testdata/memory, round 73) holds 2,860 MiB of weights on the device,
 // which these widths give and one rate for every tensor put 20% lower.

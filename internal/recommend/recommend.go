@@ -571,7 +571,7 @@ func Recommend(in Input) (*Result, error) {
 	}
 	plan.Precision = prec
 	if (plan.Mode == oomsim.Inference || plan.Mode == oomsim.LoRA) && in.Mixed != "" {
-		plan.Mixed = in.Mixed // cleared while the precision was open (autocast inference)
+		plan.Mixed = in.Mixed // cleared while the precision was open (autocast inference, LoRA over an fp32 base)
 	}
 	if in.Recompute == "" {
 		plan.Recompute = "" // the stack's default can depend on the precision (8-bit LoRA)
