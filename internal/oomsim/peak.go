@@ -953,12 +953,16 @@ func blockMatrices(a *Arch) [][2]int {
 // (activations and the loss's buffers) or during the optimizer step
 // (gradients and its temporary), whichever is larger. With gradient
 // accumulation the gradients outlive the micro-batches and add up.
+// Megatron never frees them: its DistributedDataParallel allocates one
+// contiguous gradient buffer (main_grad) when it wraps the model and zeroes
+// it in place each step (zero_grad_buffer), so the buffer is held through
+// the forward too.
 func trainingPeak(s settings, b Breakdown, temp, copies float64, notTogether int64) int64 {
 	gather := gatherBuffers(s, s.p.Model)
 	states := add(b.WeightsBytes-sat(copies), b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes), zeroBucket(s, s.p.Model))
 	fwd := add(b.ActivationsBytes, b.LogitsBytes, sat(copies)) - notTogether
 	step := add(b.GradientsBytes, sat(temp))
-	if s.p.GradAccum() > 1 {
+	if s.p.GradAccum() > 1 || s.prof.Stack == StackMegatron {
 		return add(states, b.GradientsBytes, fwd)
 	}
 	return add(states, max(fwd, step))
