@@ -1503,6 +1503,8 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		rows := 2 * float64(a.Hidden) * tokens * s.cb
 		if s.p.Stack == StackUnsloth {
 			rows += min(8*V*tokens, unslothLossBudget)
+		} else if s.p.FusedKernels && s.p.Mode == Training {
+			rows += ligerHeadGradient(s, a)
 		}
 		return rows
 	case LossChunked:
@@ -1530,6 +1532,21 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		return 12 * V * tokens
 	}
 	return 14 * V * tokens
+}
+
+// ligerHeadGradient is the LM head's weight gradient that Liger's fused
+// linear cross-entropy computes in the forward, chunk by chunk, and keeps
+// until the backward hands it to autograd (liger_kernel ops
+// fused_linear_cross_entropy: grad_weight = torch.zeros_like(weight)): the
+// whole vocabulary × hidden matrix in the weight's dtype as the forward
+// sees it, gathered whole under ZeRO-3/FSDP, fp32 under autocast over fp32
+// weights. A frozen head (LoRA) has none.
+func ligerHeadGradient(s settings, a *Arch) float64 {
+	wb := s.cb
+	if !s.pure && s.wShard <= 1 && !deepSpeedZeRO(s) && s.p.Precision != capability.FP32 {
+		wb = 4
+	}
+	return float64(a.Vocab) * float64(a.Hidden) * wb
 }
 
 // evaluationBytes is an evaluation forward's working set at the plan's
