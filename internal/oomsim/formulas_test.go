@@ -1927,3 +1927,27 @@ func TestGPTOSSGGUFKeepsExpertsInMXFP4(t *testing.T) {
 		t.Errorf("qwen3_moe: %d bytes, want one rate, %d", got, want)
 	}
 }
+
+// Under checkpointing the backward recomputes its last block when nearly
+// every gradient has been made: with gradients larger than the forward's
+// saves, the peak is the states, the gradients and that block's working set.
+func TestCheckpointedBackwardHoldsGradientsAndTheRecomputedBlock(t *testing.T) {
+	m := Model{Name: "wide", Params: 200_000_000,
+		Arch: &Arch{Layers: 2, KVLayers: 2, Hidden: 128, Heads: 2, KVHeads: 2, HeadDim: 64, FFN: 512, Vocab: 1000, Gated: true}}
+	p := withDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, BatchSize: 4, SeqLen: 256,
+		Stack: StackTorchtitan, Recompute: RecomputeFull, Backend: "cuda"})
+	b, err := Estimate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, recompute := trainingActivations(resolve(p), m.Arch, 4*256, false)
+	if recompute <= 0 {
+		t.Fatal("no recompute working set")
+	}
+	// torchtitan's fused AdamW makes no temporaries, and autocast's 16-bit
+	// copies of the fp32 weights are gone by the end of the backward.
+	states := b.WeightsBytes - sat(autocastCopies(resolve(p), float64(m.Params))) + b.OptimizerBytes + b.BuffersBytes
+	if got, want := b.PeakAllocatedBytes-states-b.GradientsBytes, sat(recompute); got != want {
+		t.Errorf("peak above the states and gradients %d, want the recomputed block's %d", got, want)
+	}
+}
