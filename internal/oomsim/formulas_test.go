@@ -1951,3 +1951,28 @@ func TestCheckpointedBackwardHoldsGradientsAndTheRecomputedBlock(t *testing.T) {
 		t.Errorf("peak above the states and gradients %d, want the recomputed block's %d", got, want)
 	}
 }
+
+// Megatron's DistributedDataParallel allocates its contiguous gradient
+// buffer when it wraps the model and zeroes it in place each step: the
+// gradients are held beside the forward's activations, as with gradient
+// accumulation, where other stacks set them to None between steps.
+func TestMegatronHoldsItsGradientBufferThroughTheForward(t *testing.T) {
+	m := Model{Name: "m", Params: 100_000_000,
+		Arch: &Arch{Layers: 4, KVLayers: 4, Hidden: 512, Heads: 8, KVHeads: 8, HeadDim: 64, FFN: 2048, Vocab: 32000, Gated: true}}
+	plan := func(st Stack) Breakdown {
+		b, err := Estimate(withDefaults(Plan{Model: m, Mode: Training, Precision: capability.BF16, BatchSize: 8, SeqLen: 2048, Stack: st, Backend: "cuda"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	mg := plan(StackMegatron)
+	if mg.ActivationsBytes+mg.LogitsBytes <= mg.GradientsBytes {
+		t.Fatalf("activations %d and logits %d do not exceed the gradients %d: the case does not test the forward's peak", mg.ActivationsBytes, mg.LogitsBytes, mg.GradientsBytes)
+	}
+	// The forward's peak holds every part at once, less what the loss and
+	// the recompute never hold together (no recompute here).
+	if want := mg.WeightsBytes + mg.GradientsBytes + mg.OptimizerBytes + mg.ActivationsBytes + mg.LogitsBytes + mg.BuffersBytes; mg.PeakAllocatedBytes != want {
+		t.Errorf("megatron peak %d, want weights, gradients, states, activations and logits together (%d)", mg.PeakAllocatedBytes, want)
+	}
+}
