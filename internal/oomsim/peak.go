@@ -385,8 +385,8 @@ func realistic(p Plan) (Breakdown, error) {
 		act, logits, recompute := trainingActivations(s, a, tokens, false)
 		b.ActivationsBytes, b.LogitsBytes = sat(act), sat(logits)
 		b.BuffersBytes = add(sat(temp), gatherBuffers(s, m), ddpBuckets(s, b.GradientsBytes), zeroBucket(s, m))
-		b.PeakAllocatedBytes = trainingPeak(s, b, temp, autocastCopies(s, P), lossThenRecompute(logits, recompute), recompute)
-		b.heldBytes = trainingPeak(s, b, temp, 0, lossThenRecompute(logits, recompute), recompute) - b.PeakAllocatedBytes
+		b.PeakAllocatedBytes = trainingPeak(s, b, temp, autocastCopies(s, P), recompute)
+		b.heldBytes = trainingPeak(s, b, temp, 0, recompute) - b.PeakAllocatedBytes
 	default: // LoRA, QLoRA
 		// ZeRO-3/FSDP shard every parameter, the frozen base and the
 		// adapters (tensor parallelism splits them); ZeRO-2 shards only
@@ -960,10 +960,10 @@ func blockMatrices(a *Arch) [][2]int {
 // contiguous gradient buffer (main_grad) when it wraps the model and zeroes
 // it in place each step (zero_grad_buffer), so the buffer is held through
 // the forward too.
-func trainingPeak(s settings, b Breakdown, temp, copies float64, notTogether int64, recompute float64) int64 {
+func trainingPeak(s settings, b Breakdown, temp, copies, recompute float64) int64 {
 	gather := gatherBuffers(s, s.p.Model)
 	states := add(b.WeightsBytes-sat(copies), b.OptimizerBytes, gather, ddpBuckets(s, b.GradientsBytes), zeroBucket(s, s.p.Model))
-	fwd := add(b.ActivationsBytes, b.LogitsBytes, sat(copies)) - notTogether
+	fwd := add(b.ActivationsBytes, b.LogitsBytes, sat(copies)) - lossThenRecompute(float64(b.LogitsBytes), recompute)
 	step := add(b.GradientsBytes, sat(max(temp, recompute)))
 	if s.p.GradAccum() > 1 || s.prof.Stack == StackMegatron {
 		return add(states, b.GradientsBytes, fwd)
