@@ -1543,10 +1543,11 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 // fused_linear_cross_entropy: grad_weight = torch.zeros_like(weight)): the
 // whole vocabulary × hidden matrix in the weight's dtype as the forward
 // sees it, gathered whole under ZeRO-3/FSDP, fp32 under autocast over fp32
-// weights. A frozen head (LoRA) has none.
+// weights, 16-bit where DeepSpeed keeps 16-bit parameters. A frozen head
+// (LoRA) has none.
 func ligerHeadGradient(s settings, a *Arch) float64 {
 	wb := s.cb
-	if !s.pure && s.wShard <= 1 && !deepSpeedZeRO(s) && s.p.Precision != capability.FP32 {
+	if !s.pure && s.wShard <= 1 && !deepSpeedStates(s) && s.p.Precision != capability.FP32 {
 		wb = 4
 	}
 	return float64(a.Vocab) * float64(a.Hidden) * wb
