@@ -237,6 +237,7 @@ func withDefaults(p Plan) Plan {
 		// Serving has no optimizer, adapters or backward pass: a plan
 		// must not carry their defaults into the output.
 		p.Optimizer, p.LoRARank, p.Recompute, p.Loss, p.LoRATargets, p.LoRALayers, p.Objective = "", 0, "", "", "", 0, ""
+		p.RecomputeLayers = 0
 		p.OptimizerInBackward = false
 		if !inferenceAutocast(p) {
 			p.Mixed = "" // only a forward under torch.autocast has a regime

@@ -646,9 +646,18 @@ func reasonFor(b backend.Backend, precision capability.Precision) string {
 func describe(p Plan) string {
 	s := fmt.Sprintf("%s, %s, batch %d, seq %d", p.Mode, p.Precision, p.batch(), p.SeqLen)
 	if p.Mode != Inference {
-		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.RecomputeLabel())
 	}
 	return s
+}
+
+// RecomputeLabel is the recomputation as plans print it: "full, 2 blocks a
+// checkpoint" when a checkpoint spans several blocks.
+func (p Plan) RecomputeLabel() string {
+	if p.Recompute == RecomputeFull && p.RecomputeLayers > 1 {
+		return fmt.Sprintf("%s, %d blocks a checkpoint", p.Recompute, p.RecomputeLayers)
+	}
+	return string(p.Recompute)
 }
 
 // Allocatable is the memory one device offers a plan: its usable memory

@@ -141,6 +141,13 @@ type Plan struct {
 	SeqLen     int       `json:"seq_len"`
 	Optimizer  Optimizer `json:"optimizer,omitempty"`
 	Recompute  Recompute `json:"recompute,omitempty"`
+	// RecomputeLayers is how many consecutive blocks each checkpoint spans
+	// under full recomputation (Megatron's --recompute-num-layers with
+	// --recompute-method uniform, NeMo's activations_checkpoint_num_layers,
+	// a torch.utils.checkpoint around a group of blocks): the forward keeps
+	// one input per group and the backward recomputes a whole group at
+	// once. 0 or 1: every block is its own checkpoint.
+	RecomputeLayers int `json:"recompute_layers,omitempty"`
 	// Attention is the attention implementation: eager keeps s×s scores,
 	// sdpa (and flash) does not. "" or "auto": eager for training (the
 	// published formula), SDPA for inference (transformers' default).

@@ -1356,7 +1356,10 @@ func trainingActivations(s settings, a *Arch, tokens float64, lora bool) (act, l
 	case rc == RecomputeOffload:
 		act, recompute = per+wide, per+wide // the checkpoints live on the host
 	case rc == RecomputeFull:
-		act, recompute = L*ckpt+per+wide, per+wide
+		// A checkpoint spanning g blocks: one input per group, and the
+		// backward recomputes the group's g blocks before it frees them.
+		g := min(float64(max(p.RecomputeLayers, 1)), L)
+		act, recompute = math.Ceil(L/g)*ckpt+g*per+wide, g*per+wide
 	default: // none, or selective (layerSaved keeps less)
 		act = L * per
 	}

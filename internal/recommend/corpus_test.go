@@ -615,9 +615,13 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.Optimizer = ""
 		}
 	}
-	switch g := r["grad_ckpt"]; g {
+	g, group, _ := strings.Cut(r["grad_ckpt"], ":")
+	switch g {
 	case "full":
 		in.Recompute = oomsim.RecomputeFull
+		if n, err := strconv.Atoi(group); err == nil && n > 1 {
+			in.RecomputeLayers = n // "full:N": a checkpoint spans N blocks
+		}
 	case "offload":
 		in.Recompute = oomsim.RecomputeOffload
 	case "selective":

@@ -95,17 +95,19 @@ type Request struct {
 // RunSettings are the run's own choices (the recommend flags). Empty
 // choices take the stack's defaults (oomsim.Profile).
 type RunSettings struct {
-	Mode           oomsim.Mode
-	BatchSize      int
-	SeqLen         int
-	Optimizer      oomsim.Optimizer
-	Recompute      oomsim.Recompute
-	Attention      oomsim.Attention
-	Convention     oomsim.Convention
-	Offload        oomsim.Offload
-	OffloadParams  bool
-	ZeROStage      int
-	TensorParallel bool
+	Mode      oomsim.Mode
+	BatchSize int
+	SeqLen    int
+	Optimizer oomsim.Optimizer
+	Recompute oomsim.Recompute
+	// RecomputeLayers is the blocks a checkpoint spans (oomsim.Plan's).
+	RecomputeLayers int
+	Attention       oomsim.Attention
+	Convention      oomsim.Convention
+	Offload         oomsim.Offload
+	OffloadParams   bool
+	ZeROStage       int
+	TensorParallel  bool
 	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
 	TensorParallelDegree, PipelineStages, ExpertParallel int
 	// SequenceParallel: Input's.
@@ -299,7 +301,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	}
 	in := Input{
 		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
-		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, Attention: r.Attention,
+		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, RecomputeLayers: r.RecomputeLayers, Attention: r.Attention,
 		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, DoRA: r.DoRA, GaLoreRank: r.GaLoreRank,

@@ -177,6 +177,8 @@ type Input struct {
 	SeqLen          int
 	Optimizer       oomsim.Optimizer
 	Recompute       oomsim.Recompute
+	// RecomputeLayers is the blocks a checkpoint spans (oomsim.Plan's).
+	RecomputeLayers int
 	// Attention is auto, eager or sdpa (oomsim.Attentions).
 	Attention     oomsim.Attention
 	Convention    oomsim.Convention
@@ -422,7 +424,7 @@ func Recommend(in Input) (*Result, error) {
 	strategyBudget := int64(float64(budget) * frac)
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
-		Optimizer: in.Optimizer, Recompute: in.Recompute, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
+		Optimizer: in.Optimizer, Recompute: in.Recompute, RecomputeLayers: in.RecomputeLayers, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
 		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, TorchVersion: in.TorchVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, DoRA: in.DoRA, GaLoreRank: in.GaLoreRank,
 		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, PrefillChunk: in.PrefillChunk, Speculative: in.Speculative, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,

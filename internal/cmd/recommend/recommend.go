@@ -47,16 +47,18 @@ type Options struct {
 	Model       string
 	ModelConfig string
 
-	Mode       string
-	BatchSize  int
-	SeqLen     int
-	Optimizer  string
-	Recompute  string
-	Attention  string
-	Strategy   string
-	Devices    int
-	Convention string
-	Offload    string
+	Mode      string
+	BatchSize int
+	SeqLen    int
+	Optimizer string
+	Recompute string
+	// RecomputeLayers is --recompute-layers.
+	RecomputeLayers int
+	Attention       string
+	Strategy        string
+	Devices         int
+	Convention      string
+	Offload         string
 	// OffloadParams also moves parameters to the host (ZeRO-3).
 	OffloadParams  bool
 	ZeROStage      int
@@ -201,6 +203,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Optimizer, "optimizer", "auto", "auto (the stack's default: adamw, or adamw-fused where the Trainer defaults to it: transformers 4.54 or later on PyTorch 2.8 or later, both releases known), adamw (PyTorch's default foreach step, one state-sized temporary), adamw-fused (fused=True: none), adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, adafactor, lion, muon (AdamW for the embeddings and head), galore, galore-8bit, galore-layerwise, galore-8bit-layerwise, lomo, adalomo or badam (the last seven full training only)")
 	fl.IntVar(&opts.GaLoreRank, "galore-rank", oomsim.DefaultGaLoreRank, "projection rank of a GaLore optimizer (the HF Trainer's optim_args rank)")
 	fl.StringVar(&opts.Recompute, "recompute", "auto", "activation checkpointing: auto (the stack's default), none, selective, full, or offload (full, with the checkpoints moved to host memory: torchtune enable_activation_offloading, Unsloth)")
+	fl.IntVar(&opts.RecomputeLayers, "recompute-layers", 1, "blocks each checkpoint spans under full recomputation: the backward recomputes them together (Megatron's --recompute-num-layers with --recompute-method uniform)")
 	fl.StringVar(&opts.Attention, "attention", "auto", "attention implementation: auto (the stack's: fused everywhere but --stack pytorch), eager, sdpa (PyTorch's fused kernel, grouped k/v expanded where the stack does; also xformers, flex) or flash (flash-attention, grouped k/v as they are; also flash_attention_2, fa2)")
 	fl.StringVar(&opts.StackVersion, "stack-version", "", "the release of the stack's distribution when it is not the one installed here (transformers 4.44.2 for hf, deepspeed, llama-factory and axolotl; vllm 0.6.4; llama.cpp b6000): transformers before 4.45 keeps every prompt position's logits in generate and runs eager attention before a family's SDPA release, vLLM before 0.8 profiles max_model_len tokens, llama.cpp before b6327 and Ollama before 0.12.4 run without flash attention")
 	fl.StringVar(&opts.TorchVersion, "torch-version", "", "the PyTorch release when it is not the one installed here (2.8.0): with transformers 4.54 or later (--stack-version; TRL 0.21 or later for --stack trl) on PyTorch 2.8 or later, the Trainer's default optimizer is fused AdamW, whose step makes no temporaries")
@@ -416,6 +419,12 @@ func (o *Options) Validate() error {
 	if o.GaLoreRank < 1 || o.GaLoreRank > 1<<16 {
 		return cmdutil.Usagef("invalid --galore-rank %d: want 1 to %d", o.GaLoreRank, 1<<16)
 	}
+	if o.RecomputeLayers < 1 || o.RecomputeLayers > 1<<12 {
+		return cmdutil.Usagef("invalid --recompute-layers %d: want 1 (a checkpoint a block) to %d", o.RecomputeLayers, 1<<12)
+	}
+	if o.RecomputeLayers > 1 && r.Recompute != "" && r.Recompute != oomsim.RecomputeFull {
+		return cmdutil.Usagef("--recompute-layers %d groups blocks under full recomputation; it needs --recompute full (or auto), not %s", o.RecomputeLayers, r.Recompute)
+	}
 	if o.LoRALayers < 0 || o.LoRALayers > 1<<12 {
 		return cmdutil.Usagef("invalid --lora-layers %d: want 0 (every block) to %d", o.LoRALayers, 1<<12)
 	}
@@ -487,6 +496,9 @@ func (o *Options) Validate() error {
 	}
 	r.EvalBatch = o.EvalBatchSize
 	r.LoRARank, r.LoRALayers, r.DoRA, r.Compiled = o.LoRARank, o.LoRALayers, o.DoRA, o.Compile
+	if o.RecomputeLayers > 1 {
+		r.RecomputeLayers = o.RecomputeLayers
+	}
 	if r.Objective != oomsim.ObjectiveGRPO {
 		r.Prealloc = o.GPUMemUtil // with GRPO it is the colocated vLLM's share (grpo)
 	}

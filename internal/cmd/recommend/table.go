@@ -28,7 +28,7 @@ func Table(w io.Writer, r *recommend.Result, st *report.Style) error {
 	}
 	mode := fmt.Sprintf("%s, batch %d, seq %d", p.Mode, p.BatchSize, p.SeqLen)
 	if p.Mode != oomsim.Inference {
-		mode += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+		mode += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.RecomputeLabel())
 	}
 	if p.Devices > 1 {
 		mode += fmt.Sprintf(", %d devices", p.Devices)
@@ -204,7 +204,7 @@ func exports(w io.Writer, r *recommend.Result) error {
 func recPlan(p oomsim.Plan) string {
 	s := fmt.Sprintf("%s %s", p.Mode, p.Precision)
 	if p.Mode != oomsim.Inference {
-		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.Recompute)
+		s += fmt.Sprintf(", %s, recompute %s", p.Optimizer, p.RecomputeLabel())
 		if p.Loss == oomsim.LossFused {
 			s += ", fused loss"
 		}
