@@ -100,7 +100,7 @@ type RunSettings struct {
 	SeqLen    int
 	Optimizer oomsim.Optimizer
 	Recompute oomsim.Recompute
-	// RecomputeLayers is the blocks a checkpoint spans (oomsim.Plan's).
+	// RecomputeLayers: Input's (--recompute-layers).
 	RecomputeLayers int
 	Attention       oomsim.Attention
 	Convention      oomsim.Convention
