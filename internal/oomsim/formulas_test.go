@@ -1116,6 +1116,36 @@ func TestTransformersV5TrainsPure16Bit(t *testing.T) {
 	}
 }
 
+// axolotl loads the model in bfloat16 when bf16 is on (normalize_config's
+// cfg.torch_dtype, passed to from_pretrained), so its full fine-tunes
+// train 16-bit weights with no fp32 master copy; under DeepSpeed ZeRO the
+// optimizer keeps its own fp32 partitions.
+func TestAxolotlTrainsPure16Bit(t *testing.T) {
+	for _, c := range []struct {
+		shard   Sharding
+		devices int
+		want    MixedPrecision
+	}{
+		{ShardNone, 1, MixedPure},
+		{ShardNone, 4, MixedPure},
+		{ShardZeRO3, 1, MixedPure}, // no DeepSpeed partitions on one device
+		{ShardZeRO2, 4, MixedAMP},
+		{ShardZeRO3, 4, MixedAMP},
+	} {
+		p := WithDefaults(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAxolotl, Sharding: c.shard, Devices: c.devices})
+		if p.Mixed != c.want {
+			t.Errorf("%s over %d: %s, want %s", c.shard, c.devices, p.Mixed, c.want)
+		}
+	}
+	b, err := Estimate(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAxolotl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.WeightsBytes != 2e9 || b.GradientsBytes != 2e9 || b.OptimizerBytes != 4e9 {
+		t.Errorf("weights %d, gradients %d, optimizer %d; want 16-bit weights, gradients and Adam moments", b.WeightsBytes, b.GradientsBytes, b.OptimizerBytes)
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {
