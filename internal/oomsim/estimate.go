@@ -534,11 +534,12 @@ func deepspeed(p Plan) (Breakdown, error) {
 // such a plan takes full checkpointing; --recompute none plans without it,
 // and the band shows what it moves.
 // trainerZeRO reports ZeRO under a Trainer stack over several devices,
-// which is DeepSpeed: its optimizer keeps an fp32 master copy of 16-bit
-// parameters whatever dtype the stack loaded them in (deepSpeedZeRO).
+// which is DeepSpeed unless the plan says FSDP: DeepSpeed's optimizer keeps
+// an fp32 master copy of 16-bit parameters whatever dtype the stack loaded
+// them in (deepSpeedZeRO).
 func trainerZeRO(p Plan) bool {
 	z := p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3
-	return z && ProfileOf(p.Stack).Trainer && p.Devices > 1
+	return z && ProfileOf(p.Stack).Trainer && p.Devices > 1 && !p.FSDP
 }
 
 func ShardedRecipe(p Plan) bool {

@@ -1137,6 +1137,11 @@ func TestAxolotlTrainsPure16Bit(t *testing.T) {
 			t.Errorf("%s over %d: %s, want %s", c.shard, c.devices, p.Mixed, c.want)
 		}
 	}
+	// Its fsdp_config shards with PyTorch FSDP, which keeps the bf16 it loaded.
+	fsdp := WithDefaults(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAxolotl, Sharding: ShardZeRO3, Devices: 4, FSDP: true})
+	if fsdp.Mixed != MixedPure {
+		t.Errorf("FSDP over 4: %s, want %s", fsdp.Mixed, MixedPure)
+	}
 	b, err := Estimate(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAxolotl})
 	if err != nil {
 		t.Fatal(err)

@@ -193,6 +193,11 @@ type Plan struct {
 	Offload Offload `json:"offload"`
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
 	OffloadParams bool `json:"offload_params,omitempty"`
+	// FSDP says a Trainer stack's ZeRO sharding is PyTorch FSDP
+	// (accelerate's or axolotl's fsdp_config), not DeepSpeed: the states
+	// keep the dtype the stack loads the model in, where DeepSpeed's
+	// optimizer keeps its own fp32 master partitions.
+	FSDP bool `json:"fsdp,omitempty"`
 	// Convention is the published accounting shown beside devctl's own
 	// estimate (eleutherai, accelerate, deepspeed); it never changes the
 	// estimate or whether the plan fits.

@@ -730,6 +730,9 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 	case sh == "ddp", sh == "none":
 		in.ZeROStage = -1 // stated: replicated, whatever the stack's default
 	}
+	if strings.Contains(sh, "fsdp") && oomsim.ProfileOf(in.Stack).Trainer {
+		in.FSDP = true // PyTorch FSDP under a Trainer stack, as --fsdp
+	}
 	if in.Devices == 1 {
 		// One device: the ZeRO stage goes to Recommend as --zero-stage
 		// does, which keeps what a stage still does there (ZeRO-3's

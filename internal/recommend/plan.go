@@ -106,6 +106,7 @@ type RunSettings struct {
 	Convention      oomsim.Convention
 	Offload         oomsim.Offload
 	OffloadParams   bool
+	FSDP            bool
 	ZeROStage       int
 	TensorParallel  bool
 	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
@@ -302,7 +303,7 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 	in := Input{
 		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
 		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, RecomputeLayers: r.RecomputeLayers, Attention: r.Attention,
-		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, ZeROStage: r.ZeROStage,
+		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, FSDP: r.FSDP, ZeROStage: r.ZeROStage,
 		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
 		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, DoRA: r.DoRA, GaLoreRank: r.GaLoreRank,
 		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, SequenceParallel: r.SequenceParallel, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,

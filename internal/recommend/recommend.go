@@ -184,6 +184,8 @@ type Input struct {
 	Convention    oomsim.Convention
 	Offload       oomsim.Offload
 	OffloadParams bool
+	// FSDP: the sharding is PyTorch FSDP under a Trainer stack (oomsim.Plan's).
+	FSDP bool
 	// ZeROStage is 1, 2 or 3; 0 takes the stack's default over several
 	// devices (FULL_SHARD for fsdp, ZeRO-2 for deepspeed, none for the
 	// rest); -1 is plain data parallel whatever the stack.
@@ -425,7 +427,7 @@ func Recommend(in Input) (*Result, error) {
 
 	plan := oomsim.WithDefaults(oomsim.Plan{Model: in.Model, Mode: in.Mode, BatchSize: in.BatchSize, SeqLen: in.SeqLen,
 		Optimizer: in.Optimizer, Recompute: in.Recompute, RecomputeLayers: in.RecomputeLayers, Attention: in.Attention, Convention: in.Convention, Offload: in.Offload,
-		OffloadParams: in.OffloadParams, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
+		OffloadParams: in.OffloadParams, FSDP: in.FSDP, ZeROStage: max(in.ZeROStage, 0), Devices: in.Devices, Backend: t.Backend,
 		Stack: in.Stack, StackVersion: in.StackVersion, TorchVersion: in.TorchVersion, Mixed: in.Mixed, Loss: in.Loss, LoRARank: in.LoRARank, LoRATargets: in.LoRATargets, LoRALayers: in.LoRALayers, DoRA: in.DoRA, GaLoreRank: in.GaLoreRank,
 		Quant: in.Quant, WeightBits: in.WeightBits, KVBits: in.KVBits, GPULayers: in.GPULayers, CPUMoELayers: in.CPUMoELayers, Prealloc: in.Prealloc, MaxNumSeqs: in.MaxNumSeqs, PrefillTokens: in.PrefillTokens, PrefillChunk: in.PrefillChunk, Speculative: in.Speculative, KVCacheTokens: in.KVCacheTokens, DeviceBytes: t.UsableBytes, DeviceName: t.Name, OptimizerInBackward: in.OptimizerInBackward, Compiled: in.Compiled, ExpandableSegments: in.ExpandableSegments, FusedKernels: in.FusedKernels, TiledMLP: in.TiledMLP, Objective: in.Objective, PromptLen: in.PromptLen, EagerModuleLoading: in.EagerCUDAModules,
 		Rollout: in.Rollout, RolloutShare: in.RolloutShare, RolloutSleep: in.RolloutSleep, RolloutSteps: in.RolloutSteps})

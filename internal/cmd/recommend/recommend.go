@@ -60,7 +60,9 @@ type Options struct {
 	Convention      string
 	Offload         string
 	// OffloadParams also moves parameters to the host (ZeRO-3).
-	OffloadParams  bool
+	OffloadParams bool
+	// FSDP is --fsdp.
+	FSDP           bool
 	ZeROStage      int
 	TensorParallel bool
 	// TensorParallelSize and PipelineParallelSize are the degrees of
@@ -253,6 +255,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Convention, "convention", "devctl", "a published estimator to show beside devctl's estimate: eleutherai, accelerate or deepspeed (never changes whether it fits)")
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too (on one device as well: ZeRO-Infinity, one block on the device at a time)")
+	fl.BoolVar(&opts.FSDP, "fsdp", false, "the sharding is PyTorch FSDP (accelerate's or axolotl's fsdp_config), not DeepSpeed, under a Trainer stack (hf, trl, axolotl, llama-factory): the states keep the dtype the stack loads the model in (axolotl: bf16); needs --zero-stage 2 or 3 over several --devices")
 	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 1 (optimizer states sharded, gradients whole), 2 or 3 (0: the stack's, FULL_SHARD (3) for fsdp and torchtitan, ZeRO-2 for deepspeed, none for the rest)")
 	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them and as people write them work too: RTX 3090 24GB, A100 80G, 2x H100) or a size (24GiB)")
 	formats.Register(fl, &opts.Output, "")
@@ -410,6 +413,9 @@ func (o *Options) Validate() error {
 	if o.ZeROStage != 0 && (o.ZeROStage < 1 || o.ZeROStage > 3) {
 		return cmdutil.Usagef("invalid --zero-stage %d: want 1, 2 or 3", o.ZeROStage)
 	}
+	if o.FSDP && (o.ZeROStage < 2 || o.Devices < 2 || !oomsim.ProfileOf(r.Stack).Trainer) {
+		return cmdutil.Usagef("--fsdp says how a Trainer stack shards: it needs --zero-stage 2 or 3, --devices 2 or more and --stack hf, trl, axolotl or llama-factory")
+	}
 	if o.OffloadParams && (r.Offload != oomsim.OffloadCPU || o.ZeROStage != 3) {
 		return cmdutil.Usagef("--offload-params needs --offload cpu and --zero-stage 3")
 	}
@@ -489,6 +495,7 @@ func (o *Options) Validate() error {
 		o.devMem = int64(mem)
 	}
 	r.BatchSize, r.SeqLen, r.Devices, r.ZeROStage, r.OffloadParams = o.BatchSize, o.SeqLen, o.Devices, o.ZeROStage, o.OffloadParams
+	r.FSDP = o.FSDP
 	r.TensorParallel, r.TensorParallelDegree, r.PipelineStages, r.ExpertParallel = o.TensorParallel, o.TensorParallelSize, o.PipelineParallelSize, o.ExpertParallelSize
 	r.ContextParallel = o.ContextParallelSize
 	if o.EvalBatchSize < 0 || o.EvalBatchSize > 1<<20 {
