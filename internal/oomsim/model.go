@@ -194,9 +194,11 @@ type Plan struct {
 	// OffloadParams also moves parameters to the host (ZeRO-3 only).
 	OffloadParams bool `json:"offload_params,omitempty"`
 	// FSDP says a Trainer stack's ZeRO sharding is PyTorch FSDP
-	// (accelerate's or axolotl's fsdp_config), not DeepSpeed: the states
-	// keep the dtype the stack loads the model in, where DeepSpeed's
-	// optimizer keeps its own fp32 master partitions.
+	// (accelerate's or axolotl's fsdp_config), not DeepSpeed: axolotl's
+	// keeps the bf16 it loads, where DeepSpeed's optimizer keeps its own
+	// fp32 master partitions (and accelerate upcasts the other stacks'
+	// trainable parameters to fp32 under mixed precision, which the plan
+	// keeps as it keeps DeepSpeed's).
 	FSDP bool `json:"fsdp,omitempty"`
 	// Convention is the published accounting shown beside devctl's own
 	// estimate (eleutherai, accelerate, deepspeed); it never changes the

@@ -255,7 +255,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Convention, "convention", "devctl", "a published estimator to show beside devctl's estimate: eleutherai, accelerate or deepspeed (never changes whether it fits)")
 	fl.StringVar(&opts.Offload, "offload", "none", "offload optimizer states: none or cpu")
 	fl.BoolVar(&opts.OffloadParams, "offload-params", false, "with --offload cpu and ZeRO-3, offload parameters too (on one device as well: ZeRO-Infinity, one block on the device at a time)")
-	fl.BoolVar(&opts.FSDP, "fsdp", false, "the sharding is PyTorch FSDP (accelerate's or axolotl's fsdp_config), not DeepSpeed, under a Trainer stack (hf, trl, axolotl, llama-factory): the states keep the dtype the stack loads the model in (axolotl: bf16); needs --zero-stage 2 or 3 over several --devices")
+	fl.BoolVar(&opts.FSDP, "fsdp", false, "the sharding is PyTorch FSDP (accelerate's or axolotl's fsdp_config), not DeepSpeed, under a Trainer stack (hf, trl, axolotl, llama-factory): axolotl's keeps the bf16 it loads (no fp32 master), the others' states are fp32 as under DeepSpeed (accelerate upcasts trainable parameters under mixed precision); needs --zero-stage 2 or 3 over several --devices")
 	fl.IntVar(&opts.ZeROStage, "zero-stage", 0, "ZeRO stage for --convention deepspeed or --devices N: 1 (optimizer states sharded, gradients whole), 2 or 3 (0: the stack's, FULL_SHARD (3) for fsdp and torchtitan, ZeRO-2 for deepspeed, none for the rest)")
 	fl.StringVar(&opts.Device, "device", "", "a probed device (cuda:1, cuda, cpu), a catalogued one (t4, a100-80gb, rtx-4090, h100-80gb, mi300x, apple-m4-16gb, tpu-v5e, ...; names as nvidia-smi prints them and as people write them work too: RTX 3090 24GB, A100 80G, 2x H100) or a size (24GiB)")
 	formats.Register(fl, &opts.Output, "")
