@@ -285,7 +285,9 @@ func withDefaults(p Plan) Plan {
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:
 			// Decided once the precision is: fp32 training has no regime.
-		case p.Mixed == "" && (prof.PureHalf && !trainerZeRO(p) || loadsCheckpointDtype(p) || p.Optimizer.NoMasterCopy()):
+		case p.Mixed == "" && (prof.PureHalf && !(trainerZeRO(p) && !p.FSDP) || loadsCheckpointDtype(p) || p.Optimizer.NoMasterCopy()):
+			// A PureHalf stack's 16-bit load stays 16-bit except under
+			// DeepSpeed, whose optimizer keeps fp32 master partitions.
 			// LOMO and AdaLomo update the 16-bit weights in place inside
 			// the backward, BAdam all but its active block: there is no
 			// fp32 master copy (LOMO, Table 1: LLaMA-7B at 12.55 GB of
@@ -533,15 +535,6 @@ func deepspeed(p Plan) (Breakdown, error) {
 // training scripts (--gradient_checkpointing). With the recompute unstated,
 // such a plan takes full checkpointing; --recompute none plans without it,
 // and the band shows what it moves.
-// trainerZeRO reports ZeRO under a Trainer stack over several devices,
-// which is DeepSpeed unless the plan says FSDP: DeepSpeed's optimizer keeps
-// an fp32 master copy of 16-bit parameters whatever dtype the stack loaded
-// them in (deepSpeedZeRO).
-func trainerZeRO(p Plan) bool {
-	z := p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3
-	return z && ProfileOf(p.Stack).Trainer && p.Devices > 1 && !p.FSDP
-}
-
 func ShardedRecipe(p Plan) bool {
 	return p.Mode == Training && p.Sharding == ShardZeRO3 && p.Devices > 1
 }

@@ -996,8 +996,15 @@ func autocastCopies(s settings, P float64) float64 {
 // the same states): the 16-bit parameters and gradients on the device, the
 // fp32 master copy and the Adam states in the optimizer's partitions.
 func deepSpeedZeRO(s settings) bool {
-	p := s.p
-	return (p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && s.prof.Trainer && p.devices() > 1
+	return trainerZeRO(s.p)
+}
+
+// trainerZeRO reports ZeRO sharding under a Trainer stack over several
+// devices, which devctl plans as DeepSpeed's (deepSpeedZeRO); a plan that
+// says FSDP (Plan.FSDP) differs from it only in the precision regime
+// withDefaults picks.
+func trainerZeRO(p Plan) bool {
+	return (p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && ProfileOf(p.Stack).Trainer && p.devices() > 1
 }
 
 // zeroOne reports ZeRO-1 as the plan means it: the optimizer states
