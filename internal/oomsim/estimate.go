@@ -285,9 +285,10 @@ func withDefaults(p Plan) Plan {
 			p.Mixed = ""
 		case p.Mixed == "" && p.Precision == capability.FP32:
 			// Decided once the precision is: fp32 training has no regime.
-		case p.Mixed == "" && (prof.PureHalf && !(trainerZeRO(p) && !p.FSDP) || loadsCheckpointDtype(p) || p.Optimizer.NoMasterCopy()):
+		case p.Mixed == "" && (prof.PureHalf && !(trainerZeRO(p) && !fsdpKeepsLoad(p)) || loadsCheckpointDtype(p) || p.Optimizer.NoMasterCopy()):
 			// A PureHalf stack's 16-bit load stays 16-bit except under
-			// DeepSpeed, whose optimizer keeps fp32 master partitions.
+			// DeepSpeed, whose optimizer keeps fp32 master partitions, and
+			// accelerate's FSDP, which upcasts it (fsdpKeepsLoad).
 			// LOMO and AdaLomo update the 16-bit weights in place inside
 			// the backward, BAdam all but its active block: there is no
 			// fp32 master copy (LOMO, Table 1: LLaMA-7B at 12.55 GB of
@@ -301,6 +302,9 @@ func withDefaults(p Plan) Plan {
 				p.LoRATargets = prof.LoRATargets
 				if torchtuneQVOnly(p) {
 					p.LoRATargets = LoRAQV
+				}
+				if msSwiftAttentionOnly(p) {
+					p.LoRATargets = LoRAQKVO
 				}
 			}
 			if p.LoRALayers <= 0 {

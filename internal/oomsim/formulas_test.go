@@ -1151,6 +1151,55 @@ func TestAxolotlTrainsPure16Bit(t *testing.T) {
 	}
 }
 
+// ms-swift loads the model in its config's dtype and trains it there: no
+// fp32 master copy but under DeepSpeed ZeRO or accelerate's FSDP; gradient
+// checkpointing on; LoRA on every Linear from 3.0, on the attention's
+// projections before (read from transformers' release, 4.48 and later
+// being 3.0's time).
+func TestMSSwiftDefaults(t *testing.T) {
+	for _, c := range []struct {
+		shard   Sharding
+		devices int
+		fsdp    bool
+		want    MixedPrecision
+	}{
+		{ShardNone, 1, false, MixedPure},
+		{ShardNone, 4, false, MixedPure},
+		{ShardZeRO2, 4, false, MixedAMP},
+		{ShardZeRO3, 4, false, MixedAMP},
+		{ShardZeRO3, 4, true, MixedAMP}, // accelerate upcasts under FSDP; only axolotl's keeps 16 bits
+	} {
+		p := WithDefaults(Plan{Model: Model{Family: "qwen2", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackMSSwift, Sharding: c.shard, Devices: c.devices, FSDP: c.fsdp})
+		if p.Mixed != c.want {
+			t.Errorf("%s over %d (fsdp %v): %s, want %s", c.shard, c.devices, c.fsdp, p.Mixed, c.want)
+		}
+		if p.Recompute != RecomputeFull {
+			t.Errorf("recompute %s, want full (gradient_checkpointing True)", p.Recompute)
+		}
+	}
+	for _, c := range []struct {
+		version string
+		want    LoRATargets
+	}{
+		{"", LoRAAllLinear},
+		{"4.57.1", LoRAAllLinear},
+		{"4.48.0", LoRAAllLinear},
+		{"4.47.1", LoRAQKVO}, // ms-swift 2.x: the model type's DEFAULT (q, k, v)
+		{"4.38.2", LoRAQKVO},
+	} {
+		p := WithDefaults(Plan{Model: Model{Family: "qwen2", Params: 1e9}, Mode: LoRA, Precision: capability.BF16, Stack: StackMSSwift, StackVersion: c.version})
+		if p.LoRATargets != c.want {
+			t.Errorf("transformers %q: targets %s, want %s", c.version, p.LoRATargets, c.want)
+		}
+	}
+	if st, ok := ParseStack("swift"); !ok || st != StackMSSwift {
+		t.Errorf("ParseStack(swift) = %s, %v", st, ok)
+	}
+	if st, ok := ParseStack("ms-swift-megatron"); !ok || st != StackMegatron {
+		t.Errorf("ParseStack(ms-swift-megatron) = %s, %v", st, ok)
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {

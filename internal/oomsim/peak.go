@@ -1007,6 +1007,16 @@ func trainerZeRO(p Plan) bool {
 	return (p.Sharding == ShardZeRO1 || p.Sharding == ShardZeRO2 || p.Sharding == ShardZeRO3) && ProfileOf(p.Stack).Trainer && p.devices() > 1
 }
 
+// fsdpKeepsLoad reports a Trainer stack's FSDP sharding (Plan.FSDP) that
+// keeps the 16-bit weights the stack loads: axolotl's, whose FSDP2 runs
+// (halo's Gemma 4 26B-A4B on 2 B300s, 137.6 GiB, testdata/memory) hold
+// less than fp32 states alone would. The other Trainer stacks shard
+// through accelerate, which upcasts trainable low-precision parameters to
+// fp32 when FSDP runs in mixed precision: DeepSpeed's 16 bytes a parameter.
+func fsdpKeepsLoad(p Plan) bool {
+	return p.FSDP && p.Stack == StackAxolotl
+}
+
 // zeroOne reports ZeRO-1 as the plan means it: the optimizer states
 // sharded, the gradients whole on every device (DeepSpeed's stage 1,
 // PyTorch's ZeroRedundancyOptimizer). Megatron's distributed optimizer is

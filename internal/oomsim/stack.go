@@ -28,6 +28,7 @@ const (
 	StackTRL          Stack = "trl"           // TRL's trainers (SFTTrainer, DPOTrainer) over transformers and PEFT
 	StackAxolotl      Stack = "axolotl"       // transformers under axolotl's configs
 	StackLlamaFactory Stack = "llama-factory" // transformers under LLaMA-Factory
+	StackMSSwift      Stack = "ms-swift"      // transformers under ModelScope's ms-swift (swift sft)
 	StackDeepSpeed    Stack = "deepspeed"     // DeepSpeed ZeRO (usually under the HF Trainer)
 	StackFSDP         Stack = "fsdp"          // PyTorch FSDP/FSDP2 (accelerate's FSDP plugin, llama-cookbook)
 	StackTorchtitan   Stack = "torchtitan"    // FSDP2 under torchtitan, whose AdamW is fused by default
@@ -47,7 +48,7 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackDeepSpeed, StackFSDP, StackTorchtitan, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackFSDP, StackTorchtitan, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
@@ -62,7 +63,7 @@ var stackAliases = map[string]Stack{
 	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
 	"lit-llama": StackLitGPT, "lit-gpt": StackLitGPT, "lit_gpt": StackLitGPT,
 	"mlx-lm": StackMLX, "mlx_lm": StackMLX,
-	"ms-swift": StackHF, "swift": StackHF,
+	"swift": StackMSSwift, "ms_swift": StackMSSwift,
 	"openrlhf": StackDeepSpeed, "deepspeed-chat": StackDeepSpeed,
 	"verl": StackFSDP, "fsdp_qlora": StackFSDP, "fsdp-qlora": StackFSDP,
 	"megatron-lm": StackMegatron, "megatron-core": StackMegatron, "mcore": StackMegatron, "nemo": StackMegatron,
@@ -302,6 +303,9 @@ var profiles = map[Stack]Profile{
 	StackLlamaFactory: {Stack: StackLlamaFactory, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true, DoubleQuant: true,
 		Source: "LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing is set, adapts every Linear by default (lora_target: all), keeps trainable parameters in fp32 (upcast_trainable_params) and quantises QLoRA's NF4 constants again (ModelArguments double_quantization, default True); flash_attn auto is transformers' sdpa"},
+	StackMSSwift: {Stack: StackMSSwift, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull, PureHalf: true,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, DoubleQuant: true,
+		Source: "ms-swift (modelscope/ms-swift at 3602360, 2026-08-22): torch_dtype None loads the model in the dtype of its config.json (swift/arguments/base_args/model_args.py _init_torch_dtype) and sets the Trainer's bf16 from it (_init_mixed_precision), so a bf16 model trains in bf16 with no fp32 master copy, except under DeepSpeed ZeRO; gradient_checkpointing True (swift/trainers/arguments.py); LoRA on all-linear with lora_dropout 0.05 (swift/arguments/tuner_args.py), adapters in PEFT's fp32 (lora_dtype None); bnb_4bit_use_double_quant True (swift/arguments/base_args/quant_args.py), and no prepare_model_for_kbit_training, so the 16-bit parameters stay 16-bit under QLoRA; attn_impl None is transformers' default; the model, loss and adapters are transformers' and PEFT's"},
 	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); at the step its ZeRO optimizer copies the rank's 16-bit gradient partition to fp32 (a sub-group of at most 1e9 elements at stage 3) for its fused Adam, which makes no other temporary; attention and loss as transformers"},
@@ -464,6 +468,17 @@ func trlRelease(p Plan, pinnedRecompute, pinnedLoss bool) Plan {
 // at v0.4.0); from v0.5.0 they add output_proj and the MLP.
 func torchtuneQVOnly(p Plan) bool {
 	return p.Stack == StackTorchtune && VersionBelow(p.StackVersion, 0, 5)
+}
+
+// msSwiftAttentionOnly: ms-swift before 3.0 (2024-12-20) adapted its
+// model type's DEFAULT modules, the attention's q, k and v projections
+// (lora_target_modules ['DEFAULT'] in swift/llm/utils/argument.py at
+// v1.6.0 and v2.6.1; Qwen's fused c_attn); 3.0 made it all-linear
+// (swift/llm/argument/tuner_args.py at v3.0.0). Its release is read from
+// transformers' (the stack's Dist): releases before 4.48 (2025-01-10)
+// predate ms-swift 3.0 in use. Planned as qkvo, the nearest set devctl has.
+func msSwiftAttentionOnly(p Plan) bool {
+	return p.Stack == StackMSSwift && p.StackVersion != "" && VersionBelow(p.StackVersion, 4, 48)
 }
 
 // vllmV0 reports a vLLM running its V0 engine (before 0.8; on ROCm before

@@ -478,8 +478,13 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		case mode != oomsim.Training:
 		case compute == "bf16-true" || compute == "fp16-true":
 			in.Mixed = oomsim.MixedPure
-		case strings.HasPrefix(compute, "amp-"):
+		case strings.HasPrefix(compute, "amp-") && !oomsim.ProfileOf(in.Stack).PureHalf:
 			in.Mixed = oomsim.MixedAMP
+		case strings.HasPrefix(compute, "amp-"):
+			// Autocast over the 16-bit weights a PureHalf stack loads
+			// (axolotl's and ms-swift's bf16: true): no fp32 copy is
+			// made, so the stack's regime stands (fp32 partitions under
+			// DeepSpeed ZeRO, 16-bit otherwise).
 		}
 	case w == "":
 		switch compute {

@@ -36,6 +36,8 @@ func TestStackFromSoftware(t *testing.T) {
 		{"the active environment decides", &probe.Software{Environments: []probe.PythonEnv{
 			env(false, nil, "torch=2.5.1", "vllm=0.6.4"), env(true, nil, "torch=2.4.0", "torchtune=0.3.1")}},
 			oomsim.LoRA, oomsim.StackTorchtune, "assumed from the software probe: torchtune 0.3.1"},
+		{"ms-swift trains", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.6.0", "transformers=4.51.3", "ms-swift=3.4.1")}},
+			oomsim.LoRA, oomsim.StackMSSwift, "assumed from the software probe: ms-swift 3.4.1"},
 		{"only transformers: nothing to assume", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.5.1", "transformers=4.46.0")}},
 			oomsim.Training, oomsim.StackAuto, ""},
 	}

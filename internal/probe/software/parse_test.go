@@ -63,6 +63,7 @@ func TestParseDistDir(t *testing.T) {
 		{"torch-2.6.0+cu124.dist-info", "torch", "2.6.0+cu124", true},
 		{"nvidia_cuda_runtime_cu12-12.4.127.dist-info", "nvidia-cuda-runtime-cu12", "12.4.127", true},
 		{"Flask_SQLAlchemy-3.0.dist-info", "flask-sqlalchemy", "3.0", true},
+		{"ms_swift-3.4.1.dist-info", "ms-swift", "3.4.1", true},
 		// The egg-info form of a distribution-built torch (Fedora python3-torch, as a public issue thread lists it).
 		{"torch-2.5.0a0+gitunknown-py3.13.egg-info", "torch", "2.5.0a0+gitunknown", true},
 		{"torch", "", "", false},
