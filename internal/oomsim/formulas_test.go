@@ -1200,6 +1200,42 @@ func TestMSSwiftDefaults(t *testing.T) {
 	}
 }
 
+// NeMo Automodel trains the checkpoint's dtype under FSDP2: 16-bit weights,
+// gradients and Adam states sharded, with no fp32 master, whatever the
+// sharding; its LoRA adapters take the base weight's dtype.
+func TestAutomodelTrainsCheckpointDtype(t *testing.T) {
+	for _, c := range []struct {
+		shard     Sharding
+		devices   int
+		recompute Recompute
+	}{{ShardNone, 1, RecomputeNone}, {ShardZeRO2, 8, RecomputeNone}, {ShardZeRO3, 8, RecomputeFull}} { // FULL_SHARD: the sharded recipes' checkpointing (ShardedRecipe)
+		p := WithDefaults(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAutomodel, Sharding: c.shard, Devices: c.devices})
+		if p.Mixed != MixedPure || p.Recompute != c.recompute || p.Attention != AttentionFlash {
+			t.Errorf("%s over %d: mixed %s, recompute %s, attention %s; want pure, %s, flash", c.shard, c.devices, p.Mixed, p.Recompute, p.Attention, c.recompute)
+		}
+	}
+	b, err := Estimate(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: StackAutomodel, Sharding: ShardZeRO3, Devices: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.GradientsBytes != 2e9/8 || b.OptimizerBytes != 4e9/8 {
+		t.Errorf("gradients %d, optimizer %d; want 16-bit gradients and Adam moments sharded 8 ways", b.GradientsBytes, b.OptimizerBytes)
+	}
+	if !StackAutomodel.ShardsLikeFSDP() {
+		t.Error("NeMo Automodel shards with FSDP2")
+	}
+	for _, name := range []string{"automodel", "nemo-automodel", "NeMo_Automodel"} {
+		if st, ok := ParseStack(name); !ok || st != StackAutomodel {
+			t.Errorf("ParseStack(%s) = %s, %v", name, st, ok)
+		}
+	}
+	for _, name := range []string{"olmo-core", "lingua", "fms-fsdp"} {
+		if st, ok := ParseStack(name); !ok || st != StackFSDP {
+			t.Errorf("ParseStack(%s) = %s, %v; want fsdp", name, st, ok)
+		}
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {

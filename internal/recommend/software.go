@@ -26,6 +26,7 @@ var stackPackages = []struct {
 	{"axolotl", oomsim.StackAxolotl, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"llamafactory", oomsim.StackLlamaFactory, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"ms-swift", oomsim.StackMSSwift, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
+	{"nemo-automodel", oomsim.StackAutomodel, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"mlx-lm", oomsim.StackMLX, []oomsim.Mode{oomsim.Inference, oomsim.LoRA, oomsim.QLoRA}},
 }
 

@@ -38,6 +38,8 @@ func TestStackFromSoftware(t *testing.T) {
 			oomsim.LoRA, oomsim.StackTorchtune, "assumed from the software probe: torchtune 0.3.1"},
 		{"ms-swift trains", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.6.0", "transformers=4.51.3", "ms-swift=3.4.1")}},
 			oomsim.LoRA, oomsim.StackMSSwift, "assumed from the software probe: ms-swift 3.4.1"},
+		{"NeMo Automodel trains", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.9.0", "nemo-automodel=0.2.0")}},
+			oomsim.Training, oomsim.StackAutomodel, "assumed from the software probe: nemo-automodel 0.2.0"},
 		{"only transformers: nothing to assume", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.5.1", "transformers=4.46.0")}},
 			oomsim.Training, oomsim.StackAuto, ""},
 	}
