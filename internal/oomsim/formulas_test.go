@@ -1236,6 +1236,26 @@ func TestAutomodelTrainsCheckpointDtype(t *testing.T) {
 	}
 }
 
+// llm-foundry shards FSDP over fp32 master weights, checkpoints, and MPT's
+// fused cross-entropy keeps the 16-bit logits and their 16-bit gradient.
+func TestLLMFoundryDefaults(t *testing.T) {
+	p := WithDefaults(Plan{Model: Model{Family: "mpt", Params: 7e9}, Mode: Training, Precision: capability.BF16, Stack: StackLLMFoundry, Sharding: ShardZeRO3, Devices: 8})
+	if p.Mixed != MixedAMP || p.Recompute != RecomputeFull || p.Attention != AttentionFlash || p.Loss != LossChunked {
+		t.Errorf("mixed %s, recompute %s, attention %s, loss %s; want amp, full, flash, chunked (4 B a logit)", p.Mixed, p.Recompute, p.Attention, p.Loss)
+	}
+	if !StackLLMFoundry.ShardsLikeFSDP() {
+		t.Error("llm-foundry shards with FSDP")
+	}
+	if st, ok := ParseStack("llmfoundry"); !ok || st != StackLLMFoundry {
+		t.Errorf("ParseStack(llmfoundry) = %s, %v", st, ok)
+	}
+	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 64, Heads: 1, Vocab: 1000}
+	s := resolve(WithDefaults(Plan{Model: Model{Family: "mpt", Params: 1e6}, Mode: Training, Precision: capability.BF16, Stack: StackLLMFoundry}))
+	if got := lossBuffers(s, arch, 10); got != 4*1000*10 {
+		t.Errorf("loss over 10 tokens of a 1000-word vocabulary: %.0f bytes, want 40000 (4 B a logit)", got)
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {

@@ -2049,7 +2049,7 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	switch s.prof.Stack {
-	case StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+	case StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
 		return 0
 	}
 	return grads
@@ -2140,7 +2140,7 @@ func gatherBuffers(s settings, m Model) int64 {
 	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.TensorDegree())
 	gathered := 2 * 2 * block
 	switch s.prof.Stack {
-	case StackFSDP, StackTorchtitan, StackAutomodel, StackTorchtune:
+	case StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackTorchtune:
 		gathered += 2 * outside * (1 - 1/s.dp)
 	}
 	return sat(gathered)

@@ -33,6 +33,7 @@ const (
 	StackFSDP         Stack = "fsdp"           // PyTorch FSDP/FSDP2 (accelerate's FSDP plugin, llama-cookbook)
 	StackTorchtitan   Stack = "torchtitan"     // FSDP2 under torchtitan, whose AdamW is fused by default
 	StackAutomodel    Stack = "nemo-automodel" // FSDP2 under NeMo Automodel, which trains the checkpoint's dtype
+	StackLLMFoundry   Stack = "llm-foundry"    // FSDP under MosaicML's llm-foundry (Composer), MPT's fused loss
 	StackMegatron     Stack = "megatron"       // Megatron-Core: Megatron-LM, NeMo, Megatron-Bridge
 	StackLitGPT       Stack = "litgpt"
 	StackTorchtune    Stack = "torchtune"
@@ -49,7 +50,7 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
@@ -68,7 +69,7 @@ var stackAliases = map[string]Stack{
 	"openrlhf": StackDeepSpeed, "deepspeed-chat": StackDeepSpeed,
 	"verl": StackFSDP, "fsdp_qlora": StackFSDP, "fsdp-qlora": StackFSDP,
 	"olmo-core": StackFSDP, "lingua": StackFSDP, "fms-fsdp": StackFSDP,
-	"automodel": StackAutomodel, "nemo_automodel": StackAutomodel,
+	"automodel": StackAutomodel, "nemo_automodel": StackAutomodel, "llmfoundry": StackLLMFoundry, "llm_foundry": StackLLMFoundry,
 	"megatron-lm": StackMegatron, "megatron-core": StackMegatron, "mcore": StackMegatron, "nemo": StackMegatron,
 	"megatron-bridge": StackMegatron, "nemo-megatron": StackMegatron, "ms-swift-megatron": StackMegatron, "swift-megatron": StackMegatron,
 }
@@ -321,6 +322,9 @@ var profiles = map[Stack]Profile{
 	StackAutomodel: {Stack: StackAutomodel, Dist: "nemo-automodel", Attention: AttentionFlash, Loss: LossFull, Recompute: RecomputeNone, PureHalf: true,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 2,
 		Source: "NeMo Automodel (NVIDIA-NeMo/Automodel at 36044ad, 2026-08-22): from_pretrained with torch_dtype \"auto\", the checkpoint's dtype (_transformers/auto_model.py, model_init.py), so the weights and, as its mixed-precision guide warns, the Adam states are bf16; FSDP2 (strategy: fsdp2 in its example configs) with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32) and activation_checkpointing False (components/distributed/config.py); MaskedCrossEntropy upcasts the logits to fp32 (components/loss/masked_ce.py); flash_attention_2 where installed, else sdpa (kernel_patches.py); torch.optim.Adam, the foreach step; LoRA on '*_proj' in its examples, adapters in the base weight's dtype, dropout 0 (components/_peft/lora.py)"},
+	StackLLMFoundry: {Stack: StackLLMFoundry, Dist: "llm-foundry", Attention: AttentionFlash, Loss: LossChunked, ChunkedLossBytes: 4, Recompute: RecomputeFull,
+		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
+		Source: "llm-foundry (mosaicml/llm-foundry at 8c8dd48, Composer at 6405188): every GPU train yaml shards FSDP FULL_SHARD with mixed_precision PURE over fp32 master weights (models/consts.py _MASTER_WEIGHTS_PRECISION; composer/distributed/mosaic_parallelism.py: bf16 parameters, reductions and buffers), as fsdp; attn_impl flash (models/utils/config_defaults.py); activation_checkpointing true in the 3B-and-up pretraining and the finetuning yamls; MPT's loss is flash-attn's fused CrossEntropyLoss over the 16-bit logits (models/mpt/modeling_mpt.py), which keeps them and their 16-bit gradient and no fp32 copy, 4 bytes a logit as litgpt's chunked loss; LoRA as fsdp"},
 	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, FusedNorms: true,
 		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
@@ -899,5 +903,5 @@ func OllamaOneSlot(p Plan) bool {
 // (fsdp, torchtitan): FULL_SHARD by default over several devices, whole
 // embedding and head gathered, torchtitan's per-op selective recompute.
 func (s Stack) ShardsLikeFSDP() bool {
-	return s == StackFSDP || s == StackTorchtitan || s == StackAutomodel
+	return s == StackFSDP || s == StackTorchtitan || s == StackAutomodel || s == StackLLMFoundry
 }

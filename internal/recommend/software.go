@@ -27,6 +27,7 @@ var stackPackages = []struct {
 	{"llamafactory", oomsim.StackLlamaFactory, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"ms-swift", oomsim.StackMSSwift, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"nemo-automodel", oomsim.StackAutomodel, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
+	{"llm-foundry", oomsim.StackLLMFoundry, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"mlx-lm", oomsim.StackMLX, []oomsim.Mode{oomsim.Inference, oomsim.LoRA, oomsim.QLoRA}},
 }
 

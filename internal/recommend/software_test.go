@@ -40,6 +40,8 @@ func TestStackFromSoftware(t *testing.T) {
 			oomsim.LoRA, oomsim.StackMSSwift, "assumed from the software probe: ms-swift 3.4.1"},
 		{"NeMo Automodel trains", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.9.0", "nemo-automodel=0.2.0")}},
 			oomsim.Training, oomsim.StackAutomodel, "assumed from the software probe: nemo-automodel 0.2.0"},
+		{"llm-foundry trains", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.7.0", "llm-foundry=0.20.0")}},
+			oomsim.Training, oomsim.StackLLMFoundry, "assumed from the software probe: llm-foundry 0.20.0"},
 		{"only transformers: nothing to assume", &probe.Software{Environments: []probe.PythonEnv{env(true, nil, "torch=2.5.1", "transformers=4.46.0")}},
 			oomsim.Training, oomsim.StackAuto, ""},
 	}

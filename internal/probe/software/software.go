@@ -39,7 +39,7 @@ var interesting = map[string]bool{
 	"flash-attn": true, "xformers": true, "peft": true, "onnxruntime": true, "onnxruntime-gpu": true,
 	"numpy": true, "safetensors": true, "huggingface-hub": true,
 	// the stacks recommend plans for (recommend.StackFromSoftware)
-	"trl": true, "torchtune": true, "litgpt": true, "unsloth": true, "axolotl": true, "llamafactory": true, "ms-swift": true, "nemo-automodel": true,
+	"trl": true, "torchtune": true, "litgpt": true, "unsloth": true, "axolotl": true, "llamafactory": true, "ms-swift": true, "nemo-automodel": true, "llm-foundry": true,
 	"sglang": true, "text-generation-server": true, "mlx": true, "mlx-lm": true,
 	// conda package names
 	"pytorch": true, "pytorch-cuda": true, "pytorch-mutex": true, "cudatoolkit": true, "cuda-version": true,
