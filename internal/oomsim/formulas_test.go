@@ -1256,6 +1256,28 @@ func TestLLMFoundryDefaults(t *testing.T) {
 	}
 }
 
+// xtuner (v0.1) trains through DeepSpeed as deepspeed does, with
+// activation checkpointing on and flash attention.
+func TestXTunerDefaults(t *testing.T) {
+	p := WithDefaults(Plan{Model: Model{Family: "llama", Params: 7e9}, Mode: Training, Precision: capability.BF16, Stack: StackXTuner, Sharding: ShardZeRO2, Devices: 8})
+	if p.Mixed != MixedAMP || p.Recompute != RecomputeFull || p.Attention != AttentionFlash {
+		t.Errorf("mixed %s, recompute %s, attention %s; want amp, full, flash", p.Mixed, p.Recompute, p.Attention)
+	}
+	if !ProfileOf(StackXTuner).DeepSpeed || !ProfileOf(StackDeepSpeed).DeepSpeed || ProfileOf(StackHF).DeepSpeed {
+		t.Error("xtuner and deepspeed run DeepSpeed's engine; hf only under --zero-stage")
+	}
+	// One device: DeepSpeed's fp32 master partitions and fused Adam, as deepspeed.
+	for _, st := range []Stack{StackDeepSpeed, StackXTuner} {
+		b, err := Estimate(Plan{Model: Model{Family: "llama", Params: 1e9}, Mode: Training, Precision: capability.BF16, Stack: st, Recompute: RecomputeNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.WeightsBytes+b.GradientsBytes+b.OptimizerBytes != 16e9 {
+			t.Errorf("%s: states %d, want 16 bytes a parameter", st, b.WeightsBytes+b.GradientsBytes+b.OptimizerBytes)
+		}
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {

@@ -796,7 +796,7 @@ func fullModelStates(s settings, P float64) (w, g, o, host, temp float64) {
 // the deepspeed stack, and ZeRO through a Trainer stack in mixed 16-bit
 // precision (16-bit parameters and gradients, fp32 master and states).
 func deepSpeedStates(s settings) bool {
-	return s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) && !s.pure && s.p.Precision != capability.FP32
+	return s.prof.DeepSpeed || deepSpeedZeRO(s) && !s.pure && s.p.Precision != capability.FP32
 }
 
 // zeroStepGroup is the parameters of a rank's partition DeepSpeed's ZeRO
@@ -983,7 +983,7 @@ func autocastCopies(s settings, P float64) float64 {
 	p := s.p
 	switch {
 	case p.Mode != Training, s.pure, p.Precision == capability.FP32,
-		s.prof.Stack == StackDeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
+		s.prof.DeepSpeed, deepSpeedZeRO(s) && !s.pure && p.Precision != capability.FP32:
 		return 0
 	case p.Offload == OffloadCPU && p.OffloadParams && p.Sharding == ShardZeRO3:
 		return 0 // one block at a time on the device
@@ -1034,7 +1034,7 @@ func zeroOne(s settings) bool {
 // on one device, which only DeepSpeed runs there).
 func deepSpeedOffload(s settings) bool {
 	p := s.p
-	return s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s) || p.Sharding == ShardZeRO3 && p.devices() == 1 && s.prof.Trainer
+	return s.prof.DeepSpeed || deepSpeedZeRO(s) || p.Sharding == ShardZeRO3 && p.devices() == 1 && s.prof.Trainer
 }
 
 // referenceModel is the frozen copy DPO and KTO score against in full
@@ -1049,7 +1049,7 @@ func referenceModel(s settings, P float64) float64 {
 	}
 	d := float64(p.devices())
 	switch {
-	case s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s):
+	case s.prof.DeepSpeed || deepSpeedZeRO(s):
 		if p.Sharding == ShardZeRO3 {
 			return 2 * P / d
 		}
@@ -2049,7 +2049,7 @@ func ddpBuckets(s settings, grads int64) int64 {
 		return 0
 	}
 	switch s.prof.Stack {
-	case StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+	case StackDeepSpeed, StackXTuner, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
 		return 0
 	}
 	return grads
@@ -2097,7 +2097,7 @@ func layerSplit(s settings) bool {
 // such bucket.
 func zeroBucket(s settings, m Model) int64 {
 	p := s.p
-	if !s.trains || !(s.prof.Stack == StackDeepSpeed || deepSpeedZeRO(s)) {
+	if !s.trains || !(s.prof.DeepSpeed || deepSpeedZeRO(s)) {
 		return 0
 	}
 	elements := 5e8

@@ -34,6 +34,7 @@ const (
 	StackTorchtitan   Stack = "torchtitan"     // FSDP2 under torchtitan, whose AdamW is fused by default
 	StackAutomodel    Stack = "nemo-automodel" // FSDP2 under NeMo Automodel, which trains the checkpoint's dtype
 	StackLLMFoundry   Stack = "llm-foundry"    // FSDP under MosaicML's llm-foundry (Composer), MPT's fused loss
+	StackXTuner       Stack = "xtuner"         // DeepSpeed under InternLM's xtuner (v0.1), checkpointing on
 	StackMegatron     Stack = "megatron"       // Megatron-Core: Megatron-LM, NeMo, Megatron-Bridge
 	StackLitGPT       Stack = "litgpt"
 	StackTorchtune    Stack = "torchtune"
@@ -50,7 +51,7 @@ const (
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
-var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
+var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackXTuner, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
 	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
@@ -239,6 +240,10 @@ type Profile struct {
 	// Trainer: the stack trains through transformers' Trainer, whose
 	// ZeRO (--deepspeed) is DeepSpeed's: see deepSpeedZeRO.
 	Trainer bool
+	// DeepSpeed: the stack always trains through DeepSpeed's engine, on one
+	// device too (its fused Adam, its fp32 master partitions, its gradient
+	// buckets), and shards with ZeRO-2 over several devices unless told.
+	DeepSpeed bool
 	// Dist is the Python distribution whose release is the stack's
 	// (StackVersion): transformers for the stacks that run its models.
 	Dist string
@@ -310,9 +315,12 @@ var profiles = map[Stack]Profile{
 	StackMSSwift: {Stack: StackMSSwift, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull, PureHalf: true,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, DoubleQuant: true,
 		Source: "ms-swift (modelscope/ms-swift at 3602360, 2026-08-22): torch_dtype None loads the model in the dtype of its config.json (swift/arguments/base_args/model_args.py _init_torch_dtype) and sets the Trainer's bf16 from it (_init_mixed_precision), so a bf16 model trains in bf16 with no fp32 master copy, except under DeepSpeed ZeRO; gradient_checkpointing True (swift/trainers/arguments.py); LoRA on all-linear with lora_dropout 0.05 (swift/arguments/tuner_args.py), adapters in PEFT's fp32 (lora_dtype None); bnb_4bit_use_double_quant True (swift/arguments/base_args/quant_args.py), and no prepare_model_for_kbit_training, so the 16-bit parameters stay 16-bit under QLoRA; attn_impl None is transformers' default; the model, loss and adapters are transformers' and PEFT's"},
-	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
+	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, DeepSpeed: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); at the step its ZeRO optimizer copies the rank's 16-bit gradient partition to fp32 (a sub-group of at most 1e9 elements at stage 3) for its fused Adam, which makes no other temporary; attention and loss as transformers"},
+	StackXTuner: {Stack: StackXTuner, DeepSpeed: true, Dist: "transformers", Attention: AttentionFlash, Loss: LossFull, Recompute: RecomputeFull,
+		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, LoRADropout: true,
+		Source: "xtuner v0.1 (InternLM/xtuner at v0.1.23): xtuner train with --deepspeed deepspeed_zero2, as its README runs it (bf16 auto on where the GPU has it), so DeepSpeed's 16-bit parameters and gradients and fp32 master partitions, as deepspeed; SupervisedFinetune's use_activation_checkpointing=True; flash_attention_2 where installed, else sdpa (xtuner/model/sft.py); transformers' loss; its LoRA configs adapt every Linear"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "FSDP with a bf16 MixedPrecision policy shards fp32 parameters, gradients and Adam states and all-gathers one wrapped block at a time in bf16 (with one block prefetched)"},
@@ -738,8 +746,9 @@ var remoteCodeFused = map[string]bool{"chatglm": true, "refinedwebmodel": true, 
 // eager for its logit soft-capping (commit 975b988).
 func transformersEager(p Plan) bool {
 	// The stacks whose release is transformers' (TRL's release says
-	// nothing of it; axolotl's configs ask for flash attention).
-	if ProfileOf(p.Stack).Dist != "transformers" || p.Stack == StackAxolotl {
+	// nothing of it; axolotl's configs ask for flash attention, xtuner
+	// asks for flash_attention_2 or sdpa itself).
+	if ProfileOf(p.Stack).Dist != "transformers" || p.Stack == StackAxolotl || p.Stack == StackXTuner {
 		return false
 	}
 	family := strings.ToLower(p.Model.Family)

@@ -552,7 +552,7 @@ func Recommend(in Input) (*Result, error) {
 			// optimizer on: gradients and states shared out, ZeRO-2's shape.
 			plan.Sharding = oomsim.ShardZeRO2
 			why("devices", fmt.Sprint(plan.Devices), fmt.Sprintf("training over %d devices with Megatron's distributed optimizer (its recipes' default; ZeRO-2's shape): memory is per device (--tensor-parallel-size and --pipeline-parallel-size split the model)", plan.Devices))
-		case plan.Stack == oomsim.StackDeepSpeed:
+		case oomsim.ProfileOf(plan.Stack).DeepSpeed:
 			// A DeepSpeed run names a ZeRO stage; 2 is the stage of the
 			// configs people start from (DeepSpeed-Chat's scripts,
 			// transformers' ds_config_zero2.json).
