@@ -1278,6 +1278,52 @@ func TestXTunerDefaults(t *testing.T) {
 	}
 }
 
+// LoRA on every Linear of a mixture of experts adapts each routed expert's
+// projections where transformers keeps them as nn.Linear modules (before
+// v5), never fused experts (v5, gpt-oss, Llama 4), nor under a stack with
+// its own adapters.
+func TestLoRAOnLinearExperts(t *testing.T) {
+	// Mixtral's shape: 32 layers of 4096, 8 experts of 14336, top-2.
+	a := &Arch{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 2 * 14336, ExpertFFN: 14336, Vocab: 32000, Gated: true}
+	expert := int64(32 * 8 * 3 * 4096 * 14336)
+	m := Model{Family: "mixtral", Params: 46_702_792_704, ActiveParams: 46_702_792_704 - expert*6/8, Experts: 8, ExpertsPerToken: 2, Arch: a}
+	want := 16.0 * (4096 + 14336) * 32 * 8 * 3
+	if got := expertLoRAParams(m, 16); math.Abs(got-want) > want*1e-6 {
+		t.Errorf("expert adapters %.0f, want %.0f", got, want)
+	}
+	for _, c := range []struct {
+		stack   Stack
+		version string
+		family  string
+		want    bool
+	}{
+		{StackHF, "4.44.2", "mixtral", true},
+		{StackHF, "", "mixtral", true},
+		{StackLlamaFactory, "4.57.1", "qwen3_moe", true},
+		{StackHF, "5.1.0", "mixtral", false},
+		{StackHF, "4.57.1", "gpt_oss", false},
+		{StackHF, "4.53.0", "llama4_text", false},
+		{StackUnsloth, "2025.11.1", "qwen3_moe", false},
+	} {
+		mm := m
+		mm.Family = c.family
+		if got := linearExperts(Plan{Model: mm, Stack: c.stack, StackVersion: c.version}); got != c.want {
+			t.Errorf("%s %q %s: linear experts %v, want %v", c.stack, c.version, c.family, got, c.want)
+		}
+	}
+	b := func(targets LoRATargets) Breakdown {
+		out, err := Estimate(Plan{Model: m, Mode: LoRA, Precision: capability.BF16, Stack: StackHF, StackVersion: "4.44.2", LoRATargets: targets, LoRARank: 16, BatchSize: 1, SeqLen: 512})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all, qkvo := b(LoRAAllLinear), b(LoRAQKVO)
+	if extra := all.GradientsBytes - qkvo.GradientsBytes; float64(extra) < 4*want {
+		t.Errorf("all-linear adds %d bytes of adapter gradients over qkvo, want at least the experts' %.0f (fp32)", extra, 4*want)
+	}
+}
+
 // llama.cpp ran without flash attention unless -fa was given before build
 // b6327; since, flash_attn_type defaults to auto.
 func TestLlamaCppFlashAttentionByBuild(t *testing.T) {

@@ -22,12 +22,16 @@ type Arch struct {
 	// KVLayers is the number of attention blocks that keep a KV cache while
 	// generating: decoder self-attention (and cross-attention for
 	// encoder-decoders). 0 for encoders such as BERT or ViT.
-	KVLayers     int `json:"kv_layers"`
-	Hidden       int `json:"hidden"`
-	Heads        int `json:"heads"`
-	KVHeads      int `json:"kv_heads"`
-	HeadDim      int `json:"head_dim"`
-	FFN          int `json:"ffn"`
+	KVLayers int `json:"kv_layers"`
+	Hidden   int `json:"hidden"`
+	Heads    int `json:"heads"`
+	KVHeads  int `json:"kv_heads"`
+	HeadDim  int `json:"head_dim"`
+	FFN      int `json:"ffn"`
+	// ExpertFFN is one routed expert's MLP width in a mixture of experts
+	// (moe_intermediate_size; Mixtral's intermediate_size); 0 for dense
+	// models and for families whose parser does not give it.
+	ExpertFFN    int `json:"expert_ffn,omitempty"`
 	Vocab        int `json:"vocab"`
 	MaxPositions int `json:"max_positions,omitempty"`
 	// Gated is a three-matrix MLP (SwiGLU/GeGLU: gate, up, down) rather

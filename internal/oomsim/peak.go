@@ -403,6 +403,9 @@ func realistic(p Plan) (Breakdown, error) {
 			base = float64(largestLayerBytes(m, p.Precision))
 		}
 		t := float64(loraParams(m, s.targets, p.LoRARank))
+		if s.targets == LoRAAllLinear && linearExperts(p) {
+			t += expertLoRAParams(m, p.LoRARank)
+		}
 		if p.DoRA && a != nil {
 			// DoRA's magnitude vector: one value per output feature of
 			// every adapted Linear, trained as the adapters are.
@@ -1077,6 +1080,53 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 		per += l.in + l.out
 	}
 	return int64(rank) * per * int64(a.Layers)
+}
+
+// linearExperts reports a mixture of experts whose routed experts are
+// nn.Linear modules that PEFT's target_modules match by name, so LoRA on
+// every Linear adapts each expert's projections too: transformers before
+// v5 (Mixtral's w1, w2, w3, and the gate_proj, up_proj and down_proj of
+// Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2/V3, GLM-4.5 in nn.ModuleLists),
+// under the stacks whose adapters are PEFT's on transformers' modules.
+// transformers v5 (2026-01-26) stores them as fused 3-D parameters, which
+// target_modules never match (fusedExpertsStay16 reads the same release
+// rule), and gpt-oss, Llama 4, DBRX and Gemma 4 have stored them so from
+// their first release. An unstated release is taken as before v5, as
+// fusedExpertsStay16 takes it. prime-rl's benchmarks adapt every expert
+// the same way (testdata/memory/README.primerl-audit.md).
+func linearExperts(p Plan) bool {
+	m := p.Model
+	if m.Arch == nil || m.Arch.ExpertFFN <= 0 || m.ExpertParams() <= 0 {
+		return false
+	}
+	family := strings.ToLower(m.Family)
+	for _, fused := range []string{"gpt_oss", "llama4", "dbrx", "gemma4"} {
+		if strings.HasPrefix(family, fused) {
+			return false
+		}
+	}
+	switch ProfileOf(p.Stack).Dist {
+	case "transformers":
+		return p.StackVersion == "" || VersionBelow(p.StackVersion, 5, 0)
+	case "trl":
+		return true
+	}
+	return false
+}
+
+// expertLoRAParams is the adapters LoRA puts on every routed expert's
+// projections: r·(hidden + expert width) for each of their matrices, which
+// number the routed experts' parameters over hidden × expert width.
+func expertLoRAParams(m Model, rank int) float64 {
+	if rank <= 0 {
+		rank = 16
+	}
+	h, fe := float64(m.Arch.Hidden), float64(m.Arch.ExpertFFN)
+	if h <= 0 || fe <= 0 {
+		return 0
+	}
+	matrices := m.ExpertParams() / (h * fe)
+	return float64(rank) * (h + fe) * matrices
 }
 
 // linear is one Linear's input and output features.

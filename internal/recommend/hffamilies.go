@@ -28,6 +28,8 @@ type decoder struct {
 	maxPos    int64
 	experts   int64
 	topK      int64
+	// expertFFN is one routed expert's MLP width (Arch.ExpertFFN).
+	expertFFN int64
 }
 
 func (d decoder) count() oomsim.Model {
@@ -83,7 +85,7 @@ func (d decoder) count() oomsim.Model {
 	}
 	m.Experts, m.ExpertsPerToken = int(d.experts), int(d.topK)
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(d.h), Heads: int(d.heads), KVHeads: int(d.kv),
-		HeadDim: int(d.hd), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: d.gated()}
+		HeadDim: int(d.hd), FFN: int(d.activeFFN), ExpertFFN: int(d.expertFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos), Gated: d.gated()}
 	return m
 }
 
@@ -208,7 +210,7 @@ func (d decoder) moe(c hfConfig, family string) (oomsim.Model, error) {
 		return oomsim.Model{}, err
 	}
 	h := d.h
-	d.experts, d.topK = E, topK
+	d.experts, d.topK, d.expertFFN = E, topK, expertFFN
 	d.activeFFN = topK*expertFFN + shared
 	denseMLP := dense(h, denseFFN, false)
 	d.mlp = func(i int64) (int64, int64, int64) {
@@ -279,6 +281,7 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	}
 	d.experts, d.topK = E, topK
 	d.activeFFN = (topK + nShared) * expertFFN
+	d.expertFFN = expertFFN
 	biasPerExpert := int64(0)
 	if family == "deepseek_v3" || c.TopKMethod == "noaux_tc" {
 		biasPerExpert = 1 // e_score_correction_bias
@@ -317,7 +320,7 @@ func countDeepSeek(c hfConfig, family string) (oomsim.Model, error) {
 	m.Experts, m.ExpertsPerToken = int(E), int(topK)
 	m.Notes = append(m.Notes, family+": multi-head latent attention; engines that cache the compressed latent (vLLM, SGLang, TensorRT-LLM, llama.cpp) keep kv_lora_rank + qk_rope_head_dim values per token and layer, the others every head's keys and values; V3's multi-token-prediction block is not counted")
 	m.Arch = &oomsim.Arch{Layers: int(d.L), KVLayers: int(d.L), Hidden: int(h), Heads: int(H), KVHeads: int(H),
-		HeadDim: int(vDim), FFN: int(d.activeFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos),
+		HeadDim: int(vDim), FFN: int(d.activeFFN), ExpertFFN: int(d.expertFFN), Vocab: int(d.vocab), MaxPositions: int(d.maxPos),
 		LatentKV: int(kvRank + rope), LatentRank: int(kvRank)}
 	return m, nil
 }

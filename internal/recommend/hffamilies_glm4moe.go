@@ -37,6 +37,7 @@ func countGLM4MoE(c hfConfig) (oomsim.Model, error) {
 	d.tied = flag(c.TieWordEmbeddings, false)
 	d.experts, d.topK = E, topK
 	d.activeFFN = (topK + nShared) * expertFFN
+	d.expertFFN = expertFFN
 	d.mlp = func(i int64) (int64, int64, int64) {
 		if i < firstDense {
 			p := 3 * h * ffn

@@ -76,6 +76,19 @@ func TestMixtureOfExpertsActiveParams(t *testing.T) {
 	if m.Arch.FFN != 2*16384 {
 		t.Errorf("active MLP width %d, want two experts' 32768", m.Arch.FFN)
 	}
+	// One expert's width, which LoRA on every Linear adapts per expert.
+	for _, c := range []struct {
+		file string
+		want int
+	}{{"wizardlm-2-8x22b.config.json", 16384}, {"qwen3-30b-a3b.config.json", 768}, {"deepseek-v2-lite.config.json", 1408}, {"glm-4.5-air.published.config.json", 1408}} {
+		m, err := ParseHFConfig(readModel(t, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Arch.ExpertFFN != c.want {
+			t.Errorf("%s: expert width %d, want %d", c.file, m.Arch.ExpertFFN, c.want)
+		}
+	}
 }
 
 // --model ORG/NAME of a family devctl does not count is sized from the
