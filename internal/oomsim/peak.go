@@ -2091,15 +2091,19 @@ func dequantBuffer(s settings, a *Arch) int64 {
 // Trainer, accelerate and Lightning construct with gradient_as_bucket_view
 // False, holds a flat copy of every gradient beside the gradients ("the
 // saved memory size will be equal to the total gradients size", torch's
-// DistributedDataParallel docs on gradient_as_bucket_view). DeepSpeed,
-// and the stacks that only shard (FSDP, torchtune, litgpt), do not build
-// DDP buckets.
+// DistributedDataParallel docs on gradient_as_bucket_view). The stacks
+// that train through DeepSpeed's engine, those that shard with FSDP
+// (ShardsLikeFSDP), and Megatron, torchtune, litgpt, mlx and Unsloth do
+// not build DDP buckets.
 func ddpBuckets(s settings, grads int64) int64 {
 	if !s.trains || s.replicas <= 1 || s.p.Sharding != ShardNone && s.p.Sharding != ShardTP {
 		return 0
 	}
+	if s.prof.DeepSpeed || s.prof.Stack.ShardsLikeFSDP() {
+		return 0
+	}
 	switch s.prof.Stack {
-	case StackDeepSpeed, StackXTuner, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
+	case StackMegatron, StackTorchtune, StackLitGPT, StackMLX, StackUnsloth:
 		return 0
 	}
 	return grads
@@ -2189,8 +2193,7 @@ func gatherBuffers(s settings, m Model) int64 {
 	}
 	block := (float64(m.Params) - outside) / float64(a.Layers) / float64(s.p.TensorDegree())
 	gathered := 2 * 2 * block
-	switch s.prof.Stack {
-	case StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackTorchtune:
+	if s.prof.Stack.ShardsLikeFSDP() || s.prof.Stack == StackTorchtune {
 		gathered += 2 * outside * (1 - 1/s.dp)
 	}
 	return sat(gathered)
