@@ -643,12 +643,25 @@ func fusedExpertsStay16(p Plan) bool {
 		// axolotl, LLaMA-Factory): their own loaders leave the fused
 		// experts as transformers does unless told otherwise (axolotl's
 		// opt-in quantize_moe_experts, axolotl-ai-cloud/axolotl#3747).
-		if strings.HasPrefix(family, "llama4") {
-			return !VersionBelow(p.StackVersion, 4, 51)
-		}
-		return !VersionBelow(p.StackVersion, 5, 0)
+		return transformersFusesExperts(p)
 	}
 	return false
+}
+
+// transformersFusesExperts reports a stated transformers release that
+// stores the plan's routed experts as fused 3-D parameters rather than
+// nn.Linear modules: every mixture of experts from v5 (2026-01-26), Llama 4
+// from its first release (4.51). An unstated release is taken as before
+// v5. fusedExpertsStay16 (what bitsandbytes leaves 16-bit) and
+// linearExperts (what LoRA's target_modules adapt) read it.
+func transformersFusesExperts(p Plan) bool {
+	if p.StackVersion == "" {
+		return false
+	}
+	if strings.HasPrefix(strings.ToLower(p.Model.Family), "llama4") {
+		return !VersionBelow(p.StackVersion, 4, 51)
+	}
+	return !VersionBelow(p.StackVersion, 5, 0)
 }
 
 // kbitUpcast: LoRA over bitsandbytes 8-bit or 4-bit weights through
@@ -1088,12 +1101,11 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 // v5 (Mixtral's w1, w2, w3, and the gate_proj, up_proj and down_proj of
 // Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2/V3, GLM-4.5 in nn.ModuleLists),
 // under the stacks whose adapters are PEFT's on transformers' modules.
-// transformers v5 (2026-01-26) stores them as fused 3-D parameters, which
-// target_modules never match (fusedExpertsStay16 reads the same release
-// rule), and gpt-oss, Llama 4, DBRX and Gemma 4 have stored them so from
-// their first release. An unstated release is taken as before v5, as
-// fusedExpertsStay16 takes it. prime-rl's benchmarks adapt every expert
-// the same way (testdata/memory/README.primerl-audit.md).
+// transformers v5 stores them as fused 3-D parameters, which
+// target_modules never match (transformersFusesExperts), and gpt-oss,
+// Llama 4, DBRX and Gemma 4 have stored them so from their first release.
+// prime-rl's benchmarks adapt every expert the same way
+// (testdata/memory/README.primerl-audit.md).
 func linearExperts(p Plan) bool {
 	m := p.Model
 	if m.Arch == nil || m.Arch.ExpertFFN <= 0 || m.ExpertParams() <= 0 {
@@ -1107,7 +1119,7 @@ func linearExperts(p Plan) bool {
 	}
 	switch ProfileOf(p.Stack).Dist {
 	case "transformers":
-		return p.StackVersion == "" || VersionBelow(p.StackVersion, 5, 0)
+		return !transformersFusesExperts(p)
 	case "trl":
 		return true
 	}
