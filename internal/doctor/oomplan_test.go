@@ -32,8 +32,7 @@ func TestOOMPlanAgreesWithRecommend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := recommend.Recommend(recommend.Input{Model: oomsim.Model{Params: params}, Mode: oomsim.Training, Precision: capability.BF16,
-			PrecisionSource: "test", Target: recommend.TargetFromCatalogue(a100, 1), Strategy: "auto"})
+		r, err := recommend.Recommend(recommend.Input{Model: oomsim.Model{Params: params}, Precision: capability.BF16, PrecisionSource: "test", Target: recommend.TargetFromCatalogue(a100, 1), Strategy: "auto", RunSettings: recommend.RunSettings{Mode: oomsim.Training}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestFrameworkSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tg := catalogueTarget(t, tt.device)
-			r, err := Recommend(Input{Model: tt.model, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg, Devices: tt.devices})
+			r, err := Recommend(Input{Model: tt.model, Precision: "auto", Strategy: "auto", Target: tg, RunSettings: RunSettings{Mode: oomsim.Inference, Devices: tt.devices}})
 			if err != nil {
 				t.Fatal(err)
 			}

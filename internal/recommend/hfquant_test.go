@@ -177,7 +177,7 @@ func TestStoredWeightsPlanAsLoaded(t *testing.T) {
 	if err != nil || m.Stored == nil {
 		t.Fatalf("%+v %v", m.Stored, err)
 	}
-	in := Input{Model: m, Mode: oomsim.Inference, BatchSize: 1, SeqLen: 4096, Devices: 1, Target: catalogueTarget(t, "rtx-4090")}
+	in := Input{Model: m, Target: catalogueTarget(t, "rtx-4090"), RunSettings: RunSettings{Mode: oomsim.Inference, BatchSize: 1, SeqLen: 4096, Devices: 1}}
 	r, err := Recommend(in)
 	if err != nil {
 		t.Fatal(err)

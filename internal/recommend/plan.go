@@ -92,73 +92,106 @@ type Request struct {
 	Settings     Settings
 }
 
-// RunSettings are the run's own choices (the recommend flags). Empty
-// choices take the stack's defaults (oomsim.Profile).
+// RunSettings are the run's own choices (the recommend flags, or what
+// devctl run read from a job). Empty choices take the stack's defaults
+// (oomsim.Profile).
 type RunSettings struct {
 	Mode      oomsim.Mode
 	BatchSize int
 	SeqLen    int
 	Optimizer oomsim.Optimizer
 	Recompute oomsim.Recompute
-	// RecomputeLayers: Input's (--recompute-layers).
+	// RecomputeLayers is the blocks a checkpoint spans (oomsim.Plan's).
 	RecomputeLayers int
-	Attention       oomsim.Attention
-	Convention      oomsim.Convention
-	Offload         oomsim.Offload
-	OffloadParams   bool
-	FSDP            bool
-	ZeROStage       int
-	TensorParallel  bool
-	// TensorParallelDegree, PipelineStages and ExpertParallel: Input's.
-	TensorParallelDegree, PipelineStages, ExpertParallel int
-	// SequenceParallel: Input's.
-	SequenceParallel oomsim.Switch
-	// ContextParallel and EvalBatch: Input's.
-	ContextParallel int
-	EvalBatch       int
-	Devices         int
+	// Attention is auto, eager or sdpa (oomsim.Attentions).
+	Attention     oomsim.Attention
+	Convention    oomsim.Convention
+	Offload       oomsim.Offload
+	OffloadParams bool
+	// FSDP: the sharding is PyTorch FSDP under a Trainer stack (oomsim.Plan's).
+	FSDP bool
+	// ZeROStage is 1, 2 or 3; 0 takes the stack's default over several
+	// devices (FULL_SHARD for fsdp, ZeRO-2 for deepspeed, none for the
+	// rest); -1 is plain data parallel whatever the stack.
+	ZeROStage int
+	Devices   int
 
+	// Stack is the framework (oomsim.Stacks); its profile fills the
+	// choices below that are empty.
 	Stack        oomsim.Stack
 	StackVersion string
+	// TorchVersion is PyTorch's release when known (stated or probed).
 	TorchVersion string
 	Mixed        oomsim.MixedPrecision
+	Loss         oomsim.Loss
 	LoRARank     int
 	LoRATargets  oomsim.LoRATargets
 	LoRALayers   int
 	DoRA         bool
-	GaLoreRank   int
-	Quant        oomsim.QuantFormat
-	WeightBits   float64
-	Compiled     bool
-	// ExpandableSegments: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-	// (--expandable-segments, or the environment: ExpandableFrom names
-	// where it was read; "" is the flag).
+	// GaLoreRank is a GaLore optimizer's projection rank (0: the default).
+	GaLoreRank int
+	Quant      oomsim.QuantFormat
+	WeightBits float64
+	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layer slots
+	// on the device; 0 is all.
+	GPULayers int
+	// CPUMoELayers is llama.cpp's --n-cpu-moe: the blocks whose routed
+	// experts stay in host memory.
+	CPUMoELayers int
+	// KVBits is the KV cache's element width when it is quantised (8 for
+	// fp8 or int8, 4 for q4_0); 0 is the compute dtype.
+	KVBits   int
+	Prealloc float64
+	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs and
+	// prefill budget (max_num_batched_tokens); 0 takes the engine's.
+	MaxNumSeqs int
+	// KVCacheTokens sizes a serving engine's KV cache by tokens
+	// (--kv-cache-tokens; 0: its memory share).
+	KVCacheTokens int
+	PrefillTokens int
+	// PrefillChunk is the prompt tokens one forward of a local engine
+	// evaluates (--prefill-chunk: llama.cpp's --ubatch-size, Ollama's
+	// num_batch, mlx-lm's --prefill-step-size); 0 takes the engine's.
+	PrefillChunk int
+	// Speculative is --speculative: "mtp" or "" (none).
+	Speculative string
+	// TensorParallel splits every matrix and the activations over the
+	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
+	// sharding model states (ZeROStage).
+	TensorParallel bool
+	// TensorParallelDegree and PipelineStages are Megatron-style model
+	// parallelism: each matrix split over TensorParallelDegree devices
+	// (0 with TensorParallel: every device of a stage), the blocks over
+	// PipelineStages (0 or 1: none); the devices left are data-parallel
+	// replicas, over which ZeROStage shares out the states.
+	TensorParallelDegree int
+	PipelineStages       int
+	// SequenceParallel is Megatron's sequence parallelism with tensor
+	// parallelism: on, off, or "" for the stack's default.
+	SequenceParallel oomsim.Switch
+	// ExpertParallel splits a mixture of experts' routed experts over this
+	// many devices of a pipeline stage (0 or 1: like the rest).
+	ExpertParallel int
+	// ContextParallel splits each training sequence by tokens over this
+	// many devices (context parallelism, ring attention, DeepSpeed-Ulysses
+	// sequence parallelism; 0 or 1: none).
+	ContextParallel int
+	// EvalBatch is an evaluation forward's batch between training steps
+	// (0: none).
+	EvalBatch int
+	// OptimizerInBackward: each parameter steps as soon as its gradient
+	// is ready (torchtune's optimizer_in_bwd; oomsim.Plan's). No flag sets
+	// it; the corpus harness does for the runs that state it.
+	OptimizerInBackward bool
+	Compiled            bool
+	// ExpandableSegments: the allocator reuses any freed block (oomsim.Plan's);
+	// ExpandableFrom says where that was read ("": --expandable-segments).
 	ExpandableSegments bool
 	ExpandableFrom     string
-	// Loss and FusedKernels: --kernels (oomsim.Plan's; "" is the stack's loss).
-	Loss         oomsim.Loss
+	// FusedKernels: Liger's RMSNorm and SwiGLU; TiledMLP: a tiled MLP
+	// (oomsim.Plan's).
 	FusedKernels bool
 	TiledMLP     bool
-	Prealloc     float64
-	// GPULayers is llama.cpp's -ngl / Ollama's num_gpu (--gpu-layers);
-	// 0 is every layer.
-	GPULayers int
-	// CPUMoELayers is llama.cpp's --n-cpu-moe (--cpu-moe: all blocks).
-	CPUMoELayers int
-	// KVBits is the KV cache's element width (--kv-cache-dtype); 0 is the
-	// compute dtype.
-	KVBits int
-	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs
-	// and max_num_batched_tokens (0: the engine's defaults).
-	MaxNumSeqs    int
-	PrefillTokens int
-	// PrefillChunk is a local engine's prompt chunk (--prefill-chunk; 0:
-	// the engine's).
-	PrefillChunk int
-	// Speculative is --speculative ("mtp", or "" for none).
-	Speculative string
-	// KVCacheTokens is --kv-cache-tokens (0: the engine's memory share).
-	KVCacheTokens int
 	// Objective is the training objective (sft, dpo, kto, orpo, simpo,
 	// cpo, grpo).
 	Objective oomsim.Objective
@@ -301,22 +334,12 @@ func Plan(ctx context.Context, req Request, deps Deps) (*Result, error) {
 		eager, runtimeWhy = EagerCUDAModules(probed.Software)
 	}
 	in := Input{
-		Model: model, ModelSource: source, Mode: r.Mode, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
-		BatchSize: r.BatchSize, SeqLen: r.SeqLen, Optimizer: r.Optimizer, Recompute: r.Recompute, RecomputeLayers: r.RecomputeLayers, Attention: r.Attention,
-		Convention: r.Convention, Offload: r.Offload, OffloadParams: r.OffloadParams, FSDP: r.FSDP, ZeROStage: r.ZeROStage,
-		Devices: r.Devices, Target: target, CPUFallback: s.Fallback,
-		Stack: r.Stack, Mixed: r.Mixed, LoRARank: r.LoRARank, LoRATargets: r.LoRATargets, LoRALayers: r.LoRALayers, DoRA: r.DoRA, GaLoreRank: r.GaLoreRank,
-		Quant: r.Quant, Compiled: r.Compiled, ExpandableSegments: r.ExpandableSegments, ExpandableFrom: r.ExpandableFrom, Loss: r.Loss, FusedKernels: r.FusedKernels, TiledMLP: r.TiledMLP, Prealloc: r.Prealloc, TensorParallel: r.TensorParallel, TensorParallelDegree: r.TensorParallelDegree, SequenceParallel: r.SequenceParallel, PipelineStages: r.PipelineStages, ExpertParallel: r.ExpertParallel, ContextParallel: r.ContextParallel, EvalBatch: r.EvalBatch, Max: r.Max,
-		KVBits: r.KVBits, GPULayers: r.GPULayers, CPUMoELayers: r.CPUMoELayers, MaxNumSeqs: r.MaxNumSeqs, PrefillTokens: r.PrefillTokens, KVCacheTokens: r.KVCacheTokens, PrefillChunk: r.PrefillChunk, Speculative: r.Speculative,
-		StackVersion:     r.StackVersion,
-		TorchVersion:     r.TorchVersion,
-		Objective:        r.Objective,
-		PromptLen:        r.PromptLen,
-		GRPO:             r.GRPO,
-		WeightBits:       r.WeightBits,
-		EagerCUDAModules: eager,
-		Pinned:           oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != "", Recompute: r.Recompute != ""},
+		RunSettings: r,
+		Model:       model, ModelSource: source, Precision: s.Precision, PrecisionSource: s.PrecisionSource,
+		Target: target, CPUFallback: s.Fallback, EagerCUDAModules: eager,
+		Pinned: oomsim.Pinned{Attention: r.Attention != oomsim.AttentionAuto, Stack: r.Stack != oomsim.StackAuto, Mixed: r.Mixed != "", Recompute: r.Recompute != ""},
 	}
+
 	in.SetStrategy(s.Strategy, s.Fraction, s.StrategySource, s.FractionSource)
 	res, err := Recommend(in)
 	if err != nil {

@@ -163,34 +163,18 @@ func hostBytes(h probe.HostInfo) int64 {
 	return b
 }
 
-// Input is everything a recommendation depends on.
+// Input is everything a recommendation depends on: the run's own choices
+// (RunSettings) and what Plan resolved for them (the model, the precision,
+// the memory strategy, the device).
 type Input struct {
+	RunSettings
 	Model       oomsim.Model
 	ModelSource string // "catalogue", "config.json", "--model-params"
-	Mode        oomsim.Mode
 	// Precision is auto (or empty) or a precision; PrecisionSource says
 	// where a non-auto value came from ("flag --precision", "env
 	// DEVCTL_PRECISION").
 	Precision       capability.Precision
 	PrecisionSource string
-	BatchSize       int
-	SeqLen          int
-	Optimizer       oomsim.Optimizer
-	Recompute       oomsim.Recompute
-	// RecomputeLayers is the blocks a checkpoint spans (oomsim.Plan's).
-	RecomputeLayers int
-	// Attention is auto, eager or sdpa (oomsim.Attentions).
-	Attention     oomsim.Attention
-	Convention    oomsim.Convention
-	Offload       oomsim.Offload
-	OffloadParams bool
-	// FSDP: the sharding is PyTorch FSDP under a Trainer stack (oomsim.Plan's).
-	FSDP bool
-	// ZeROStage is 1, 2 or 3; 0 takes the stack's default over several
-	// devices (FULL_SHARD for fsdp, ZeRO-2 for deepspeed, none for the
-	// rest); -1 is plain data parallel whatever the stack.
-	ZeROStage int
-	Devices   int
 	// Strategy is empty (choose by model size) or a config strategy with
 	// its Fraction and StrategySource.
 	Strategy       oomsim.Strategy
@@ -198,93 +182,9 @@ type Input struct {
 	StrategySource string
 	Target         Target
 	CPUFallback    bool
-
-	// Stack is the framework (oomsim.Stacks); its profile fills the
-	// choices below that are empty.
-	Stack        oomsim.Stack
-	StackVersion string
-	// TorchVersion is PyTorch's release when known (stated or probed).
-	TorchVersion string
-	Mixed        oomsim.MixedPrecision
-	Loss         oomsim.Loss
-	LoRARank     int
-	LoRATargets  oomsim.LoRATargets
-	LoRALayers   int
-	DoRA         bool
-	// GaLoreRank is a GaLore optimizer's projection rank (0: the default).
-	GaLoreRank int
-	Quant      oomsim.QuantFormat
-	WeightBits float64
-	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layer slots
-	// on the device; 0 is all.
-	GPULayers int
-	// CPUMoELayers is llama.cpp's --n-cpu-moe: the blocks whose routed
-	// experts stay in host memory.
-	CPUMoELayers int
-	// KVBits is the KV cache's element width when it is quantised (8 for
-	// fp8 or int8, 4 for q4_0); 0 is the compute dtype.
-	KVBits   int
-	Prealloc float64
-	// MaxNumSeqs and PrefillTokens are a serving engine's max_num_seqs and
-	// prefill budget (max_num_batched_tokens); 0 takes the engine's.
-	MaxNumSeqs int
-	// KVCacheTokens sizes a serving engine's KV cache by tokens
-	// (--kv-cache-tokens; 0: its memory share).
-	KVCacheTokens int
-	PrefillTokens int
-	// PrefillChunk is the prompt tokens one forward of a local engine
-	// evaluates (--prefill-chunk: llama.cpp's --ubatch-size, Ollama's
-	// num_batch, mlx-lm's --prefill-step-size); 0 takes the engine's.
-	PrefillChunk int
-	// Speculative is --speculative: "mtp" or "" (none).
-	Speculative string
-	// TensorParallel splits every matrix and the activations over the
-	// devices (Megatron/torchtitan tensor + sequence parallel) instead of
-	// sharding model states (ZeROStage).
-	TensorParallel bool
-	// TensorParallelDegree and PipelineStages are Megatron-style model
-	// parallelism: each matrix split over TensorParallelDegree devices
-	// (0 with TensorParallel: every device of a stage), the blocks over
-	// PipelineStages (0 or 1: none); the devices left are data-parallel
-	// replicas, over which ZeROStage shares out the states.
-	TensorParallelDegree int
-	PipelineStages       int
-	// SequenceParallel is Megatron's sequence parallelism with tensor
-	// parallelism: on, off, or "" for the stack's default.
-	SequenceParallel oomsim.Switch
-	// ExpertParallel splits a mixture of experts' routed experts over this
-	// many devices of a pipeline stage (0 or 1: like the rest).
-	ExpertParallel int
-	// ContextParallel splits each training sequence by tokens over this
-	// many devices (context parallelism, ring attention, DeepSpeed-Ulysses
-	// sequence parallelism; 0 or 1: none).
-	ContextParallel int
-	// EvalBatch is an evaluation forward's batch between training steps
-	// (0: none).
-	EvalBatch           int
-	OptimizerInBackward bool
-	Compiled            bool
-	// ExpandableSegments: the allocator reuses any freed block (oomsim.Plan's);
-	// ExpandableFrom says where that was read ("": --expandable-segments).
-	ExpandableSegments bool
-	ExpandableFrom     string
-	// FusedKernels: Liger's RMSNorm and SwiGLU; TiledMLP: a tiled MLP
-	// (oomsim.Plan's).
-	FusedKernels bool
-	TiledMLP     bool
-	// Objective is the training objective (sft, dpo, kto, orpo, simpo,
-	// cpo, grpo).
-	Objective oomsim.Objective
-	// PromptLen is the prompt's share of SeqLen when serving or in a GRPO
-	// step (0: all).
-	PromptLen int
-	// GRPO is a GRPO step's settings (--objective grpo).
-	GRPO
 	// EagerCUDAModules: the torch on this machine loads every CUDA module
 	// at start-up (EagerCUDAModules), so the context is the full one.
 	EagerCUDAModules bool
-	// Max asks for the largest batch, sequence or concurrency that fits.
-	Max MaxKind
 	// Pinned says which assumptions the user gave (the band varies the
 	// others); the zero value varies all of them.
 	Pinned oomsim.Pinned

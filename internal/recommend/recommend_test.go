@@ -61,7 +61,7 @@ func TestStrategyByModelSize(t *testing.T) {
 			if c.shared {
 				tg.Catalogue, tg.Shared, tg.FreeBytes = false, true, tg.UsableBytes/2
 			}
-			r, err := Recommend(Input{Model: oomsim.Model{Params: c.params}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+			r, err := Recommend(Input{Model: oomsim.Model{Params: c.params}, Precision: "auto", Strategy: "auto", Target: tg, RunSettings: RunSettings{Mode: oomsim.Inference}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestStrategyByModelSize(t *testing.T) {
 
 func TestCustomStrategyTakesTheFraction(t *testing.T) {
 	tg := catalogueTarget(t, "t4")
-	r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "custom", Fraction: 0.5, StrategySource: "flag --memory-fraction", Target: tg})
+	r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Precision: "auto", Strategy: "custom", Fraction: 0.5, StrategySource: "flag --memory-fraction", Target: tg, RunSettings: RunSettings{Mode: oomsim.Inference}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPrecisionChoice(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := Recommend(Input{Model: catalogueModel(t, c.model), Mode: oomsim.Mode(c.mode), Precision: capability.Precision(c.req), Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			r, err := Recommend(Input{Model: catalogueModel(t, c.model), Precision: capability.Precision(c.req), Strategy: "auto", Target: catalogueTarget(t, c.device), RunSettings: RunSettings{Mode: oomsim.Mode(c.mode)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestContradictionsAreRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Mode(c.mode), Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
+			_, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device), RunSettings: RunSettings{Mode: oomsim.Mode(c.mode)}})
 			if !errors.Is(err, ErrContradiction) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err = %v, want a contradiction mentioning %q", err, c.want)
 			}
@@ -131,7 +131,7 @@ func TestContradictionsAreRefused(t *testing.T) {
 }
 
 func TestLlama2TrainingOnA100UsesTheLadder(t *testing.T) {
-	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb")})
+	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Precision: "auto", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Training}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestLlama2TrainingOnA100UsesTheLadder(t *testing.T) {
 func TestLadderKeepsFullTrainingWhenShardingFits(t *testing.T) {
 	target := catalogueTarget(t, "a100-80gb")
 	target.Count = 32
-	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-70b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto", Devices: 32, Target: target})
+	r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-70b"), Precision: "auto", Strategy: "auto", Target: target, RunSettings: RunSettings{Mode: oomsim.Training, Devices: 32}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +166,7 @@ func TestLadderKeepsFullTrainingWhenShardingFits(t *testing.T) {
 func TestZeROStageOneOnOneDeviceKeepsGradients(t *testing.T) {
 	plan := func(stage int) *Result {
 		t.Helper()
-		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "auto", Strategy: "auto",
-			Stack: oomsim.StackDeepSpeed, ZeROStage: stage, Offload: oomsim.OffloadCPU, Devices: 1, Target: catalogueTarget(t, "a100-80gb")})
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Precision: "auto", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Training, Stack: oomsim.StackDeepSpeed, ZeROStage: stage, Offload: oomsim.OffloadCPU, Devices: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +201,7 @@ func TestEnvAndFramework(t *testing.T) {
 			if c.shared {
 				tg.Catalogue, tg.Shared, tg.FreeBytes = false, true, tg.UsableBytes/2
 			}
-			r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+			r, err := Recommend(Input{Model: oomsim.Model{Params: 150_000_000}, Precision: "auto", Strategy: "auto", Target: tg, RunSettings: RunSettings{Mode: oomsim.Inference}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +238,7 @@ func TestTargetFromProbeMarksASharedGPU(t *testing.T) {
 	if tg.Name != "cuda:1" || !tg.Shared || tg.Count != 2 || !tg.Support.Int4 {
 		t.Errorf("target %+v: want cuda:1, shared, 2 devices, 4-bit from the rules", tg)
 	}
-	r, err := Recommend(Input{Model: oomsim.Model{Params: 7_000_000_000}, Mode: oomsim.Inference, Precision: "auto", Strategy: "auto", Target: tg})
+	r, err := Recommend(Input{Model: oomsim.Model{Params: 7_000_000_000}, Precision: "auto", Strategy: "auto", Target: tg, RunSettings: RunSettings{Mode: oomsim.Inference}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,8 +349,7 @@ func TestShardingFollowsTheStack(t *testing.T) {
 		{oomsim.StackFSDP, -1, oomsim.ShardNone},
 		{oomsim.StackHF, 3, oomsim.ShardZeRO3},
 	} {
-		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "bf16", Strategy: "auto",
-			Target: catalogueTarget(t, "a100-80gb"), Devices: 4, Stack: c.stack, ZeROStage: c.stage})
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Precision: "bf16", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Training, Devices: 4, Stack: c.stack, ZeROStage: c.stage}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +363,7 @@ func TestShardingFollowsTheStack(t *testing.T) {
 // before Turing) is planned as asked, with the reason saying so.
 func TestSlowPrecisionsArePlanned(t *testing.T) {
 	for _, c := range []struct{ device, req string }{{"t4", "bf16"}, {"v100-32gb", "8bit"}, {"v100-32gb", "bf16"}} {
-		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Inference, Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device)})
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-2-7b"), Precision: capability.Precision(c.req), PrecisionSource: "flag --precision", Strategy: "auto", Target: catalogueTarget(t, c.device), RunSettings: RunSettings{Mode: oomsim.Inference}})
 		if err != nil {
 			t.Fatalf("%s on %s: %v", c.req, c.device, err)
 		}
@@ -389,8 +387,7 @@ func TestSlowPrecisionsArePlanned(t *testing.T) {
 func TestOllamaTakesItsSlotsWhenTheyFit(t *testing.T) {
 	plan := func(device string) *Result {
 		t.Helper()
-		r, err := Recommend(Input{Model: catalogueModel(t, "llama-3-8b"), Mode: oomsim.Inference, Precision: "4bit", Strategy: "auto",
-			Target: catalogueTarget(t, device), Stack: oomsim.StackOllama, StackVersion: "0.5.7", SeqLen: 8192, BatchSize: 1})
+		r, err := Recommend(Input{Model: catalogueModel(t, "llama-3-8b"), Precision: "4bit", Strategy: "auto", Target: catalogueTarget(t, device), RunSettings: RunSettings{Mode: oomsim.Inference, Stack: oomsim.StackOllama, StackVersion: "0.5.7", SeqLen: 8192, BatchSize: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,8 +411,7 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{Model: qwen3, Mode: oomsim.Inference, Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"),
-		Stack: oomsim.StackOllama, StackVersion: "0.12.0", SeqLen: 65536, BatchSize: 1}
+	in := Input{Model: qwen3, Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Inference, Stack: oomsim.StackOllama, StackVersion: "0.12.0", SeqLen: 65536, BatchSize: 1}}
 	r, err := Recommend(in)
 	if err != nil {
 		t.Fatal(err)
@@ -442,8 +438,7 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in = Input{Model: next, Mode: oomsim.Inference, Strategy: "auto", Target: catalogueTarget(t, "h100-80gb"),
-		Stack: oomsim.StackOllama, StackVersion: "0.13.0", Precision: capability.Int4, SeqLen: 32768, BatchSize: 8}
+	in = Input{Model: next, Strategy: "auto", Target: catalogueTarget(t, "h100-80gb"), Precision: capability.Int4, RunSettings: RunSettings{Mode: oomsim.Inference, Stack: oomsim.StackOllama, StackVersion: "0.13.0", SeqLen: 32768, BatchSize: 8}}
 	if r, err = Recommend(in); err != nil {
 		t.Fatal(err)
 	}
@@ -463,8 +458,7 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 // Ollama that names no precision is a 4-bit one even on a card that holds
 // the 16-bit weights, and says why; a named precision still wins.
 func TestOllamaPlansItsDefaultTag(t *testing.T) {
-	in := Input{Model: catalogueModel(t, "llama-3-8b"), Mode: oomsim.Inference, Strategy: "auto",
-		Target: catalogueTarget(t, "a100-80gb"), Stack: oomsim.StackOllama, SeqLen: 2048, BatchSize: 1}
+	in := Input{Model: catalogueModel(t, "llama-3-8b"), Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Inference, Stack: oomsim.StackOllama, SeqLen: 2048, BatchSize: 1}}
 	r, err := Recommend(in)
 	if err != nil {
 		t.Fatal(err)
@@ -489,8 +483,7 @@ func TestOllamaPlansItsDefaultTag(t *testing.T) {
 // parameters: with --offload cpu --offload-params one block's parameters
 // are on the device, and the gradients go to the host with the states.
 func TestZeRO3OnOneDeviceOffloadsParameters(t *testing.T) {
-	in := Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.Training, Precision: "bf16", Strategy: "auto",
-		Stack: oomsim.StackDeepSpeed, BatchSize: 1, SeqLen: 2048, Target: catalogueTarget(t, "a100-80gb")}
+	in := Input{Model: catalogueModel(t, "llama-2-7b"), Precision: "bf16", Strategy: "auto", Target: catalogueTarget(t, "a100-80gb"), RunSettings: RunSettings{Mode: oomsim.Training, Stack: oomsim.StackDeepSpeed, BatchSize: 1, SeqLen: 2048}}
 	plain, err := Recommend(in)
 	if err != nil {
 		t.Fatal(err)
@@ -516,7 +509,7 @@ func TestZeRO3OnOneDeviceOffloadsParameters(t *testing.T) {
 // of that kind, or an assumption the user can pin. Near the budget it is
 // "near the limit" whatever moves it.
 func TestEdgeNamesWhatCrossesTheBudget(t *testing.T) {
-	in := Input{Model: catalogueModel(t, "llama-2-7b"), Mode: oomsim.LoRA, Precision: "bf16", Strategy: "auto", Stack: oomsim.StackHF, Attention: oomsim.AttentionSDPA}
+	in := Input{Model: catalogueModel(t, "llama-2-7b"), Precision: "bf16", Strategy: "auto", RunSettings: RunSettings{Mode: oomsim.LoRA, Stack: oomsim.StackHF, Attention: oomsim.AttentionSDPA}}
 	target := catalogueTarget(t, "a100-80gb")
 	in.Target = target
 	r, err := Recommend(in)

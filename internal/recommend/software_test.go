@@ -80,8 +80,7 @@ func TestEagerCUDAModules(t *testing.T) {
 // A plan on a machine whose torch loads modules eagerly counts the full
 // CUDA context.
 func TestEagerContextCounted(t *testing.T) {
-	in := Input{Model: oomsim.Model{Name: "m", Params: 1_000_000_000}, Mode: oomsim.Inference, BatchSize: 1, SeqLen: 512,
-		Target: Target{Name: "gpu", Backend: "cuda", TotalBytes: 16 << 30, UsableBytes: 15 << 30, Support: capability.Support{FP16: true}}}
+	in := Input{Model: oomsim.Model{Name: "m", Params: 1_000_000_000}, Target: Target{Name: "gpu", Backend: "cuda", TotalBytes: 16 << 30, UsableBytes: 15 << 30, Support: capability.Support{FP16: true}}, RunSettings: RunSettings{Mode: oomsim.Inference, BatchSize: 1, SeqLen: 512}}
 	lazy, err := Recommend(in)
 	if err != nil {
 		t.Fatal(err)
