@@ -150,6 +150,11 @@ type Profile struct {
 	AdapterBytes float64
 	// LoRALayers is how many of the last blocks get adapters (0: all).
 	LoRALayers int
+	// ChoosesAttention: the stack asks transformers for its attention
+	// implementation itself (axolotl's configs for flash attention, xtuner
+	// for flash_attention_2 or sdpa), so transformers' per-family default
+	// by release (transformersEager) does not apply.
+	ChoosesAttention bool
 	// LoRADropout: the stack's recipes put dropout on the adapter input
 	// (lora_dropout > 0). Each dropout then keeps its own output and a
 	// one-byte mask for the backward, instead of every adapter reading the
@@ -306,7 +311,7 @@ var profiles = map[Stack]Profile{
 	StackTRL: {Stack: StackTRL, Trainer: true, Dist: "trl", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, QLoRARecompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, RepeatKV: true, LoRADropout: true, KbitUpcast: true,
 		Source: "TRL's SFTConfig turns gradient_checkpointing on by default (since v0.22; see trlRelease) and loads the model in float32 under bf16 autocast (model_init_kwargs dtype float32); its ModelConfig sets lora_dropout 0.05 and leaves the targets to PEFT (q_proj, v_proj of Llama-like models); from v1.7 the loss is chunked_nll, which never materialises the logits (each chunk recomputed in the backward); attention and the rest as transformers"},
-	StackAxolotl: {Stack: StackAxolotl, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull, PureHalf: true,
+	StackAxolotl: {Stack: StackAxolotl, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, ChoosesAttention: true, Loss: LossFull, Recompute: RecomputeFull, PureHalf: true,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, LoRADropout: true, DoubleQuant: true,
 		Source: "axolotl loads the model in bfloat16 when bf16 is on (utils/config normalize_config: cfg.torch_dtype = torch.bfloat16, passed to from_pretrained by loaders/model.py), so full training keeps 16-bit weights and Adam moments with no fp32 master, except under DeepSpeed ZeRO; axolotl's example configs, which users start from, set gradient_checkpointing: true, flash_attention: true (grouped k and v reach the kernel unexpanded), lora_target_linear: true and lora_dropout: 0.05; its QLoRA loader sets bnb_4bit_use_double_quant (src/axolotl/loaders/model.py _set_quantization_config); 8/4-bit adapters go through prepare_model_for_kbit_training, after which axolotl casts the norms, embed_tokens and lm_head back to the training dtype for any LoRA or QLoRA run not sharded with FSDP (src/axolotl/utils/models.py, needs_fa2_dtype), so they stay 16-bit; the model, loss and adapters are transformers' and PEFT's"},
 	StackLlamaFactory: {Stack: StackLlamaFactory, Trainer: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeFull,
@@ -318,7 +323,7 @@ var profiles = map[Stack]Profile{
 	StackDeepSpeed: {Stack: StackDeepSpeed, Trainer: true, DeepSpeed: true, Dist: "transformers", Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 4, FusedOptimizer: true, RepeatKV: true, LoRADropout: true,
 		Source: "DeepSpeed ZeRO keeps 16-bit parameters and gradients and an fp32 master copy with Adam states in the optimizer partitions (12 bytes per parameter, sharded by stage); at the step its ZeRO optimizer copies the rank's 16-bit gradient partition to fp32 (a sub-group of at most 1e9 elements at stage 3) for its fused Adam, which makes no other temporary; attention and loss as transformers"},
-	StackXTuner: {Stack: StackXTuner, DeepSpeed: true, Dist: "transformers", Attention: AttentionFlash, Loss: LossFull, Recompute: RecomputeFull,
+	StackXTuner: {Stack: StackXTuner, DeepSpeed: true, Dist: "transformers", Attention: AttentionFlash, ChoosesAttention: true, Loss: LossFull, Recompute: RecomputeFull,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, LoRADropout: true,
 		Source: "xtuner v0.1 (InternLM/xtuner at v0.1.23): xtuner train with --deepspeed deepspeed_zero2, as its README runs it (bf16 auto on where the GPU has it), so DeepSpeed's 16-bit parameters and gradients and fp32 master partitions, as deepspeed; SupervisedFinetune's use_activation_checkpointing=True; flash_attention_2 where installed, else sdpa (xtuner/model/sft.py); transformers' loss; its LoRA configs adapt every Linear"},
 	StackFSDP: {Stack: StackFSDP, Attention: AttentionSDPA, Loss: LossFull, Recompute: RecomputeNone,
@@ -746,9 +751,8 @@ var remoteCodeFused = map[string]bool{"chatglm": true, "refinedwebmodel": true, 
 // eager for its logit soft-capping (commit 975b988).
 func transformersEager(p Plan) bool {
 	// The stacks whose release is transformers' (TRL's release says
-	// nothing of it; axolotl's configs ask for flash attention, xtuner
-	// asks for flash_attention_2 or sdpa itself).
-	if ProfileOf(p.Stack).Dist != "transformers" || p.Stack == StackAxolotl || p.Stack == StackXTuner {
+	// nothing of it) and that leave the choice to it.
+	if prof := ProfileOf(p.Stack); prof.Dist != "transformers" || prof.ChoosesAttention {
 		return false
 	}
 	family := strings.ToLower(p.Model.Family)
@@ -909,8 +913,9 @@ func OllamaOneSlot(p Plan) bool {
 }
 
 // ShardsLikeFSDP reports whether the stack runs PyTorch FSDP/FSDP2 itself
-// (fsdp, torchtitan): FULL_SHARD by default over several devices, whole
-// embedding and head gathered, torchtitan's per-op selective recompute.
+// (fsdp, torchtitan, nemo-automodel, llm-foundry): FULL_SHARD by default
+// over several devices, whole embedding and head gathered, torchtitan's
+// per-op selective recompute.
 func (s Stack) ShardsLikeFSDP() bool {
 	return s == StackFSDP || s == StackTorchtitan || s == StackAutomodel || s == StackLLMFoundry
 }
