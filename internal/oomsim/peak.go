@@ -619,7 +619,8 @@ func ggmlMXFP4Experts(m Model, p Plan) (restBits float64, ok bool) {
 // releases (unslothai/unsloth#4032, "should be supported now", 2026-06-18).
 // Planned where the stated release says so: transformers (the stacks that
 // run on it under its release: the HF stack, axolotl, LLaMA-Factory) from
-// 5.0 (Llama 4 from 4.51), Unsloth from 2026.3 (its pin to
+// 5.0 (the families of fusedInEveryRelease from any stated release),
+// Unsloth from 2026.3 (its pin to
 // transformers 4.57 lifted: unslothai/unsloth#4022, 2026-02-10) to 2026.6;
 // another stack's or an unstated release keeps the experts quantised.
 // gpt-oss ships its experts in MXFP4, a path of its own.
@@ -648,20 +649,35 @@ func fusedExpertsStay16(p Plan) bool {
 	return false
 }
 
-// transformersFusesExperts reports a stated transformers release that
-// stores the plan's routed experts as fused 3-D parameters rather than
-// nn.Linear modules: every mixture of experts from v5 (2026-01-26), Llama 4
-// from its first release (4.51). An unstated release is taken as before
-// v5. fusedExpertsStay16 (what bitsandbytes leaves 16-bit) and
-// linearExperts (what LoRA's target_modules adapt) read it.
+// fusedInEveryRelease lists the mixtures of experts whose routed experts
+// transformers has stored as fused 3-D parameters, not nn.Linear modules,
+// since the family's first release: gpt-oss, DBRX, Gemma 4, and Llama 4
+// (from 4.51, its first). Every other family is fused from v5
+// (2026-01-26). transformersFusesExperts and linearExperts read this one
+// list.
+var fusedInEveryRelease = []string{"gpt_oss", "dbrx", "gemma4", "llama4"}
+
+func fusedFromFirstRelease(family string) bool {
+	family = strings.ToLower(family)
+	for _, prefix := range fusedInEveryRelease {
+		if strings.HasPrefix(family, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// transformersFusesExperts reports that transformers stores the plan's
+// routed experts as fused 3-D parameters: always for a family fused from
+// its first release, otherwise a stated release from v5. An unstated
+// release is taken as before v5. fusedExpertsStay16 (what bitsandbytes
+// leaves 16-bit) and linearExperts (what LoRA's target_modules adapt) read
+// it.
 func transformersFusesExperts(p Plan) bool {
-	if p.StackVersion == "" {
-		return false
+	if fusedFromFirstRelease(p.Model.Family) {
+		return true
 	}
-	if strings.HasPrefix(strings.ToLower(p.Model.Family), "llama4") {
-		return !VersionBelow(p.StackVersion, 4, 51)
-	}
-	return !VersionBelow(p.StackVersion, 5, 0)
+	return p.StackVersion != "" && !VersionBelow(p.StackVersion, 5, 0)
 }
 
 // kbitUpcast: LoRA over bitsandbytes 8-bit or 4-bit weights through
@@ -1103,7 +1119,8 @@ func loraParams(m Model, targets LoRATargets, rank int) int64 {
 // under the stacks whose adapters are PEFT's on transformers' modules.
 // transformers v5 stores them as fused 3-D parameters, which
 // target_modules never match (transformersFusesExperts), and gpt-oss,
-// Llama 4, DBRX and Gemma 4 have stored them so from their first release.
+// Llama 4, DBRX and Gemma 4 have stored them so from their first release
+// (fusedInEveryRelease).
 // prime-rl's benchmarks adapt every expert the same way
 // (testdata/memory/README.primerl-audit.md).
 func linearExperts(p Plan) bool {
@@ -1111,11 +1128,8 @@ func linearExperts(p Plan) bool {
 	if m.Arch == nil || m.Arch.ExpertFFN <= 0 || m.ExpertParams() <= 0 {
 		return false
 	}
-	family := strings.ToLower(m.Family)
-	for _, fused := range []string{"gpt_oss", "llama4", "dbrx", "gemma4"} {
-		if strings.HasPrefix(family, fused) {
-			return false
-		}
+	if fusedFromFirstRelease(m.Family) {
+		return false
 	}
 	switch ProfileOf(p.Stack).Dist {
 	case "transformers":
