@@ -657,6 +657,8 @@ func fusedExpertsStay16(p Plan) bool {
 // list.
 var fusedInEveryRelease = []string{"gpt_oss", "dbrx", "gemma4", "llama4"}
 
+// fusedFromFirstRelease reports a family of fusedInEveryRelease (by the
+// prefix of its model_type: llama4_text is Llama 4).
 func fusedFromFirstRelease(family string) bool {
 	family = strings.ToLower(family)
 	for _, prefix := range fusedInEveryRelease {
