@@ -2253,13 +2253,14 @@ func servingEngine(s settings) (Breakdown, error) {
 	if p.Stack == StackVLLM {
 		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, seqs))
 	}
-	b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
-	if p.Stack == StackLMDeploy {
-		// TurboMind captures no CUDA graphs and its buffers come out of
-		// the share of free memory its ratio leaves: the corpus's lmdeploy
-		// peaks (nvidia-smi) sit at weights, KV cache and context, and 12
-		// more of the training split's runs fall within 15% without it.
-		b.BuffersBytes = 0
+	if !s.prof.NoGraphBuffers {
+		b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
+	}
+	// The CUDA context the engine's process holds (the runtime's).
+	var ctxBytes int64
+	var ctxSource string
+	if rt, ok := runtimes[p.Backend]; ok {
+		ctxBytes, ctxSource = rt.context, rt.source
 	}
 	need := sat(float64(kvCache(a, p, float64(p.micro()), float64(p.SeqLen))) / s.n)
 	w, act, buf := float64(b.WeightsBytes), float64(b.ActivationsBytes), float64(b.BuffersBytes)
@@ -2289,10 +2290,7 @@ func servingEngine(s settings) (Breakdown, error) {
 		// fills the device past its size (training split: 6 more
 		// outcomes agree).
 		profiledFirst := p.Stack != StackLMDeploy
-		free := device - w
-		if rt, ok := runtimes[p.Backend]; ok {
-			free -= float64(rt.context)
-		}
+		free := device - w - float64(ctxBytes)
 		if profiledFirst {
 			free -= act
 		}
@@ -2354,9 +2352,7 @@ func servingEngine(s settings) (Breakdown, error) {
 	if note := stateNote(a, p); note != "" {
 		b.Notes = append(b.Notes, note)
 	}
-	if rt, ok := runtimes[p.Backend]; ok {
-		b.OverheadBytes, b.OverheadSource = rt.context, rt.source
-	}
+	b.OverheadBytes, b.OverheadSource = ctxBytes, ctxSource
 	if pool >= float64(need) {
 		// It starts, and the KV cache takes all its rule gives it.
 		b.KVCacheBytes = sat(pool)

@@ -257,6 +257,12 @@ type Profile struct {
 	// 0 for stacks that allocate as they go. PreallocOf says of what.
 	Preallocates float64
 	PreallocOf   PreallocRule
+	// NoGraphBuffers: a preallocating engine that captures no CUDA graphs
+	// and takes its working buffers out of the share its rule leaves
+	// (lmdeploy's TurboMind), so it holds nothing beside weights, KV cache
+	// and activations; the others hold 1 GiB of graphs and non-torch
+	// allocations (vLLM's start-up log).
+	NoGraphBuffers bool
 	// Source names where these defaults were read.
 	Source string
 }
@@ -356,7 +362,7 @@ var profiles = map[Stack]Profile{
 		Source: "SGLang's mem_fraction_static of the memory free at start-up holds the weights and the KV pool (model_runner.py: rest_memory = available - total × (1 - mem_fraction_static)); activations of a chunked_prefill_size forward and the CUDA graphs come on top; the default fraction is (GPU memory - reserved)/GPU memory from 0.4.7.post1, a table by tensor-parallel size before (sglangFraction)"},
 	StackTGI: {Stack: StackTGI, Dist: "text-generation-server", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfDevice, PrefillChunk: 4096,
 		Source: "TGI warms up with a forward of max_batch_prefill_tokens (4,096 by default) and gives the KV cache what is then free minus (1 - cuda_memory_fraction × TGI_WIGGLE_ROOM) of the device: 1.0 × 0.90 from v3.3 (flash_causal_lm.py warmup, globals.py)"},
-	StackLMDeploy: {Stack: StackLMDeploy, Dist: "lmdeploy", Attention: AttentionSDPA, Preallocates: 0.8, PreallocOf: ShareOfFree, PrefillChunk: 8192,
+	StackLMDeploy: {Stack: StackLMDeploy, Dist: "lmdeploy", Attention: AttentionSDPA, Preallocates: 0.8, PreallocOf: ShareOfFree, NoGraphBuffers: true, PrefillChunk: 8192,
 		Source: "lmdeploy gives the KV cache cache_max_entry_count (0.8 from v0.2.2) of the memory free once the weights are loaded, allocated whole at start-up (TurboMind BlockManager/turbomind.cc: free × ratio); its prefill buffers for max_prefill_token_num (8,192) come from the rest; v0.1.0-v0.2.1 took 0.5 of the total instead (lmdeployRelease)"},
 	StackTRTLLM: {Stack: StackTRTLLM, Dist: "tensorrt-llm", Attention: AttentionSDPA, Preallocates: 0.9, PreallocOf: ShareOfFree, PrefillChunk: 8192,
 		Source: "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory free after the engine, its weights and the activations of max_num_tokens (8,192) are in place (kvCacheManager.cpp calculateFreeMemBytes; the PyTorch backend's _cal_max_memory)"},
