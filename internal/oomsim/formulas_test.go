@@ -1481,6 +1481,68 @@ func TestVLLMProfilePeak(t *testing.T) {
 	}
 }
 
+// An encoder–decoder vision model's profile runs the vision encoder over
+// one largest image per max_num_seqs sequence: 256 images at vLLM's
+// default, 16 at --max-num-seqs 16, whole on each of 4 tensor-parallel
+// ranks (vllm-project/vllm#12126's log: 36.63 GiB of activation peak at
+// 128 sequences for Llama 3.2 11B Vision; devctl plans 37.34).
+func TestVLLMProfilesAnImagePerSequence(t *testing.T) {
+	const perImage = 313_264_128
+	m := Model{Name: "mllama", Params: 10_670_220_835, VisionParams: 895_028_755,
+		Arch: &Arch{Layers: 40, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true, ImageProfileBytes: perImage}}
+	for _, c := range []struct {
+		seqs, devices int
+	}{{0, 1}, {16, 1}, {16, 4}, {128, 1}} {
+		p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, StackVersion: "0.6.2",
+			SeqLen: 4096, MaxNumSeqs: c.seqs, DeviceBytes: 79 * GiB, DeviceName: "NVIDIA A100-SXM4-80GB", Backend: "cuda", Devices: c.devices}
+		if c.devices > 1 {
+			p.Sharding, p.TensorParallel = ShardTP, c.devices
+		}
+		b, err := Estimate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs := c.seqs
+		if seqs == 0 {
+			seqs = 256
+		}
+		if want := int64(seqs) * perImage; b.ActivationsBytes != want {
+			t.Errorf("%d sequences on %d devices: activations %.2f GiB, want %.2f", seqs, c.devices, float64(b.ActivationsBytes)/float64(GiB), float64(want)/float64(GiB))
+		}
+		if !slices.ContainsFunc(b.Notes, func(n string) bool { return strings.Contains(n, "lower --max-num-seqs") }) {
+			t.Errorf("%d sequences: no note on the image profile: %q", seqs, b.Notes)
+		}
+	}
+}
+
+// The ladder's first change for such a model on an 80 GB card is fewer
+// sequences: 256 → 128 fits (vLLM's advice is 16; halving stops at the
+// first that fits).
+func TestLadderLowersMaxNumSeqsForAnImageProfile(t *testing.T) {
+	m := Model{Name: "mllama", Params: 10_670_220_835, VisionParams: 895_028_755,
+		Arch: &Arch{Layers: 40, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true, ImageProfileBytes: 313_264_128}}
+	p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: StackVLLM, StackVersion: "0.6.2",
+		SeqLen: 4096, DeviceBytes: 79 * GiB, DeviceName: "NVIDIA A100-SXM4-80GB", Backend: "cuda"}
+	tr, err := Ladder(p, Device{Name: "a100", Backend: "cuda", BudgetBytes: 79 * GiB, Available: 1}, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Fits || len(tr.Steps) != 1 || tr.Steps[0].Action != "fewer sequences" || tr.Final.MaxNumSeqs != 128 {
+		t.Errorf("ladder %+v, want one step to --max-num-seqs 128", tr.Steps)
+	}
+	p.Model.Arch = &Arch{Layers: 40, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, Gated: true}
+	p.Model.Params = 70_000_000_000
+	tr, err = Ladder(p, Device{Name: "a100", Backend: "cuda", BudgetBytes: 79 * GiB, Available: 1}, LadderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range tr.Steps {
+		if st.Action == "fewer sequences" {
+			t.Errorf("a text model's ladder lowers --max-num-seqs: %+v", tr.Steps)
+		}
+	}
+}
+
 // AMP's autocast copies are freed by the backward: the step's peak of live
 // tensors holds fp32 weights, gradients, Adam and the foreach temporary,
 // while reserved memory keeps the copies' segments.

@@ -88,7 +88,9 @@ func Fits(b Breakdown, d Device) bool {
 //
 //	lower precision → activation recomputation (selective, then full) →
 //	a fused loss (Liger Kernel) → smaller micro-batch with gradient
-//	accumulation (global batch kept) → a lighter GRPO rollout (vLLM
+//	accumulation (global batch kept) → fewer sequences served at once
+//	(vLLM's --max-num-seqs, where its start-up profile runs an image per
+//	sequence) → a lighter GRPO rollout (vLLM
 //	sleep mode, one step's generation) → 8-bit optimizer → shard over the
 //	available devices (ZeRO-2, then ZeRO-3/FSDP; split weights when
 //	serving) → 8-bit/4-bit weights when serving → CPU offload → change of
@@ -215,6 +217,7 @@ var knobs = []knob{
 	{"loss", func(a, b Plan) bool { return a.Loss == b.Loss && a.FusedKernels == b.FusedKernels },
 		func(n *Plan, f Plan) { n.Loss, n.FusedKernels = f.Loss, f.FusedKernels }},
 	{"recomputation", func(a, b Plan) bool { return a.Recompute == b.Recompute }, func(n *Plan, f Plan) { n.Recompute = f.Recompute }},
+	{"sequences", func(a, b Plan) bool { return a.MaxNumSeqs == b.MaxNumSeqs }, func(n *Plan, f Plan) { n.MaxNumSeqs = f.MaxNumSeqs }},
 }
 
 // prune puts back, latest first, the changes the plan that fits turned out
@@ -295,6 +298,7 @@ var rungs = []rung{
 	recompute,
 	fusedLoss,
 	smallerMicroBatch,
+	fewerSequences,
 	lighterRollout,
 	optimizer8bit,
 	shard,
@@ -391,6 +395,25 @@ func smallerMicroBatch(l ladder, cur Plan) []move {
 				return what + fmt.Sprintf(", gradient accumulation %d (batch %d kept)", n.GradAccum(), n.batch())
 			}
 			return what + fmt.Sprintf(" (batch %d in %d chunks)", n.batch(), n.GradAccum())
+		}))
+	}
+	return ms
+}
+
+// fewerSequences halves vLLM's max_num_seqs where its start-up profile
+// gives every sequence an image at the largest tiling (an encoder–decoder
+// vision model, vllmImageProfile): fewer sequences served at once, the
+// change vLLM's maintainers advise for Llama 3.2 Vision. Elsewhere the
+// sequences only size the sampler's dummy run, which the ladder leaves.
+func fewerSequences(l ladder, cur Plan) []move {
+	if l.training || cur.Stack != StackVLLM || cur.Model.Arch == nil || cur.Model.Arch.ImageProfileBytes == 0 {
+		return nil
+	}
+	const action = "fewer sequences"
+	var ms []move
+	for seqs := servingSeqs(cur) / 2; seqs >= 1; seqs /= 2 {
+		ms = append(ms, set(action, func(n *Plan) { n.MaxNumSeqs = seqs }, func(c, _ Plan) string {
+			return fmt.Sprintf("--max-num-seqs %d → %d (one profiled image each)", servingSeqs(c), seqs)
 		}))
 	}
 	return ms

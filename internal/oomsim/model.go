@@ -68,6 +68,12 @@ type Arch struct {
 	// (heads × head size × state size), and each one's convolution inputs
 	// (conv channels × (kernel − 1)), summed over those layers.
 	StateValues int64 `json:"state_values,omitempty"`
+	// ImageProfileBytes is what the vision encoder of an encoder–decoder
+	// vision model (Llama 3.2 Vision) holds at its peak for one image at
+	// its largest tiling, in 16-bit compute. vLLM's start-up profile gives
+	// each of max_num_seqs dummy sequences such an image and runs the
+	// encoder over all of them at once (vllmProfilePeak).
+	ImageProfileBytes int64 `json:"image_profile_bytes,omitempty"`
 	// Assumed is true when the shape was guessed from the parameter count.
 	Assumed bool `json:"assumed,omitempty"`
 }

@@ -1880,7 +1880,21 @@ func vllmProfilePeak(s settings, a *Arch, tokens, seqs float64) float64 {
 		mlp = 3 * f
 	}
 	forward := tokens * (mlp/s.n + 4*h) * s.cb
-	return max(forward, vllmSamplerRun(a, seqs))
+	return max(forward, vllmSamplerRun(a, seqs), vllmImageProfile(s, a, seqs))
+}
+
+// vllmImageProfile is the vision encoder's part of vLLM's start-up
+// profile for an encoder–decoder vision model (Llama 3.2 Vision): every
+// one of max_num_seqs dummy sequences carries an image at the largest
+// tiling, and the encoder runs over all of them in one batch. It is whole
+// on every rank: the attention mask and the hidden states the encoder
+// keeps are not split by tensor parallelism. 0 for other models, whose
+// profile is not planned per image.
+func vllmImageProfile(s settings, a *Arch, seqs float64) float64 {
+	if a == nil {
+		return 0
+	}
+	return seqs * float64(a.ImageProfileBytes) * s.cb / 2
 }
 
 // vllmSamplerRun is vLLM's dummy sampler run over seqs sequences: 16 bytes
@@ -2252,6 +2266,9 @@ func servingEngine(s settings) (Breakdown, error) {
 	b.ActivationsBytes = sat(prefillWorkingSet(s, a, 1, profiled, profiled) + inferenceLogits(s, a, seqs))
 	if p.Stack == StackVLLM {
 		b.ActivationsBytes = sat(vllmProfilePeak(s, a, profiled, seqs))
+		if img := vllmImageProfile(s, a, seqs); img > 0 && sat(img) == b.ActivationsBytes {
+			b.Notes = append(b.Notes, fmt.Sprintf("vllm profiles an encoder–decoder vision model with one image at the largest tiling for each of max_num_seqs (%d) sequences, through the vision encoder at once: %s (lower --max-num-seqs, as vLLM advises for Llama 3.2 Vision)", int(seqs), fmtGiB(sat(img))))
+		}
 	}
 	if !s.prof.NoGraphBuffers {
 		b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)

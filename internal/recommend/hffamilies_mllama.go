@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/devctl/devctl/internal/oomsim"
@@ -36,7 +37,7 @@ var (
 //     the text (the same q, k, v, o shapes, plus per-head q and k RMSNorms
 //     and two tanh gates); an embedding of vocab_size + 8 rows; an untied
 //     head of vocab_size;
-//   - the vision encoder (mllamaVisionParams) and the projector, a Linear
+//   - the vision encoder (mllamaVision) and the projector, a Linear
 //     with a bias from vision_output_dim to the text hidden size.
 //
 // Only the self-attention layers keep a KV cache that grows with the text;
@@ -98,16 +99,21 @@ func countMllama(c hfConfig) (oomsim.Model, error) {
 	m.Arch.KVLayers = int(d.L) - len(cross)
 	m.Notes = append(m.Notes, fmt.Sprintf("mllama: %d of %d layers attend to the image; only the other %d keep a KV cache of the text (the image's keys and values, a fixed size per image, are not planned)",
 		len(cross), d.L, m.Arch.KVLayers))
-	n, err := mllamaVisionParams(c.VisionConfig, d.h)
+	n, image, err := mllamaVision(c.VisionConfig, d.h)
 	if err != nil {
 		m.Notes = append(m.Notes, "mllama: the language model only; the vision encoder is not counted: "+err.Error())
 		return m, nil
 	}
-	return withVisionTower(m, "mllama", n), nil
+	m.Arch.ImageProfileBytes = image
+	m = withVisionTower(m, "mllama", n)
+	m.Notes = append(m.Notes, fmt.Sprintf("mllama: under vLLM, its start-up profile of one image at the largest tiling per sequence is planned (%.2f GiB an image)",
+		float64(m.Arch.ImageProfileBytes)/float64(oomsim.GiB)))
+	return m, nil
 }
 
-// mllamaVisionParams counts Llama 3.2 Vision's encoder and its projector
-// (MllamaVisionModel, MllamaModel.multi_modal_projector):
+// mllamaVision counts Llama 3.2 Vision's encoder and its projector
+// (MllamaVisionModel, MllamaModel.multi_modal_projector), and says what
+// the encoder holds for one image (mllamaImageBytes). The parameters:
 //
 //   - a bias-free patch Conv2d, a class embedding, a gated position table of
 //     (image_size / patch_size)² + 1 rows and a gated tile-position table
@@ -120,9 +126,9 @@ func countMllama(c hfConfig) (oomsim.Model, error) {
 //   - the projector from vision_output_dim (the last hidden state and the
 //     intermediate layers' concatenated) to the text hidden size, with a
 //     bias.
-func mllamaVisionParams(v *qwenVision, textHidden int64) (int64, error) {
+func mllamaVision(v *qwenVision, textHidden int64) (params, imageBytes int64, err error) {
 	if v == nil {
-		return 0, fmt.Errorf("no vision_config")
+		return 0, 0, fmt.Errorf("no vision_config")
 	}
 	var f fields
 	d := f.opt("hidden_size", v.HiddenSize, 1280)
@@ -135,20 +141,20 @@ func mllamaVisionParams(v *qwenVision, textHidden int64) (int64, error) {
 	tiles := f.opt("max_num_tiles", v.MaxNumTiles, 4)
 	out := f.opt("vision_output_dim", v.VisionOutputDim, 7680)
 	if f.err != nil {
-		return 0, f.err
+		return 0, 0, f.err
 	}
 	ratios := int64(mllamaAspectRatios)
 	if v.SupportedAspectRatios != nil {
 		ratios = int64(len(v.SupportedAspectRatios))
 	}
 	if image < patch {
-		return 0, fmt.Errorf("image_size %d and patch_size %d do not make patches", image, patch)
+		return 0, 0, fmt.Errorf("image_size %d and patch_size %d do not make patches", image, patch)
 	}
 	positions := (image/patch)*(image/patch) + 1
 	for _, err := range []error{tooMany(local+global, d, 4*d+2*inter), tooMany(ratios+1, tiles, positions, d),
 		tooMany(ch*patch*patch, d), tooMany(out, textHidden)} {
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	block := 2*2*d + 4*d*d + d*inter + inter + inter*d + d
@@ -156,5 +162,28 @@ func mllamaVisionParams(v *qwenVision, textHidden int64) (int64, error) {
 		1 + positions*d + (ratios+1)*tiles*positions*d + // gated position and tile-position tables
 		2*((ratios+1)*tiles*d+1) + // the pre- and post-tile embeddings with their gates
 		2*2*d // layernorm_pre, layernorm_post
-	return embeddings + local*block + global*(block+2) + out*textHidden + textHidden, nil
+	params = embeddings + local*block + global*(block+2) + out*textHidden + textHidden
+	return params, mllamaImageBytes(d, tiles, positions, out/d), nil
+}
+
+// mllamaImageBytes is what Llama 3.2 Vision's encoder of width d holds at
+// its peak for one image at its largest tiling, in 16 bits (vLLM's
+// mllama.py, the SDPA vision attention): T = tiles × the tile's patches
+// and class token (positions), padded to a multiple of 8 (4 × 1,608 =
+// 6,432 at 560 pixels);
+//
+//   - the dense aspect-ratio attention mask, T × T in the model's dtype,
+//     kept through all the layers;
+//   - T × d for the hidden state and each intermediate layer's output the
+//     encoder keeps for the projector (kept: vision_output_dim / d, the
+//     hidden state and 5 intermediate outputs);
+//   - a layer's transients, about 8 × T × d (q, k and v, their per-head
+//     copies, the attention output; or the MLP's two intermediate_size
+//     tensors, 4 × d each).
+//
+// 0.29 GiB for the 11B and 90B releases.
+func mllamaImageBytes(d, tiles, positions, kept int64) int64 {
+	padded := positions + (8-positions%8)%8
+	t := float64(tiles * padded)
+	return int64(min(2*(t*t+float64(max(kept, 1)+8)*t*float64(d)), math.MaxInt64/2))
 }

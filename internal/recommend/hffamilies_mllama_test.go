@@ -17,6 +17,11 @@ func TestParseHFConfigMllama(t *testing.T) {
 	if m.Family != "mllama" || m.Params != 10_670_220_835 || m.VisionParams != 895_028_755 {
 		t.Errorf("%s: %d params (vision encoder and projector %d); want 10,670,220,835 (895,028,755)", m.Family, m.Params, m.VisionParams)
 	}
+	// 4 tiles of 1,601 patches padded to 1,608: a 6,432² mask and 14
+	// hidden-sized tensors of 6,432 rows, in 16 bits.
+	if a := m.Arch; a == nil || a.ImageProfileBytes != 2*(6432*6432+14*6432*1280) {
+		t.Errorf("arch %+v: want an image profile of 313,264,128 bytes", m.Arch)
+	}
 	if m.HeadParams != 128_256*4096 {
 		t.Errorf("head %d, want the untied 128,256 x 4,096", m.HeadParams)
 	}
