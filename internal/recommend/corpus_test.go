@@ -805,8 +805,14 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 			in.Prealloc, _ = strconv.ParseFloat(m[1], 64)
 		}
 		// The engine's max_num_seqs and prefill budget, when the note
-		// quotes one value of each (--max-num-seqs, --max-num-batched-tokens).
+		// quotes one value of each (--max-num-seqs, --max-num-batched-tokens);
+		// else max_num_seqs is the row's batch, which the corpus records
+		// as the engine's max_num_seqs (a note quoting the default beside
+		// the row's own value quotes two).
 		in.MaxNumSeqs = quotedInt(maxNumSeqs, r["note"])
+		if b := atoi0(r["batch"]); in.MaxNumSeqs == 0 && b > 0 {
+			in.MaxNumSeqs = b
+		}
 		in.PrefillTokens = quotedInt(prefillTokens, r["note"])
 		switch {
 		case in.Stack == oomsim.StackLMDeploy && quotedInt(kvBlocks, r["note"]) > 0 && !oomsim.VersionBelow(in.StackVersion, 0, 1):
