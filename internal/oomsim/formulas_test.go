@@ -1308,6 +1308,7 @@ func TestLoRAOnLinearExperts(t *testing.T) {
 		{StackHF, "5.1.0", "mixtral", false},
 		{StackHF, "4.57.1", "gpt_oss", false},
 		{StackHF, "4.53.0", "llama4_text", false},
+		{StackAxolotl, "4.53.0", "llama4_text", true}, // its linearized Llama 4 checkpoints
 		{StackUnsloth, "2025.11.1", "qwen3_moe", false},
 	} {
 		mm := m
@@ -1953,6 +1954,13 @@ func TestFusedExpertsStay16UnderBitsandbytes(t *testing.T) {
 			if got := fusedExpertsStay16(Plan{Model: m, Mode: QLoRA, Precision: capability.Int4, Stack: StackHF, StackVersion: v}); got != want {
 				t.Errorf("%s at transformers %q: %v, want %v", m.Family, v, got, want)
 			}
+		}
+	}
+	// axolotl's Llama 4 recipes load the experts linearized, one nn.Linear
+	// each, which bitsandbytes quantises whatever the release.
+	for _, v := range []string{"4.51.3", "4.53.0", "5.2.0", ""} {
+		if fusedExpertsStay16(Plan{Model: l4, Mode: QLoRA, Precision: capability.Int4, Stack: StackAxolotl, StackVersion: v}) {
+			t.Errorf("axolotl's Llama 4 at transformers %q: experts planned in 16 bits", v)
 		}
 	}
 }

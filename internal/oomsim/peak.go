@@ -633,6 +633,9 @@ func fusedExpertsStay16(p Plan) bool {
 	if family == "gpt_oss" {
 		return false
 	}
+	if linearizedLlama4(p) {
+		return false
+	}
 	if p.StackVersion == "" {
 		return false
 	}
@@ -647,6 +650,17 @@ func fusedExpertsStay16(p Plan) bool {
 		return transformersFusesExperts(p)
 	}
 	return false
+}
+
+// linearizedLlama4 reports Llama 4 under axolotl, whose Llama 4 recipes
+// load the experts linearized: llama4_linearized_experts: true with the
+// axolotl-quants/Llama-4-*-Linearized-bnb-nf4-bf16 checkpoints, one
+// nn.Linear per expert, which bitsandbytes quantises and LoRA's
+// target_modules can match (examples/llama-4 since its first commit,
+// 9f986f5; axolotl's single-H100 Scout QLoRA fits in 64.5-68.5 GB, where
+// 16-bit experts alone would take 193 GB).
+func linearizedLlama4(p Plan) bool {
+	return p.Stack == StackAxolotl && strings.HasPrefix(strings.ToLower(p.Model.Family), "llama4")
 }
 
 // fusedInEveryRelease lists the mixtures of experts whose routed experts
@@ -1129,6 +1143,9 @@ func linearExperts(p Plan) bool {
 	m := p.Model
 	if m.Arch == nil || m.Arch.ExpertFFN <= 0 || m.ExpertParams() <= 0 {
 		return false
+	}
+	if linearizedLlama4(p) {
+		return true
 	}
 	if fusedFromFirstRelease(m.Family) {
 		return false
