@@ -1544,6 +1544,30 @@ func TestLadderLowersMaxNumSeqsForAnImageProfile(t *testing.T) {
 	}
 }
 
+// TGI captures CUDA graphs by default from v2.0.0 (#1703); before, none:
+// no graph buffers beside its KV cache. lmdeploy's TurboMind never does.
+func TestServingGraphBuffersByRelease(t *testing.T) {
+	m := Model{Name: "llama-2-7b", Params: 6_738_415_616,
+		Arch: &Arch{Layers: 32, KVLayers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: 11008, Vocab: 32000, Gated: true}}
+	for _, c := range []struct {
+		stack   Stack
+		version string
+		want    int64
+	}{
+		{StackTGI, "1.4", 0}, {StackTGI, "1.1.0", 0}, {StackTGI, "2.0.0", GiB}, {StackTGI, "", GiB}, {StackTGI, "3.3.4", GiB},
+		{StackVLLM, "0.6.2", GiB}, {StackLMDeploy, "0.6.0", 0},
+	} {
+		b, err := Estimate(Plan{Model: m, Mode: Inference, Precision: capability.FP16, Stack: c.stack, StackVersion: c.version,
+			SeqLen: 4096, DeviceBytes: 22 * GiB, DeviceName: "NVIDIA A10G", Backend: "cuda"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.BuffersBytes != c.want {
+			t.Errorf("%s %q: graph buffers %d, want %d", c.stack, c.version, b.BuffersBytes, c.want)
+		}
+	}
+}
+
 // AMP's autocast copies are freed by the backward: the step's peak of live
 // tensors holds fp32 weights, gradients, Adam and the foreach temporary,
 // while reserved memory keeps the copies' segments.

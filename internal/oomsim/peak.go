@@ -1914,6 +1914,18 @@ func vllmImageProfile(s settings, a *Arch, seqs float64) float64 {
 	return seqs * float64(a.ImageProfileBytes) * s.cb / 2
 }
 
+// capturesGraphs reports a preallocating engine that captures CUDA graphs
+// beside its KV cache at start-up: all but those whose profile says it
+// captures none (lmdeploy's TurboMind), and TGI before v2.0.0
+// (2024-04-12), where graphs were an opt-in (CUDA_GRAPHS, #1428) until
+// #1703 made "1,2,4,8,16,32,64,96,128" the launcher's default.
+func capturesGraphs(p Plan, prof Profile) bool {
+	if prof.NoGraphBuffers {
+		return false
+	}
+	return p.Stack != StackTGI || !VersionBelow(p.StackVersion, 2, 0)
+}
+
 // vllmSamplerRun is vLLM's dummy sampler run over seqs sequences: 16 bytes
 // a vocabulary entry (fp32 logits, probabilities, the top-k/top-p sort's
 // values and int64 indices), gathered whole on every rank.
@@ -2287,7 +2299,7 @@ func servingEngine(s settings) (Breakdown, error) {
 			b.Notes = append(b.Notes, fmt.Sprintf("vllm profiles an encoder–decoder vision model with one image at the largest tiling for each of max_num_seqs (%d) sequences, through the vision encoder at once: %s (lower --max-num-seqs, as vLLM advises for Llama 3.2 Vision)", int(seqs), fmtGiB(sat(img))))
 		}
 	}
-	if !s.prof.NoGraphBuffers {
+	if capturesGraphs(p, s.prof) {
 		b.BuffersBytes = 1 * GiB // CUDA graphs and non-torch allocations (vLLM's startup log)
 	}
 	// The CUDA context the engine's process holds (the runtime's).

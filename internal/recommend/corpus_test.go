@@ -918,7 +918,7 @@ var (
 	ollamaReleases   = [][2]string{{"2024-07-07", "0.1.48"}, {"2025-04-30", "0.6.6"}, {"2025-07-30", "0.9.6"}, {"2025-10-09", "0.12.3"}, {"2025-12-15", "0.13.3"}, {"2026-02-05", "0.15.4"}}
 	lmdeployReleases = [][2]string{{"2023-12-18", "0.0.14"}, {"2024-01-31", "0.2.1"}}
 	llamaCppReleases = [][2]string{{"2025-08-30", "b6326"}}
-	tgiReleases      = [][2]string{{"2024-12-09", "2.4"}}
+	tgiReleases      = [][2]string{{"2024-04-12", "1.4"}, {"2024-12-09", "2.4"}}
 )
 
 // releaseOnDate is the release current on a date, "" after the last
