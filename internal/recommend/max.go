@@ -72,6 +72,18 @@ func searchMax(what MaxKind, plan oomsim.Plan, d oomsim.Device) (*Max, error) {
 	if what == MaxConcurrency && plan.Mode != oomsim.Inference {
 		return nil, inputf("--max concurrency is for serving (--mode inference); use --max batch for training")
 	}
+	if what == MaxConcurrency {
+		// A preallocating engine serves at most max_num_seqs sequences at
+		// once, whatever its KV cache holds: vLLM's default for the release
+		// and device, or the --max-num-seqs given (any engine).
+		if _, seqs, ok := oomsim.ServingProfile(plan); ok && seqs > 0 && seqs < limit && (plan.Stack == oomsim.StackVLLM || plan.MaxNumSeqs > 0) {
+			whose := "its default for this release and device"
+			if plan.MaxNumSeqs > 0 {
+				whose = "--max-num-seqs"
+			}
+			limit, limitWhy = seqs, fmt.Sprintf("%s's max_num_seqs, the most sequences it schedules at once (%d, %s; a larger --max-num-seqs serves more, with a larger start-up profile)", plan.Stack, seqs, whose)
+		}
+	}
 	if (what == MaxBatch || what == MaxConcurrency) && plan.Mode == oomsim.Inference && oomsim.OllamaOneSlot(plan) {
 		limit, limitWhy = 1, fmt.Sprintf("Ollama serves %s one request at a time (OLLAMA_NUM_PARALLEL does not apply to it)", plan.Model.Family)
 	}

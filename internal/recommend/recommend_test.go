@@ -454,6 +454,28 @@ func TestOllamaClampsContextAndSlots(t *testing.T) {
 	}
 }
 
+// vLLM schedules at most max_num_seqs sequences at once: --max concurrency
+// stops there (1024 by default on an H100 from 0.9) and says so, and a
+// larger --max-num-seqs lets memory bound it instead.
+func TestMaxConcurrencyStopsAtMaxNumSeqs(t *testing.T) {
+	in := Input{Model: catalogueModel(t, "llama-3-8b"), Precision: "bf16", Strategy: "auto", Target: catalogueTarget(t, "h100-80gb"),
+		RunSettings: RunSettings{Mode: oomsim.Inference, Stack: oomsim.StackVLLM, StackVersion: "0.11.0", SeqLen: 256, BatchSize: 1, Max: MaxConcurrency}}
+	r, err := Recommend(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Max == nil || r.Max.Value != 1024 || !strings.Contains(r.Max.Limit, "max_num_seqs") {
+		t.Errorf("vllm --max concurrency at 256 tokens: %+v, want 1024, bounded by max_num_seqs", r.Max)
+	}
+	in.MaxNumSeqs = 2048
+	if r, err = Recommend(in); err != nil {
+		t.Fatal(err)
+	}
+	if r.Max == nil || r.Max.Limit != "" || r.Max.Value <= 1024 || r.Max.Value >= 2048 {
+		t.Errorf("with --max-num-seqs 2048: %+v, want a memory bound between 1024 and 2048", r.Max)
+	}
+}
+
 // `ollama pull` fetches the library's default tag, 4-bit GGUF: a plan for
 // Ollama that names no precision is a 4-bit one even on a card that holds
 // the 16-bit weights, and says why; a named precision still wins.
