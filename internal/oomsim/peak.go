@@ -352,6 +352,10 @@ func realistic(p Plan) (Breakdown, error) {
 			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + fp32CopyBytes(s.cb)))
 		}
 		b.BuffersBytes = dequantBuffer(s, a)
+		if scratch := exllamaScratch(s, a); scratch > 0 {
+			b.BuffersBytes = add(b.BuffersBytes, scratch)
+			b.Notes = append(b.Notes, exllamaScratchNote(s, a, scratch))
+		}
 		if a == nil {
 			b.ActivationsBytes = b.WeightsBytes / 5
 			b.Notes = append(b.Notes, "no architecture: activations taken as 20% of the weights (EleutherAI Transformer Math)")
@@ -519,6 +523,9 @@ const ollamaMinimumMemory = 457 * MiB
 // Linear weights are quantised; embeddings, norms and the LM head keep 16
 // bits (UnquantizedParams).
 func storedWeights(m Model, p Plan) int64 {
+	if w, ok := exllamaWeights(m, p); ok {
+		return w
+	}
 	if restBits, ok := ggmlMXFP4Experts(m, p); ok {
 		// gpt-oss on llama.cpp or Ollama: the routed experts in MXFP4
 		// whatever the file's type, the rest at the type's width;

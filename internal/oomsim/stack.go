@@ -45,14 +45,16 @@ const (
 	StackLMDeploy     Stack = "lmdeploy"     // ...of what the weights leave (TurboMind, PyTorch engine)
 	StackTRTLLM       Stack = "tensorrt-llm" // ...of what the engine and its buffers leave
 	StackLlamaCpp     Stack = "llama.cpp"
-	StackOllama       Stack = "ollama" // llama.cpp under Ollama, whose defaults change by release
+	StackOllama       Stack = "ollama"    // llama.cpp under Ollama, whose defaults change by release
+	StackExLlama      Stack = "exllamav2" // ExLlamaV2 (TabbyAPI, text-generation-webui's loader): EXL2 files, prefill in chunks, one scratch buffer
+	StackExLlamaV3    Stack = "exllamav3" // ExLlamaV3: EXL3 files, prefill in chunks
 	StackMLX          Stack = "mlx"
 	StackPyTorch      Stack = "pytorch" // a plain PyTorch loop: eager attention, full fp32 loss, fp32 weights under autocast
 )
 
 // Stacks lists the accepted values, in the order help texts show them.
 var Stacks = []Stack{StackAuto, StackHF, StackTRL, StackAxolotl, StackLlamaFactory, StackMSSwift, StackDeepSpeed, StackXTuner, StackFSDP, StackTorchtitan, StackAutomodel, StackLLMFoundry, StackMegatron, StackLitGPT, StackTorchtune, StackUnsloth,
-	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackMLX, StackPyTorch}
+	StackVLLM, StackSGLang, StackTGI, StackLMDeploy, StackTRTLLM, StackLlamaCpp, StackOllama, StackExLlama, StackExLlamaV3, StackMLX, StackPyTorch}
 
 // stackAliases are the other names users and corpora give a stack.
 var stackAliases = map[string]Stack{
@@ -63,6 +65,7 @@ var stackAliases = map[string]Stack{
 	"turbomind": StackLMDeploy, "lmdeploy-turbomind": StackLMDeploy, "lmdeploy-pytorch": StackLMDeploy,
 	"trtllm": StackTRTLLM, "trt-llm": StackTRTLLM, "tensorrt_llm": StackTRTLLM,
 	"llamacpp": StackLlamaCpp, "koboldcpp": StackLlamaCpp, "lm-studio": StackLlamaCpp, "gguf": StackLlamaCpp,
+	"exllama": StackExLlama, "exllama2": StackExLlama, "tabbyapi": StackExLlama, "exui": StackExLlama, "exl2": StackExLlama, "exllama3": StackExLlamaV3, "exl3": StackExLlamaV3,
 	"lightning": StackPyTorch, "plain-torch": StackPyTorch, "torch": StackPyTorch,
 	"lit-llama": StackLitGPT, "lit-gpt": StackLitGPT, "lit_gpt": StackLitGPT,
 	"mlx-lm": StackMLX, "mlx_lm": StackMLX,
@@ -370,6 +373,10 @@ var profiles = map[Stack]Profile{
 		Source: "llama.cpp allocates the GGUF weights, an f16 KV cache for the context and a compute buffer sized for one n_ubatch (512 tokens) of the prompt; flash attention auto (on where the GPU has it) from build b6327, off before (llamaCppEager)"},
 	StackOllama: {Stack: StackOllama, Dist: "ollama", Attention: AttentionSDPA, Quantises: true, QuantFormat: QuantGGUF, PulledPrecision: capability.Int4, PrefillChunk: 512, ChunkFlag: "num_batch", GraphCompute: true,
 		Source: "Ollama runs llama.cpp: GGUF weights (4-bit unless asked: the library's default tag is Q4_K_M, Q4_0 for models published before December 2024, ollama/ollama#1543), an f16 KV cache for num_ctx and a compute buffer for one 512-token ubatch; flash attention was off by default before v0.12.4, then on for an allow-list of architectures, and auto for llama.cpp-engine models from v0.13.4 (ollamaRelease)"},
+	StackExLlama: {Stack: StackExLlama, Dist: "exllamav2", Attention: AttentionFlash, Quantises: true, QuantFormat: QuantGPTQ, PulledPrecision: capability.Int4, PrefillChunk: exllamaChunk, ChunkFlag: "--chunk-size",
+		Source: "ExLlamaV2 (turboderp-org/exllamav2; also ExLlama v1, TabbyAPI and text-generation-webui's loader) loads EXL2 (or GPTQ) files at their bits per weight with the output head at its own width (6 bits unless converted otherwise), keeps the input embedding in host memory (model.py: 'Embedding layer on CPU'), allocates an FP16 (or Q8/Q6/Q4) cache for max_seq_len at load, evaluates a prompt max_input_len (2048) tokens at a time (config.py; TabbyAPI's chunk_size), and reserves one scratch buffer per device for its largest module, the output head's: its dequantised weights and a chunk's fp32 logits (linear.py temp_dq_size, temp_fwd_size)"},
+	StackExLlamaV3: {Stack: StackExLlamaV3, Dist: "exllamav3", Attention: AttentionFlash, Quantises: true, QuantFormat: QuantGPTQ, PulledPrecision: capability.Int4, PrefillChunk: exllamaChunk, ChunkFlag: "--chunk-size",
+		Source: "ExLlamaV3 (turboderp-org/exllamav3, and TabbyAPI on it) loads EXL3 files at their bits per weight with the head at its own width, the input embedding in host memory, a cache for max_seq_len allocated at load and prompts evaluated 2048 tokens at a time, as ExLlamaV2; the EXL3 loads in testdata/memory hold weights and cache and no head-sized scratch (r41l rows: 0.3 GiB beside them at 2k tokens)"},
 	StackMLX: {Stack: StackMLX, Dist: "mlx-lm", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,
 		LoRATargets: LoRAQV, AdapterBytes: 2, LoRALayers: 16, Quantises: true, QuantFormat: QuantMLX, PrefillChunk: 2048, ChunkFlag: "--prefill-step-size", GraphCompute: true, ChunkLogits: true, UnfusedAttentionBackward: true, FusedNorms: true,
 		Source: "mlx-lm generate evaluates the prompt prefill_step_size (2048) tokens at a time, with mlx's fused attention for head sizes 64, 72, 80, 96 and 128 and its unfused fallback, which holds the chunk's scores against the whole prompt, for any other (and for every size before mlx-lm 0.24.1); mlx-lm lora defaults: weights as stored, mx.fast.scaled_dot_product_attention, cross-entropy on the 16-bit logits (mlx computes the logsumexp without an fp32 copy), LoRA rank 8 on q_proj and v_proj of the last 16 blocks (num_layers 16), grad_checkpoint off; mlx quantises weights itself on every device; the fast attention's gradient on Metal is the unfused fallback (mlx/backend/metal/scaled_dot_product_attention.cpp)"},

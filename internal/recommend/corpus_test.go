@@ -678,6 +678,8 @@ func (w *corpusWorld) toCase(r memRow, needDevice bool) (corpusCase, string) {
 		// K and V at different widths: not one --kv-bits.
 	case strings.Contains(k, "kv-cache-q4"), strings.Contains(k, "kv-q4"):
 		in.KVBits = 4 // llama.cpp/Ollama q4_0 K and V
+	case strings.Contains(k, "kv-cache-q6"):
+		in.KVBits = 6 // ExLlama's Q6 cache (TabbyAPI cache_mode Q6)
 	}
 	if rk := atoi0(r["lora_r"]); rk > 0 {
 		in.LoRARank = rk

@@ -338,7 +338,7 @@ func Recommend(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%w: --max-num-seqs and --max-num-batched-tokens size a serving engine's start-up profile (--mode inference with --stack vllm, sglang, tgi, lmdeploy or tensorrt-llm), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
 	}
 	if in.PrefillChunk > 0 && (plan.Mode != oomsim.Inference || oomsim.ProfileOf(plan.Stack).ChunkFlag == "") {
-		return nil, fmt.Errorf("%w: --prefill-chunk is the prompt chunk of llama.cpp (--ubatch-size), Ollama (num_batch) and mlx-lm (--prefill-step-size) with --mode inference, not %s %s (a serving engine's is --max-num-batched-tokens)", ErrContradiction, plan.Mode, plan.Stack)
+		return nil, fmt.Errorf("%w: --prefill-chunk is the prompt chunk of llama.cpp (--ubatch-size), Ollama (num_batch), ExLlama (max_input_len, TabbyAPI's chunk_size) and mlx-lm (--prefill-step-size) with --mode inference, not %s %s (a serving engine's is --max-num-batched-tokens)", ErrContradiction, plan.Mode, plan.Stack)
 	}
 	if in.Speculative != "" && (plan.Mode != oomsim.Inference || !oomsim.RunsMTP(plan.Stack)) {
 		return nil, fmt.Errorf("%w: --speculative mtp is a serving engine's draft (--mode inference with --stack vllm, sglang or llama.cpp), not %s %s", ErrContradiction, plan.Mode, plan.Stack)
@@ -664,9 +664,26 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		}
 		return req, nil
 	}
+	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits > 0 && in.WeightBits < 16 {
+		// A stack that loads quantised files, given the file's bits per
+		// weight (an EXL2 file's 4.0bpw, a GGUF type's rate): those bits.
+		bits := capability.Int4
+		if in.WeightBits >= 6 {
+			bits = capability.Int8
+		}
+		if supports(t, in.Stack, bits) {
+			why("precision", string(bits), fmt.Sprintf("%s loads quantised files: --weight-bits %g is the file's rate", plan.Stack, in.WeightBits))
+			return bits, nil
+		}
+	}
 	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits == 0 && supports(t, in.Stack, pulled) {
 		// What the stack's usual download gives: an `ollama pull` user
 		// runs the library's default tag whatever the device could hold.
+		switch plan.Stack {
+		case oomsim.StackExLlama, oomsim.StackExLlamaV3:
+			why("precision", string(pulled), fmt.Sprintf("%s loads EXL2/EXL3 files: planned as a 4-bit download; --weight-bits for the file's rate (4.0bpw: --weight-bits 4)", plan.Stack))
+			return pulled, nil
+		}
 		if plan.Stack == oomsim.StackOllama {
 			why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
 		} else {

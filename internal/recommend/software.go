@@ -29,6 +29,8 @@ var stackPackages = []struct {
 	{"nemo-automodel", oomsim.StackAutomodel, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"llm-foundry", oomsim.StackLLMFoundry, []oomsim.Mode{oomsim.Training, oomsim.LoRA, oomsim.QLoRA}},
 	{"mlx-lm", oomsim.StackMLX, []oomsim.Mode{oomsim.Inference, oomsim.LoRA, oomsim.QLoRA}},
+	{"exllamav2", oomsim.StackExLlama, []oomsim.Mode{oomsim.Inference}},
+	{"exllamav3", oomsim.StackExLlamaV3, []oomsim.Mode{oomsim.Inference}},
 }
 
 // stackEnv is the environment whose packages say what runs: the active one
