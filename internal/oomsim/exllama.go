@@ -34,7 +34,7 @@ const (
 // weights and models without a shape.
 func exllamaWeights(m Model, p Plan) (bytes int64, ok bool) {
 	a := m.Arch
-	if (p.Stack != StackExLlama && p.Stack != StackExLlamaV3) || a == nil || a.Vocab <= 0 || a.Hidden <= 0 || (p.Precision != capability.Int4 && p.Precision != capability.Int8) {
+	if !p.Stack.ExLlama() || a == nil || a.Vocab <= 0 || a.Hidden <= 0 || (p.Precision != capability.Int4 && p.Precision != capability.Int8) {
 		return 0, false
 	}
 	bits := p.WeightBits
@@ -47,28 +47,24 @@ func exllamaWeights(m Model, p Plan) (bytes int64, ok bool) {
 }
 
 // exllamaScratch is the scratch buffer ExLlama reserves on a device for
-// its largest module: the output head's, which dequantises the head to
-// fp16 (temp_dq_size: in × out × 2 bytes) and writes a chunk's logits in
-// fp32 (temp_fwd_size: out × max_input_len × 4), or an MLP's dequantised
-// widest matrix where that is larger. 0 for other stacks and for
-// ExLlamaV3, whose EXL3 loads hold no such buffer.
-func exllamaScratch(s settings, a *Arch) int64 {
+// its largest module, and a note saying what it holds: the output head's,
+// which dequantises the head to fp16 (temp_dq_size: in × out × 2 bytes)
+// and writes a chunk's logits in fp32 (temp_fwd_size: out ×
+// max_input_len × 4), or an MLP's dequantised widest matrix where that is
+// larger. 0 for other stacks and for ExLlamaV3, whose EXL3 loads hold no
+// such buffer.
+func exllamaScratch(s settings, a *Arch) (int64, string) {
 	if s.p.Stack != StackExLlama || a == nil {
-		return 0
+		return 0, ""
 	}
-	chunk := float64(prefillChunk(s.p))
-	vocab, hidden := float64(a.Vocab), float64(a.Hidden)
-	head := 2*vocab*hidden + 4*vocab*chunk
-	mlp := 2 * hidden * float64(max(a.FFN, a.ExpertFFN))
-	return sat(max(head, mlp))
-}
-
-// exllamaScratchNote says what exllamaScratch holds.
-func exllamaScratchNote(s settings, a *Arch, scratch int64) string {
 	chunk := prefillChunk(s.p)
+	vocab, hidden := float64(a.Vocab), float64(a.Hidden)
+	head := 2*vocab*hidden + 4*vocab*float64(chunk)
+	mlp := 2 * hidden * float64(max(a.FFN, a.ExpertFFN))
 	what := fmt.Sprintf("the output head's weights dequantised to fp16 and a %d-token chunk's fp32 logits", chunk)
-	if 2*float64(a.Hidden)*float64(max(a.FFN, a.ExpertFFN)) >= float64(scratch) {
+	if mlp > head {
 		what = "an MLP's widest matrix dequantised to fp16"
 	}
-	return fmt.Sprintf("ExLlamaV2 reserves one scratch buffer per device for its largest module: %s, %s", what, fmtGiB(scratch))
+	scratch := sat(max(head, mlp))
+	return scratch, fmt.Sprintf("ExLlamaV2 reserves one scratch buffer per device for its largest module: %s, %s", what, fmtGiB(scratch))
 }

@@ -59,10 +59,11 @@ func TestExLlamaChunkAndScratch(t *testing.T) {
 	if short.ActivationsBytes != long.ActivationsBytes {
 		t.Errorf("activations %d at 2k and %d at 32k: a 2048-token chunk either way", short.ActivationsBytes, long.ActivationsBytes)
 	}
-	if hf := func() Breakdown {
-		b, _ := Estimate(Plan{Model: m, Mode: Inference, Stack: StackHF, Precision: capability.Int4, Quant: QuantGPTQ, WeightBits: 4.0, SeqLen: 32768})
-		return b
-	}(); long.ActivationsBytes*4 > hf.ActivationsBytes {
+	hf, err := Estimate(Plan{Model: m, Mode: Inference, Stack: StackHF, Precision: capability.Int4, Quant: QuantGPTQ, WeightBits: 4.0, SeqLen: 32768})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long.ActivationsBytes*4 > hf.ActivationsBytes {
 		t.Errorf("exllama's 32k activations %d not a fraction of a whole-prompt prefill's %d", long.ActivationsBytes, hf.ActivationsBytes)
 	}
 	if want := sat(2*128_256.0*4096 + 4*128_256.0*2048); long.BuffersBytes != want {

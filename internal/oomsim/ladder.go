@@ -556,7 +556,7 @@ func offloadToCPU(l ladder, cur Plan) []move {
 	if l.d.Unified {
 		return skipped("offload to CPU", "unified memory: the host's memory is the device's, so offloading frees nothing")
 	}
-	if cur.Stack == StackExLlama || cur.Stack == StackExLlamaV3 {
+	if cur.Stack.ExLlama() {
 		return skipped("offload to CPU", fmt.Sprintf("%s keeps every layer on the GPUs (no host offload): use more devices, or a file with fewer bits per weight (--weight-bits)", cur.Stack))
 	}
 	if !l.training && ggmlStack(cur.Stack) && cur.Model.Arch != nil && cur.Model.Arch.Layers > 0 {

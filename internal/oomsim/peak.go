@@ -352,9 +352,9 @@ func realistic(p Plan) (Breakdown, error) {
 			b.LogitsBytes = sat(mb * prompt * float64(a.Vocab) * (s.cb + fp32CopyBytes(s.cb)))
 		}
 		b.BuffersBytes = dequantBuffer(s, a)
-		if scratch := exllamaScratch(s, a); scratch > 0 {
+		if scratch, note := exllamaScratch(s, a); scratch > 0 {
 			b.BuffersBytes = add(b.BuffersBytes, scratch)
-			b.Notes = append(b.Notes, exllamaScratchNote(s, a, scratch))
+			b.Notes = append(b.Notes, note)
 		}
 		if a == nil {
 			b.ActivationsBytes = b.WeightsBytes / 5

@@ -932,3 +932,7 @@ func OllamaOneSlot(p Plan) bool {
 func (s Stack) ShardsLikeFSDP() bool {
 	return s == StackFSDP || s == StackTorchtitan || s == StackAutomodel || s == StackLLMFoundry
 }
+
+// ExLlama reports ExLlamaV2 or ExLlamaV3 (exllama.go): EXL2/EXL3 files,
+// the input embedding on the host, no host offload.
+func (s Stack) ExLlama() bool { return s == StackExLlama || s == StackExLlamaV3 }

@@ -111,7 +111,7 @@ func FrameworkFor(t Target, p oomsim.Plan) Framework {
 		case p.Stack == oomsim.StackLlamaCpp || p.Stack == oomsim.StackOllama || p.Quant == oomsim.QuantGGUF:
 			// llama.cpp and Ollama run their own files, not a PyTorch config.
 			f.Quantization = "a GGUF file (llama.cpp's own quantisation; --quant names its type, e.g. Q4_K_M)"
-		case p.Stack == oomsim.StackExLlama || p.Stack == oomsim.StackExLlamaV3:
+		case p.Stack.ExLlama():
 			f.Quantization = "an EXL2/EXL3 file (ExLlama's own quantisation: --weight-bits is its bits per weight, e.g. 4.0bpw)"
 		case p.Stack == oomsim.StackMLX || p.Quant == oomsim.QuantMLX:
 			f.Quantization = "an mlx quantised model (mlx_lm.convert -q, mlx-community's -4bit/-8bit uploads)"

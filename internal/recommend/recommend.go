@@ -664,32 +664,33 @@ func choosePrecision(in Input, t Target, plan oomsim.Plan, budget int64, why fun
 		}
 		return req, nil
 	}
-	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits > 0 && in.WeightBits < 16 {
-		// A stack that loads quantised files, given the file's bits per
-		// weight (an EXL2 file's 4.0bpw, a GGUF type's rate): those bits.
-		bits := capability.Int4
-		if in.WeightBits >= 6 {
-			bits = capability.Int8
-		}
-		if supports(t, in.Stack, bits) {
-			why("precision", string(bits), fmt.Sprintf("%s loads quantised files: --weight-bits %g is the file's rate", plan.Stack, in.WeightBits))
-			return bits, nil
-		}
-	}
-	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference && in.WeightBits == 0 && supports(t, in.Stack, pulled) {
-		// What the stack's usual download gives: an `ollama pull` user
-		// runs the library's default tag whatever the device could hold.
-		switch plan.Stack {
-		case oomsim.StackExLlama, oomsim.StackExLlamaV3:
-			why("precision", string(pulled), fmt.Sprintf("%s loads EXL2/EXL3 files: planned as a 4-bit download; --weight-bits for the file's rate (4.0bpw: --weight-bits 4)", plan.Stack))
+	if pulled := oomsim.ProfileOf(plan.Stack).PulledPrecision; pulled != "" && plan.Mode == oomsim.Inference {
+		// A stack that loads quantised files (llama.cpp, Ollama, ExLlama):
+		// the file's bits per weight where given (an EXL2 file's 4.0bpw, a
+		// GGUF type's rate), else what its usual download gives (an
+		// `ollama pull` user runs the library's default tag whatever the
+		// device could hold).
+		switch {
+		case in.WeightBits > 0 && in.WeightBits < 16:
+			bits := capability.Int4
+			if in.WeightBits >= 6 {
+				bits = capability.Int8
+			}
+			if supports(t, in.Stack, bits) {
+				why("precision", string(bits), fmt.Sprintf("%s loads quantised files: --weight-bits %g is the file's rate", plan.Stack, in.WeightBits))
+				return bits, nil
+			}
+		case in.WeightBits == 0 && supports(t, in.Stack, pulled):
+			switch {
+			case plan.Stack.ExLlama():
+				why("precision", string(pulled), fmt.Sprintf("%s loads EXL2/EXL3 files: planned as a 4-bit download; --weight-bits for the file's rate (4.0bpw: --weight-bits 4)", plan.Stack))
+			case plan.Stack == oomsim.StackOllama:
+				why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
+			default:
+				why("precision", string(pulled), fmt.Sprintf("%s loads GGUF files: planned as the usual download, %s Q4_K_M; --precision and --weight-bits for another (Q8_0: 8bit, 8.5 bits)", plan.Stack, pulled))
+			}
 			return pulled, nil
 		}
-		if plan.Stack == oomsim.StackOllama {
-			why("precision", string(pulled), fmt.Sprintf("%s's default model tag is %s weights (GGUF Q4_K_M; Q4_0 for models published before December 2024); --precision for another tag", plan.Stack, pulled))
-		} else {
-			why("precision", string(pulled), fmt.Sprintf("%s loads GGUF files: planned as the usual download, %s Q4_K_M; --precision and --weight-bits for another (Q8_0: 8bit, 8.5 bits)", plan.Stack, pulled))
-		}
-		return pulled, nil
 	}
 	half := oomsim.Half(t.Support)
 	base := capability.FP32
