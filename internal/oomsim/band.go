@@ -58,7 +58,7 @@ func EstimateBand(p Plan, b Breakdown, pinned Pinned) Band {
 	}
 	if !pinned.Stack && p.Mode.Trains() && p.Model.Arch != nil {
 		q := p
-		if p.Loss == LossFull {
+		if p.Loss == LossFull || p.Loss == LossVocabParallel {
 			q.Loss = LossChunked
 			try("how the loss is computed (chunked or fused instead of fp32 logits for every position)", q)
 		} else {

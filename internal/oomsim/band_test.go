@@ -184,17 +184,22 @@ func TestMegatronProfile(t *testing.T) {
 			t.Errorf("ParseStack(%q) = %s, %v", name, st, ok)
 		}
 	}
-	// Its vocab-parallel cross-entropy: the bf16 logits and one fp32 copy,
-	// softmax and gradient written in place: 6 bytes a logit, where
-	// transformers' loss keeps 14.
+	// Its vocab-parallel cross-entropy, its default: the bf16 logits and
+	// one fp32 copy, softmax and gradient written in place: 6 bytes a
+	// logit, where transformers' loss keeps 14, as does a loop of one's
+	// own calling F.cross_entropy on a Megatron model's logits (full-ce).
+	if q := withDefaults(Plan{Model: p.Model, Mode: Training, Precision: capability.BF16, Stack: StackMegatron}); q.Loss != LossVocabParallel {
+		t.Errorf("megatron's default loss %q, want %q", q.Loss, LossVocabParallel)
+	}
 	arch := &Arch{Layers: 2, KVLayers: 2, Hidden: 64, Heads: 1, Vocab: 1000}
 	for _, c := range []struct {
 		stack Stack
+		loss  Loss
 		want  float64
-	}{{StackMegatron, 6}, {StackHF, 14}} {
-		s := resolve(Plan{Model: p.Model, Mode: Training, Precision: capability.BF16, Stack: c.stack, Loss: LossFull})
+	}{{StackMegatron, LossVocabParallel, 6}, {StackMegatron, LossFull, 14}, {StackHF, LossFull, 14}} {
+		s := resolve(Plan{Model: p.Model, Mode: Training, Precision: capability.BF16, Stack: c.stack, Loss: c.loss})
 		if got := lossBuffers(s, arch, 10); got != c.want*1000*10 {
-			t.Errorf("%s full loss over 10 tokens of a 1000-word vocabulary: %.0f bytes, want %.0f", c.stack, got, c.want*1000*10)
+			t.Errorf("%s %s loss over 10 tokens of a 1000-word vocabulary: %.0f bytes, want %.0f", c.stack, c.loss, got, c.want*1000*10)
 		}
 	}
 	if got := ddpBuckets(resolve(Plan{Model: p.Model, Mode: Training, Stack: StackMegatron, Devices: 8}), 1000); got != 0 {

@@ -370,7 +370,7 @@ func fusedLoss(l ladder, cur Plan) []move {
 	switch {
 	case !l.training:
 		return nil
-	case cur.Loss != LossFull:
+	case cur.Loss != LossFull && cur.Loss != LossVocabParallel:
 		return nil
 	case !ProfileOf(cur.Stack).Trainer:
 		return skipped(action, "the stack does not load Liger Kernel's loss")

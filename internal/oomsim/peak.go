@@ -1603,6 +1603,8 @@ func lossThenRecompute(logits, recompute float64) int64 {
 //     (litgpt: 4 B per logit) or fp32 (torchtune upcasts each chunk: 6 B);
 //     compiled, the chunk's upcast and cross-entropy fuse into one kernel
 //     that keeps only the 16-bit logits (2 B);
+//   - vocab-parallel (Megatron-Core's): the 16-bit logits and one fp32
+//     copy that becomes the softmax and then the gradient in place: 6 B;
 //   - fused: never materialised: a few rows of hidden states; Unsloth's
 //     unsloth_fused_ce_loss (unsloth_zoo loss_utils) computes fp32 logits
 //     and their gradient a chunk at a time within target_gb, 1 GB in the
@@ -1648,7 +1650,7 @@ func lossBuffers(s settings, a *Arch, tokens float64) float64 {
 		// 16-bit gradient (torchtitan compiles its loss).
 		return 4 * V * tokens
 	}
-	if s.prof.InPlaceLoss {
+	if s.loss == LossVocabParallel {
 		// The logits in the compute dtype and their fp32 copy, which
 		// becomes the softmax and then the gradient in place.
 		return (min(s.cb, 2) + 4) * V * tokens
@@ -1714,7 +1716,7 @@ func evaluationBytes(s settings, a *Arch) float64 {
 	switch {
 	case s.prof.Stack == StackUnsloth:
 		per = s.cb
-	case s.prof.InPlaceLoss:
+	case s.loss == LossVocabParallel:
 		per = min(s.cb, 2) + 4
 	}
 	return ws + mb*s.seq*float64(a.Vocab)*per/s.n

@@ -105,6 +105,14 @@ const (
 	// LossFused never materialises the logits (Liger's fused linear
 	// cross-entropy, Apple's cut cross-entropy, Unsloth).
 	LossFused Loss = "fused"
+	// LossVocabParallel is Megatron-Core's vocab-parallel cross-entropy:
+	// the logits in the compute dtype and one fp32 copy, which becomes the
+	// softmax and then the gradient in place (torch.exp(..., out=), div_,
+	// and a backward that edits the saved softmax;
+	// megatron/core/tensor_parallel/cross_entropy.py), not the full loss's
+	// four tensors. A loop of one's own that calls F.cross_entropy on the
+	// logits a Megatron-Core model returns computes LossFull.
+	LossVocabParallel Loss = "vocab-parallel"
 )
 
 // LoRATargets names the modules LoRA adapts.
@@ -129,12 +137,6 @@ type Profile struct {
 	// logits and each chunk's log-softmax for the backward (2 + 2 when the
 	// chunk stays 16-bit, 2 + 4 when it is upcast to fp32 first).
 	ChunkedLossBytes float64
-	// InPlaceLoss: the full loss turns the logits' fp32 copy into the
-	// softmax and then into its gradient in place (Megatron-Core's
-	// vocab-parallel cross-entropy: torch.exp(..., out=), div_, and a
-	// backward that edits the saved softmax), so it keeps the logits in
-	// the compute dtype and one fp32 copy, not transformers' four tensors.
-	InPlaceLoss bool
 	// PureHalf: training keeps weights, gradients and optimizer state in
 	// the 16-bit type (litgpt's bf16-true, torchtune's dtype: bf16); false
 	// means autocast with an fp32 master copy (HF Trainer bf16=True).
@@ -347,7 +349,7 @@ var profiles = map[Stack]Profile{
 	StackLLMFoundry: {Stack: StackLLMFoundry, Dist: "llm-foundry", Attention: AttentionFlash, Loss: LossChunked, ChunkedLossBytes: 4, Recompute: RecomputeFull,
 		LoRATargets: LoRAQV, AdapterBytes: 4, LoRADropout: true,
 		Source: "llm-foundry (mosaicml/llm-foundry at 8c8dd48, Composer at 6405188): every GPU train yaml shards FSDP FULL_SHARD with mixed_precision PURE over fp32 master weights (models/consts.py _MASTER_WEIGHTS_PRECISION; composer/distributed/mosaic_parallelism.py: bf16 parameters, reductions and buffers), as fsdp; attn_impl flash (models/utils/config_defaults.py); activation_checkpointing true in the 3B-and-up pretraining and the finetuning yamls; MPT's loss is flash-attn's fused CrossEntropyLoss over the 16-bit logits (models/mpt/modeling_mpt.py), which keeps them and their 16-bit gradient and no fp32 copy, 4 bytes a logit as litgpt's chunked loss; LoRA as fsdp"},
-	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossFull, InPlaceLoss: true, Recompute: RecomputeNone,
+	StackMegatron: {Stack: StackMegatron, Dist: "megatron-core", Attention: AttentionFlash, Loss: LossVocabParallel, Recompute: RecomputeNone,
 		LoRATargets: LoRAAllLinear, AdapterBytes: 4, FusedOptimizer: true, FusedNorms: true,
 		Source: "Megatron-Core (Megatron-LM, NeMo, Megatron-Bridge): TransformerEngine's fused attention, which takes grouped k and v unexpanded; the vocab-parallel cross-entropy over the logits, whose fp32 copy becomes the softmax and then the gradient in place (tensor_parallel/cross_entropy.py); no recomputation unless asked; fused Adam; bf16 weights with fp32 main gradients, master weights and Adam states, 18 bytes a parameter as devctl's AMP count; over several devices the distributed optimizer, which Megatron-Bridge's recipes turn on (recipes/llama/h100/llama3.py: cfg.ddp.use_distributed_optimizer = True) and whose shape is ZeRO-2's; its gradients are the contiguous buffer DDP reduces, with no bucket copy; LoRA on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (peft/lora.py's default)"},
 	StackLitGPT: {Stack: StackLitGPT, Dist: "litgpt", Attention: AttentionSDPA, Loss: LossChunked, ChunkedLossBytes: 4, PureHalf: true, Recompute: RecomputeNone,

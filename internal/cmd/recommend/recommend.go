@@ -98,7 +98,7 @@ type Options struct {
 	Quant       string
 	Compile     bool
 	Expandable  bool
-	// Kernels is --kernels: liger, fused-ce, chunked-ce, compile, tiled-mlp.
+	// Kernels is --kernels: liger, fused-ce, chunked-ce, full-ce, compile, tiled-mlp.
 	Kernels    string
 	Objective  string
 	PromptLen  int
@@ -226,7 +226,7 @@ not run the probe.`,
 	fl.StringVar(&opts.Quant, "quant", "auto", "storage of 8/4-bit weights: auto (bnb on CUDA, the stack's own for mlx and llama.cpp), bnb, gptq (also awq), fp8, gguf, mlx, or a GGUF file's type (Q4_K_M, Q5_K_M, Q6_K, Q8_0, IQ3_XXS, UD-Q4_K_XL: gguf at that type's bits per weight, 4bit or 8bit without --precision)")
 	fl.BoolVar(&opts.Compile, "compile", false, "the model runs under torch.compile (fewer saved activations)")
 	fl.BoolVar(&opts.Expandable, "expandable-segments", false, "PyTorch's CUDA allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: freed blocks are reused whatever their size, so reserved memory stays near the peak of live tensors (torchtitan's launcher sets it); unset, read from PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF")
-	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), compile (as --compile), tiled-mlp (the MLP over tiles of the sequence, recomputed per tile: DeepSpeed ALST's TiledMLP, Unsloth's long-context tiling)")
+	fl.StringVar(&opts.Kernels, "kernels", "", "kernels the run swaps in, comma-separated: liger (Liger Kernel: fused linear cross-entropy, RMSNorm and SwiGLU; TRL/axolotl use_liger_kernel), fused-ce (a loss that never materialises the logits: Cut Cross-Entropy, Liger's alone), chunked-ce (a loss over chunks of the logits), full-ce (every position's logits materialised and upcast to fp32, a plain F.cross_entropy: what a loop of one's own computes over the logits a Megatron-Core model returns, where Megatron's own loss is its vocab-parallel one), compile (as --compile), tiled-mlp (the MLP over tiles of the sequence, recomputed per tile: DeepSpeed ALST's TiledMLP, Unsloth's long-context tiling)")
 	fl.Float64Var(&opts.GPUMemUtil, "gpu-memory-utilization", 0, "a serving engine's memory share: vLLM's gpu_memory_utilization (default 0.9), SGLang's mem_fraction_static, lmdeploy's cache_max_entry_count, TensorRT-LLM's free_gpu_memory_fraction, TGI's cuda_memory_fraction x TGI_WIGGLE_ROOM (default: the engine's)")
 	fl.StringVar(&opts.KVCacheDtype, "kv-cache-dtype", "auto", "the KV cache's element type when serving: auto (the compute dtype), fp16, bf16, fp8 (vLLM/SGLang --kv-cache-dtype fp8), int8, q8_0 or q4_0 (llama.cpp -ctk/-ctv, OLLAMA_KV_CACHE_TYPE), q8, q6 or q4 (ExLlama's cache modes, TabbyAPI cache_mode)")
 	fl.IntVar(&opts.MaxNumSeqs, "max-num-seqs", 0, "a serving engine's max_num_seqs (SGLang's max_running_requests): the sequences its start-up profile draws logits for (0: the engine's default)")
@@ -675,6 +675,8 @@ func (o *Options) parseKernels() error {
 			loss = oomsim.LossFused
 		case "chunked-ce":
 			loss = oomsim.LossChunked
+		case "full-ce":
+			loss = oomsim.LossFull
 		case "compile":
 			o.Compile = true
 			continue
@@ -682,10 +684,10 @@ func (o *Options) parseKernels() error {
 			r.TiledMLP = true
 			continue
 		default:
-			return cmdutil.Usagef("invalid --kernels %q: want a comma-separated list of liger, fused-ce, chunked-ce, compile, tiled-mlp", o.Kernels)
+			return cmdutil.Usagef("invalid --kernels %q: want a comma-separated list of liger, fused-ce, chunked-ce, full-ce, compile, tiled-mlp", o.Kernels)
 		}
 		if r.Loss != "" && r.Loss != loss {
-			return cmdutil.Usagef("invalid --kernels %q: give one loss (liger or fused-ce, or chunked-ce)", o.Kernels)
+			return cmdutil.Usagef("invalid --kernels %q: give one loss (liger or fused-ce, chunked-ce, or full-ce)", o.Kernels)
 		}
 		r.Loss = loss
 	}
