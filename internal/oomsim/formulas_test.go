@@ -1874,6 +1874,32 @@ func TestSGLangCapsRequestsAtItsPool(t *testing.T) {
 	}
 }
 
+// When no length was asked for, lmdeploy and SGLang start with the context
+// their KV cache holds (TurboMind truncates session_len, InternLM/lmdeploy
+// #3950); vLLM refuses, and an asked-for length is planned as asked.
+func TestEnginesShortenAContextNobodyAskedFor(t *testing.T) {
+	m := Model{Name: "tiny", Params: 1_000_000_000,
+		Arch: &Arch{Layers: 16, KVLayers: 16, Hidden: 2048, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 8192, Vocab: 32000, Gated: true}}
+	for _, c := range []struct {
+		stack     Stack
+		fromModel bool
+		fits      bool
+	}{
+		{StackLMDeploy, true, true}, {StackSGLang, true, true}, {StackVLLM, true, false},
+		{StackLMDeploy, false, false}, {StackSGLang, false, false},
+	} {
+		p := Plan{Model: m, Mode: Inference, Precision: capability.BF16, Stack: c.stack, SeqLen: 1 << 20, SeqFromModel: c.fromModel, DeviceBytes: 24 * GiB, Backend: "cuda"}
+		b, err := Estimate(WithDefaults(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(b.Notes, " ")
+		if fits := b.TotalBytes <= 24*GiB; fits != c.fits || strings.Contains(notes, "shortens its context") != c.fits {
+			t.Errorf("%s, length from the model %v: total %d of %d, notes %v", c.stack, c.fromModel, b.TotalBytes, 24*GiB, b.Notes)
+		}
+	}
+}
+
 // ZeRO-Offload under DeepSpeed takes the gradients to the host with the
 // optimizer states (two blocks' worth wait on the device); FSDP's offload
 // keeps its sharded gradients, as the corpus's FSDP rows show.

@@ -147,10 +147,16 @@ type Plan struct {
 	BatchSize int `json:"batch_size"`
 	// MicroBatch is what runs at once; BatchSize/MicroBatch steps are
 	// accumulated. 0 means BatchSize.
-	MicroBatch int       `json:"micro_batch_size"`
-	SeqLen     int       `json:"seq_len"`
-	Optimizer  Optimizer `json:"optimizer,omitempty"`
-	Recompute  Recompute `json:"recompute,omitempty"`
+	MicroBatch int `json:"micro_batch_size"`
+	SeqLen     int `json:"seq_len"`
+	// SeqFromModel says SeqLen is the model's maximum positions because no
+	// length was asked for: a serving engine's default max_model_len or
+	// session_len. An engine that shortens its context to what its KV
+	// cache holds (lmdeploy, SGLang) then starts where one that refuses
+	// (vLLM) does not.
+	SeqFromModel bool      `json:"seq_from_model,omitempty"`
+	Optimizer    Optimizer `json:"optimizer,omitempty"`
+	Recompute    Recompute `json:"recompute,omitempty"`
 	// RecomputeLayers is how many consecutive blocks each checkpoint spans
 	// under full recomputation (Megatron's --recompute-num-layers with
 	// --recompute-method uniform, NeMo's activations_checkpoint_num_layers,

@@ -2279,6 +2279,21 @@ func gatherBuffers(s settings, m Model) int64 {
 	return sat(gathered)
 }
 
+// shortensHow is how the engines that start with a shorter context than
+// the model's maximum, when that is their default and their KV cache holds
+// less, say so.
+var shortensHow = map[Stack]string{
+	StackLMDeploy: "TurboMind: \"No enough blocks for `session_len` (131072), `session_len` truncated to 111360\", InternLM/lmdeploy#3950",
+	StackSGLang:   "its scheduler's max_req_len = min(context_len, max_total_num_tokens) − 1",
+}
+
+// shortensContext reports an engine that starts with the context its KV
+// cache holds when no length was asked for.
+func shortensContext(st Stack) bool {
+	_, ok := shortensHow[st]
+	return ok
+}
+
 // servingEngine is a preallocating engine (vLLM, SGLang, TGI, lmdeploy,
 // TensorRT-LLM): it takes its share at start-up, whatever the batch, and
 // gives the KV cache what its rule leaves (PreallocRule). The plan fits
@@ -2408,6 +2423,14 @@ func servingEngine(s settings) (Breakdown, error) {
 		b.Notes = append(b.Notes, note)
 	}
 	b.OverheadBytes, b.OverheadSource = ctxBytes, ctxSource
+	if pool < float64(need) && pool > 0 && p.SeqFromModel && shortensContext(p.Stack) {
+		// No length was asked for: the engine starts with the context its
+		// pool holds instead of the model's maximum.
+		if perToken := float64(kvCache(a, p, float64(p.micro()), 1)) / s.n; perToken > 0 {
+			b.Notes = append(b.Notes, fmt.Sprintf("%s shortens its context to what the KV cache holds, about %d of the model's %d tokens, and starts (%s): --seq-len plans for a length", p.Stack, int64(pool/perToken), p.SeqLen, shortensHow[p.Stack]))
+		}
+		need = sat(math.Floor(pool))
+	}
 	if pool >= float64(need) {
 		// It starts, and the KV cache takes all its rule gives it.
 		b.KVCacheBytes = sat(pool)

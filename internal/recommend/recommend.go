@@ -357,7 +357,7 @@ func Recommend(in Input) (*Result, error) {
 		// vLLM, SGLang and TGI size the KV cache for max_model_len, the
 		// model's maximum by default: a long-context model that fits
 		// at 2,048 tokens can still fail to start.
-		plan.SeqLen = maxPos
+		plan.SeqLen, plan.SeqFromModel = maxPos, true
 		why("seq_len", fmt.Sprint(plan.SeqLen), fmt.Sprintf("%s reserves the KV cache for max_model_len, the model's maximum positions, unless told otherwise (--seq-len)", plan.Stack))
 	case in.SeqLen <= 0 && plan.Mode == oomsim.Inference && plan.Stack == oomsim.StackOllama:
 		plan.SeqLen = oomsim.OllamaContext(plan, maxPos)
