@@ -2294,6 +2294,16 @@ func shortensContext(st Stack) bool {
 	return ok
 }
 
+// poolTokens is how many tokens a KV pool of the given bytes holds for each
+// of seqs sequences on one device; 0 for a model without a KV cache.
+func poolTokens(s settings, a *Arch, pool, seqs float64) int64 {
+	perToken := float64(kvCache(a, s.p, seqs, 1)) / s.n
+	if perToken <= 0 {
+		return 0
+	}
+	return int64(pool / perToken)
+}
+
 // servingEngine is a preallocating engine (vLLM, SGLang, TGI, lmdeploy,
 // TensorRT-LLM): it takes its share at start-up, whatever the batch, and
 // gives the KV cache what its rule leaves (PreallocRule). The plan fits
@@ -2426,8 +2436,8 @@ func servingEngine(s settings) (Breakdown, error) {
 	if pool < float64(need) && pool > 0 && p.SeqFromModel && shortensContext(p.Stack) {
 		// No length was asked for: the engine starts with the context its
 		// pool holds instead of the model's maximum.
-		if perToken := float64(kvCache(a, p, float64(p.micro()), 1)) / s.n; perToken > 0 {
-			b.Notes = append(b.Notes, fmt.Sprintf("%s shortens its context to what the KV cache holds, about %d of the model's %d tokens, and starts (%s): --seq-len plans for a length", p.Stack, int64(pool/perToken), p.SeqLen, shortensHow[p.Stack]))
+		if n := poolTokens(s, a, pool, float64(p.micro())); n > 0 {
+			b.Notes = append(b.Notes, fmt.Sprintf("%s shortens its context to what the KV cache holds, about %d of the model's %d tokens, and starts (%s): --seq-len plans for a length", p.Stack, n, p.SeqLen, shortensHow[p.Stack]))
 		}
 		need = sat(math.Floor(pool))
 	}
@@ -2455,9 +2465,8 @@ func servingEngine(s settings) (Breakdown, error) {
 	if p.Stack == StackSGLang && pool > 0 {
 		// SGLang starts whatever its pool holds and caps each request
 		// there (scheduler: max_req_len = min(context_len, max_total_num_tokens) − 1).
-		perToken := float64(kvCache(a, p, 1, 1)) / s.n
-		if perToken > 0 {
-			b.Notes = append(b.Notes, fmt.Sprintf("sglang still starts with a pool of about %d tokens and rejects longer requests (max_req_len = min(context_len, max_total_num_tokens) − 1): the plan does not fit requests of %d tokens", int64(pool/perToken), p.SeqLen))
+		if n := poolTokens(s, a, pool, 1); n > 0 {
+			b.Notes = append(b.Notes, fmt.Sprintf("sglang still starts with a pool of about %d tokens and rejects longer requests (max_req_len = min(context_len, max_total_num_tokens) − 1): the plan does not fit requests of %d tokens", n, p.SeqLen))
 		}
 	}
 	return b, nil
